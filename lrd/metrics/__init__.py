@@ -1,0 +1,27 @@
+"""Measurements of layer-wise representation dynamics, one module per family.
+
+Every function takes ``layers`` of shape ``(n_layers, n_samples, d_model)``,
+layer 0 = embeddings, layer ``L = n_layers - 1`` = last block.
+"""
+
+from lrd.metrics.cosine import mean_cosine_similarity
+from lrd.metrics.frenet import (
+    FrenetResult,
+    frenet,
+    grassmann_distance,
+    menger_curvature,
+    subspace_basis,
+)
+from lrd.metrics.gfmi import gfmi
+from lrd.metrics.nrs import nrs
+
+__all__ = [
+    "FrenetResult",
+    "frenet",
+    "gfmi",
+    "grassmann_distance",
+    "mean_cosine_similarity",
+    "menger_curvature",
+    "nrs",
+    "subspace_basis",
+]

@@ -1,0 +1,248 @@
+"""Load a model by offline key, Hugging Face hub id or local folder, and know its anatomy.
+
+Layer numbering follows Hugging Face ``hidden_states``: layer 0 is the embedding output and
+layer ``l`` (1..L) the output of transformer block ``l``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import reduce
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from lrd import assets
+
+# Where each architecture keeps its blocks, final norm and token embeddings, as attribute
+# paths from the loaded model object (the base model for encoders, the *ForCausalLM for
+# decoders). One table, not hasattr chains: add a row to support a new family.
+ARCHITECTURES: dict[str, dict[str, str | None]] = {
+    # encoders (loaded with AutoModel)
+    "bert": {"blocks": "encoder.layer", "final_norm": None, "embeddings": "embeddings"},
+    "roberta": {"blocks": "encoder.layer", "final_norm": None, "embeddings": "embeddings"},
+    "xlm-roberta": {"blocks": "encoder.layer", "final_norm": None, "embeddings": "embeddings"},
+    "mpnet": {"blocks": "encoder.layer", "final_norm": None, "embeddings": "embeddings"},
+    "deberta-v2": {"blocks": "encoder.layer", "final_norm": None, "embeddings": "embeddings"},
+    "electra": {"blocks": "encoder.layer", "final_norm": None, "embeddings": "embeddings"},
+    # decoders (loaded with AutoModelForCausalLM)
+    **{
+        name: {"blocks": "model.layers", "final_norm": "model.norm", "embeddings": "model.embed_tokens"}
+        for name in ["llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text",
+                     "phi3", "olmo", "olmo2", "granite", "smollm3"]
+    },
+    "gpt2": {"blocks": "transformer.h", "final_norm": "transformer.ln_f", "embeddings": "transformer.wte"},
+    "gpt_neox": {"blocks": "gpt_neox.layers", "final_norm": "gpt_neox.final_layer_norm",
+                 "embeddings": "gpt_neox.embed_in"},
+    "opt": {"blocks": "model.decoder.layers", "final_norm": "model.decoder.final_layer_norm",
+            "embeddings": "model.decoder.embed_tokens"},
+}
+
+
+def _get(obj: Any, path: str) -> Any:
+    return reduce(getattr, path.split("."), obj)
+
+
+@dataclass
+class LoadedModel:
+    """A model with its tokenizer and the facts the measurements need.
+
+    Attributes
+    ----------
+    name : str
+        What the user asked for (offline key, hub id or folder).
+    model, tokenizer
+        The Hugging Face objects, model in eval mode on ``device``.
+    kind : {"encoder", "decoder"}
+    n_layers : int
+        Number of transformer blocks L; extraction returns L + 1 layers.
+    hidden_size : int
+    n_params : int
+    device : torch.device
+    source : str
+        Folder or hub id passed to ``from_pretrained``.
+    load_seconds : float
+        Wall time of loading (weights and tokenizer).
+    fingerprint : str
+        Content hash of config and weights; keys the hidden-state cache.
+    """
+
+    name: str
+    model: torch.nn.Module
+    tokenizer: Any
+    kind: str
+    n_layers: int
+    hidden_size: int
+    n_params: int
+    device: torch.device
+    source: str
+    load_seconds: float
+    fingerprint: str
+    model_type: str = ""
+    info: dict = field(default_factory=dict)
+
+    @property
+    def anatomy(self) -> dict[str, str | None]:
+        """Attribute paths of blocks / final norm / embeddings (see ``ARCHITECTURES``)."""
+        try:
+            return ARCHITECTURES[self.model_type]
+        except KeyError:
+            raise NotImplementedError(
+                f"architecture {self.model_type!r} of {self.name!r} is not in lrd.models.ARCHITECTURES; "
+                "layer removal needs to know where its blocks live: add a row "
+                "(blocks / final_norm / embeddings attribute paths) for it"
+            ) from None
+
+    @property
+    def blocks(self) -> torch.nn.ModuleList:
+        """The model's transformer blocks (``len == n_layers``)."""
+        return _get(self.model, self.anatomy["blocks"])
+
+    @property
+    def final_norm(self) -> torch.nn.Module | None:
+        path = self.anatomy["final_norm"]
+        return None if path is None else _get(self.model, path)
+
+    def summary(self) -> dict:
+        """One row for a table of models (no timings: those vary from run to run)."""
+        return {"model": self.name, "source": self.info.get("upstream", self.source), "kind": self.kind,
+                "architecture": self.model_type, "parameters (M)": round(self.n_params / 1e6, 1),
+                "layers": self.n_layers, "hidden size": self.hidden_size}
+
+    def __repr__(self) -> str:
+        return (f"LoadedModel({self.name!r}, kind={self.kind!r}, n_layers={self.n_layers}, "
+                f"hidden_size={self.hidden_size}, n_params={self.n_params:,}, device={str(self.device)!r})")
+
+
+def _is_decoder(config: Any) -> bool:
+    archs = getattr(config, "architectures", None) or []
+    return any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs) or config.model_type in {
+        k for k, v in ARCHITECTURES.items() if v["final_norm"] is not None
+    }
+
+
+def fingerprint(model: torch.nn.Module, source: str | None = None) -> str:
+    """Content hash of a model: what keys the hidden-state cache.
+
+    An offline pack is identified by its manifest (sha256 of every file); another local folder
+    by its config and, for every weight file, its size and the sha256 of its first and last
+    4 MiB; anything else (a hub id) by its config, revision and a strided sample of every tensor.
+    """
+    h = hashlib.sha256(json.dumps(model.config.to_dict(), sort_keys=True, default=str).encode())
+    folder = Path(source) if source and Path(source).is_dir() else None
+    if folder is not None and (folder / assets.MANIFEST).is_file():
+        h.update(json.dumps(json.loads((folder / assets.MANIFEST).read_text())["files"], sort_keys=True).encode())
+    elif weights := sorted([*folder.glob("*.safetensors"), *folder.glob("*.bin")]) if folder else []:
+        for f in weights:
+            size = f.stat().st_size
+            with open(f, "rb") as fh:
+                head = fh.read(1 << 22)
+                fh.seek(max(size - (1 << 22), 0))
+                tail = fh.read()
+            h.update(f"{f.name}:{size}".encode() + hashlib.sha256(head + tail).digest())
+    else:
+        h.update(str(getattr(model.config, "_commit_hash", "")).encode())
+        with torch.no_grad():
+            for name, t in sorted(model.state_dict().items()):
+                sample = t.detach().flatten()[:: max(t.numel() // 4096, 1)].to("cpu", torch.float64)
+                h.update(f"{name}:{tuple(t.shape)}".encode() + sample.numpy().tobytes())
+    return h.hexdigest()[:20]
+
+
+def offline_keys() -> list[str]:
+    return sorted(assets.MODEL_PACKS)
+
+
+def _resolve(name: str) -> tuple[str, dict]:
+    if name in assets.MODEL_PACKS:
+        pack = assets.MODEL_PACKS[name]
+        return str(assets.pack_path(name)), {**pack.info, "upstream": pack.upstream}
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser()), {}
+    return name, {}
+
+
+@contextmanager
+def hf_progress(enabled: bool):
+    """Turn Hugging Face's own progress bars on or off inside the block, then restore them."""
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    (hf_logging.enable_progress_bar if enabled else hf_logging.disable_progress_bar)()
+    try:
+        yield
+    finally:
+        (hf_logging.enable_progress_bar if was else hf_logging.disable_progress_bar)()
+
+
+def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | None = None,
+               dtype: torch.dtype = torch.float32, progress: bool | None = None) -> LoadedModel:
+    """Load a model for layer-wise measurement.
+
+    Parameters
+    ----------
+    name : str
+        An offline key (``minilm``, ``mpnet``, ``smollm2``, ``gemma3``, ``qwen``; built on first
+        use by :func:`lrd.assets.fetch`), a local folder, or a Hugging Face hub id.
+    device : str or torch.device
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
+    kind : {"encoder", "decoder"}, optional
+        Override the automatic choice (decoder when the config names a causal-LM head).
+    dtype : torch.dtype
+        Weights dtype; float32 by default so that states are comparable across devices.
+    progress : bool, optional
+        Show loading progress bars; default: only when stderr is a terminal.
+
+    Returns
+    -------
+    LoadedModel
+    """
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer
+
+    t0 = time.perf_counter()
+    source, info = _resolve(name)
+    try:
+        config = AutoConfig.from_pretrained(source)
+    except (OSError, ValueError) as err:
+        if name.startswith((".", "/", "~")) or name.count("/") > 1:
+            raise ValueError(f"model folder {name!r} does not exist (or has no config.json)") from err
+        raise ValueError(
+            f"cannot load model {name!r}: it is not an offline key ({', '.join(offline_keys())}), "
+            "not a local folder, and the Hugging Face hub did not provide it "
+            f"({type(err).__name__}). Offline, use one of the keys, or point at a local folder "
+            "holding config.json, the weights and the tokenizer (save_pretrained output)."
+        ) from err
+    kind = kind or info.get("kind") or ("decoder" if _is_decoder(config) else "encoder")
+    if kind not in ("encoder", "decoder"):
+        raise ValueError(f"kind must be 'encoder' or 'decoder', got {kind!r}")
+    auto = AutoModelForCausalLM if kind == "decoder" else AutoModel
+    with hf_progress(sys.stderr.isatty() if progress is None else progress):
+        model = auto.from_pretrained(source, dtype=dtype)
+        tokenizer = AutoTokenizer.from_pretrained(source)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    device = torch.device(device)
+    model.to(device).eval()
+    text_cfg = getattr(model.config, "text_config", None) or model.config
+    fp = fingerprint(model, source)
+    return LoadedModel(
+        name=name,
+        model=model,
+        tokenizer=tokenizer,
+        kind=kind,
+        n_layers=int(text_cfg.num_hidden_layers),
+        hidden_size=int(text_cfg.hidden_size),
+        n_params=sum(p.numel() for p in model.parameters()),
+        device=device,
+        source=source,
+        load_seconds=time.perf_counter() - t0,
+        fingerprint=fp,
+        model_type=text_cfg.model_type,
+        info=info,
+    )

