@@ -10,6 +10,7 @@ import hashlib
 import json
 import sys
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
@@ -173,10 +174,15 @@ def hf_progress(enabled: bool):
     """Turn Hugging Face's own progress bars on or off inside the block, then restore them."""
     from transformers.utils import logging as hf_logging
 
+    from tqdm import TqdmWarning
+
     was = hf_logging.is_progress_bar_enabled()
     (hf_logging.enable_progress_bar if enabled else hf_logging.disable_progress_bar)()
     try:
-        yield
+        with warnings.catch_warnings():
+            # tqdm.auto, imported by the hub client, warns in kernels without ipywidgets
+            warnings.simplefilter("ignore", TqdmWarning)
+            yield
     finally:
         (hf_logging.enable_progress_bar if was else hf_logging.disable_progress_bar)()
 

@@ -65,7 +65,7 @@ results = pd.concat(curves, ignore_index=True)
 # uses layer 0 (the embedding output) up to layer *L* (the last block), exactly the tensors
 # Hugging Face returns as `hidden_states`, all from one forward pass per batch.
 
-# %%
+# %% tags=["hide-input"]
 glue("n_models", len(panel))
 glue("n_encoders", int((panel["kind"] == "encoder").sum()))
 glue("n_decoders", int((panel["kind"] == "decoder").sum()))
@@ -87,7 +87,7 @@ pd.DataFrame(timings).set_index("model")
 # fixed train/test split drawn once with a fixed seed; `lrd.tasks.load_task(name, n=...)` takes
 # a fixed, label-stratified subset. Any MTEB task name also works where the hub is reachable.
 
-# %%
+# %% tags=["hide-input"]
 tasks = pd.DataFrame([load_task(t).summary() for t in offline_task_names()]).set_index("task")
 glue("n_tasks", len(tasks))
 tasks
@@ -105,7 +105,7 @@ tasks
 # near 0, directions are spread out. Depth is normalised to $l / L$ so that models of different
 # depth share one axis.
 
-# %%
+# %% tags=["hide-input"]
 glue("task", task)
 glue("n_texts", len(probe))
 lrd.plots.layer_curves(results, "mean cosine", ylabel="mean pairwise cosine", title=f"{task}, {pooling} pooling")
@@ -113,7 +113,7 @@ lrd.plots.layer_curves(results, "mean cosine", ylabel="mean pairwise cosine", ti
 # %% [markdown]
 # The most anisotropic layer of each model, and the value at its last layer:
 
-# %%
+# %% tags=["hide-input"]
 by_model = results.groupby("model", sort=False)["value"]
 summary = pd.DataFrame({
     "most anisotropic layer": results.loc[by_model.idxmax(), ["model", "layer"]].set_index("model")["layer"],
