@@ -172,19 +172,36 @@ def _resolve(name: str) -> tuple[str, dict]:
 @contextmanager
 def hf_progress(enabled: bool):
     """Turn Hugging Face's own progress bars on or off inside the block, then restore them."""
-    from transformers.utils import logging as hf_logging
-
     from tqdm import TqdmWarning
 
-    was = hf_logging.is_progress_bar_enabled()
-    (hf_logging.enable_progress_bar if enabled else hf_logging.disable_progress_bar)()
-    try:
-        with warnings.catch_warnings():
-            # tqdm.auto, imported by the hub client, warns in kernels without ipywidgets
-            warnings.simplefilter("ignore", TqdmWarning)
+    with warnings.catch_warnings():
+        # tqdm.auto, imported by the hub client, warns in kernels without ipywidgets
+        warnings.simplefilter("ignore", TqdmWarning)
+        from transformers.utils import logging as hf_logging
+
+        was = hf_logging.is_progress_bar_enabled()
+        (hf_logging.enable_progress_bar if enabled else hf_logging.disable_progress_bar)()
+        try:
             yield
-    finally:
-        (hf_logging.enable_progress_bar if was else hf_logging.disable_progress_bar)()
+        finally:
+            (hf_logging.enable_progress_bar if was else hf_logging.disable_progress_bar)()
+
+
+def _config(name: str, source: str):
+    """The model's config, or an error that says what to pass instead."""
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(source)
+    except (OSError, ValueError) as err:
+        if name.startswith((".", "/", "~")) or name.count("/") > 1:
+            raise ValueError(f"model folder {name!r} does not exist (or has no config.json)") from err
+        raise ValueError(
+            f"cannot load model {name!r}: it is not an offline key ({', '.join(offline_keys())}), "
+            "not a local folder, and the Hugging Face hub did not provide it "
+            f"({type(err).__name__}). Offline, use one of the keys, or point at a local folder "
+            "holding config.json, the weights and the tokenizer (save_pretrained output)."
+        ) from err
 
 
 def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | None = None,
@@ -209,26 +226,16 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
     -------
     LoadedModel
     """
-    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer
-
     t0 = time.perf_counter()
     source, info = _resolve(name)
-    try:
-        config = AutoConfig.from_pretrained(source)
-    except (OSError, ValueError) as err:
-        if name.startswith((".", "/", "~")) or name.count("/") > 1:
-            raise ValueError(f"model folder {name!r} does not exist (or has no config.json)") from err
-        raise ValueError(
-            f"cannot load model {name!r}: it is not an offline key ({', '.join(offline_keys())}), "
-            "not a local folder, and the Hugging Face hub did not provide it "
-            f"({type(err).__name__}). Offline, use one of the keys, or point at a local folder "
-            "holding config.json, the weights and the tokenizer (save_pretrained output)."
-        ) from err
-    kind = kind or info.get("kind") or ("decoder" if _is_decoder(config) else "encoder")
-    if kind not in ("encoder", "decoder"):
-        raise ValueError(f"kind must be 'encoder' or 'decoder', got {kind!r}")
-    auto = AutoModelForCausalLM if kind == "decoder" else AutoModel
     with hf_progress(sys.stderr.isatty() if progress is None else progress):
+        from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
+
+        config = _config(name, source)
+        kind = kind or info.get("kind") or ("decoder" if _is_decoder(config) else "encoder")
+        if kind not in ("encoder", "decoder"):
+            raise ValueError(f"kind must be 'encoder' or 'decoder', got {kind!r}")
+        auto = AutoModelForCausalLM if kind == "decoder" else AutoModel
         model = auto.from_pretrained(source, dtype=dtype)
         tokenizer = AutoTokenizer.from_pretrained(source)
     if tokenizer.pad_token is None:
