@@ -10,7 +10,7 @@ from lrd.report import RESULT_COLUMNS
 
 
 def layer_curves(results: pd.DataFrame, measurement: str, *, hue: str = "model", col: str | None = None,
-                 ylabel: str | None = None, title: str | None = None):
+                 col_wrap: int | None = 2, ylabel: str | None = None, title: str | None = None):
     """Per-layer curves of one measurement against normalised depth, one line per ``hue``.
 
     Parameters
@@ -21,6 +21,8 @@ def layer_curves(results: pd.DataFrame, measurement: str, *, hue: str = "model",
         Which measurement to plot.
     hue, col : str
         Column for line colour, and optionally for one panel per value.
+    col_wrap : int, optional
+        Panels per row when ``col`` is given.
 
     Returns
     -------
@@ -33,7 +35,8 @@ def layer_curves(results: pd.DataFrame, measurement: str, *, hue: str = "model",
     data = results[results["measurement"] == measurement]
     if data.empty:
         raise ValueError(f"no rows for measurement {measurement!r}; have {sorted(results['measurement'].unique())}")
-    grid = sns.relplot(data=data, x="depth", y="value", hue=hue, col=col, kind="line", marker="o",
+    grid = sns.relplot(data=data, x="depth", y="value", hue=hue, col=col, col_wrap=col_wrap if col else None,
+                       kind="line", marker="o",
                        markersize=4, height=3.6, aspect=1.4, facet_kws={"sharey": True})
     grid.set_axis_labels("depth (layer / L)", ylabel or measurement)
     if title:

@@ -75,3 +75,11 @@ class Glue:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.values, indent=1, sort_keys=True) + "\n")
         return path
+
+
+def save_results(results: pd.DataFrame, chapter: str, folder: str | Path = "results") -> Path:
+    """Write a chapter's tidy result table to ``<folder>/<chapter>.csv``."""
+    path = Path(folder) / f"{chapter}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    results.to_csv(path, index=False)
+    return path

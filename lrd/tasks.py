@@ -78,13 +78,16 @@ class Task:
     def texts(self) -> list[str]:
         """The strings whose representations are measured, one per example.
 
-        Single-text tasks: the text. Pair and STS tasks: ``text1`` (use :attr:`pairs` for
-        both sides). Multiple choice: the shared prompt (the context of candidate 0).
+        Single-text tasks: the text. Pair and STS tasks: every distinct sentence of either side,
+        in order of first appearance (so there can be up to twice as many texts as rows; use
+        :attr:`pairs` for the aligned sides). Multiple choice: the prompt (the context of
+        candidate 0).
         """
         if self.type in ("classification", "clustering"):
             return self.frame["text"].tolist()
         if self.type in ("pair_classification", "sts"):
-            return self.frame["text1"].tolist()
+            both = zip(self.frame["text1"], self.frame["text2"])
+            return list(dict.fromkeys(t for pair in both for t in pair))
         return [c[0] for c in self.frame["contexts"]]
 
     @property

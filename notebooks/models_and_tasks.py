@@ -38,7 +38,7 @@ import pandas as pd
 
 import lrd
 from lrd.metrics import mean_cosine_similarity
-from lrd.report import Glue, per_layer
+from lrd.report import Glue, per_layer, save_results
 from lrd.tasks import load_task, offline_task_names
 
 glue = Glue("models_and_tasks")
@@ -124,7 +124,7 @@ top = summary["max mean cosine"].idxmax()
 glue("most_anisotropic_model", top)
 glue("most_anisotropic_value", summary.loc[top, "max mean cosine"])
 glue.save(results_dir)
-results.to_csv(f"{results_dir}/models_and_tasks.csv", index=False)
+save_results(results, "models_and_tasks", results_dir)
 summary
 
 # %% [markdown]

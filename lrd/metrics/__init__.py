@@ -14,8 +14,13 @@ from lrd.metrics.frenet import (
 )
 from lrd.metrics.gfmi import gfmi
 from lrd.metrics.nrs import nrs
+from lrd.metrics.profile import LRDProfile, lrd_profile, model_scores, profile_rows
 
 __all__ = [
+    "LRDProfile",
+    "lrd_profile",
+    "model_scores",
+    "profile_rows",
     "FrenetResult",
     "frenet",
     "gfmi",

@@ -1,0 +1,82 @@
+"""All LRD measurement families of one stack of layers, as tidy rows.
+
+Helpers that chapters call once per (model, task): :func:`lrd_profile` runs Frenet, NRS and
+GFMI on the same ``(L + 1, N, d)`` array; :func:`profile_rows` lays the per-layer values out
+on a common depth axis and :func:`model_scores` condenses them to the paper's model-level
+scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from lrd.metrics.frenet import FrenetResult, frenet
+from lrd.metrics.gfmi import gfmi
+from lrd.metrics.nrs import nrs
+from lrd.report import RESULT_COLUMNS
+
+
+@dataclass(frozen=True)
+class LRDProfile:
+    """Frenet, NRS (raw and chance-adjusted) and GFMI of one stack of layers."""
+
+    frenet: FrenetResult
+    nrs: np.ndarray  # (L,), pair (l, l+1)
+    nrs_adjusted: np.ndarray  # (L,)
+    gfmi: np.ndarray  # (L+1,)
+
+    @property
+    def n_layers(self) -> int:
+        """L, the number of blocks (the stack has L + 1 layers)."""
+        return len(self.gfmi) - 1
+
+
+def lrd_profile(layers: np.ndarray, *, k: int = 10, variance: float = 0.95, **gfmi_options) -> LRDProfile:
+    """Run every LRD family on ``layers`` of shape (L + 1, N, d).
+
+    Parameters
+    ----------
+    layers : ndarray of shape (n_layers, n_samples, d_model)
+    k : int
+        Neighbourhood size of NRS.
+    variance : float
+        Variance fraction that fixes the Frenet rank r on the final layer.
+    **gfmi_options
+        Passed to :func:`lrd.metrics.gfmi` (``levels``, ``linkage``).
+    """
+    return LRDProfile(frenet(layers, variance=variance), nrs(layers, k), nrs(layers, k, adjusted=True),
+                      gfmi(layers, **gfmi_options))
+
+
+def profile_rows(profile: LRDProfile, *, model: str, task: str) -> pd.DataFrame:
+    """Tidy per-layer rows (``model, task, measurement, layer, depth, value``).
+
+    Quantities of a transition l -> l + 1 (velocity, NRS) sit at layer l + 1/2; curvature
+    kappa_{l+1} at its middle layer l + 1; GFMI at its layer. ``depth = layer / L``.
+    """
+    L = profile.n_layers
+    mid = np.arange(L) + 0.5
+    series = {
+        "velocity": (mid, profile.frenet.velocity),
+        "curvature": (np.arange(1, L), profile.frenet.curvature),
+        "NRS": (mid, profile.nrs),
+        "NRS (adjusted)": (mid, profile.nrs_adjusted),
+        "GFMI": (np.arange(L + 1), profile.gfmi),
+    }
+    frames = [pd.DataFrame({"model": model, "task": task, "measurement": name, "layer": pos, "depth": pos / L,
+                            "value": np.asarray(val, dtype=float)}) for name, (pos, val) in series.items()]
+    return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS]
+
+
+def model_scores(profile: LRDProfile) -> dict[str, float]:
+    """Model-level scores: rank r, end-to-end displacement d_{0,L}, means over layers.
+
+    ``mean GFMI`` averages layers 0..L-1 (layer L is 1 by construction).
+    """
+    fr = profile.frenet
+    return {"rank r": fr.rank, "d_0L": fr.displacement, "mean velocity": fr.mean_velocity,
+            "mean curvature": fr.mean_curvature, "mean NRS": float(profile.nrs.mean()),
+            "mean NRS (adjusted)": float(profile.nrs_adjusted.mean()), "mean GFMI": float(profile.gfmi[:-1].mean())}
