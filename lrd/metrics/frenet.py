@@ -369,12 +369,14 @@ def frenet(layers: np.ndarray, *, variance: float = 0.95) -> FrenetResult:
         raise ValueError(f"need at least 2 layers for a trajectory, got layers of shape {x.shape}")
     if not 0.0 < variance <= 1.0:
         raise ValueError(f"variance must be in (0, 1], got {variance}")
-    xc = x - x.mean(axis=1, keepdims=True)
     n_layers = x.shape[0]
-    last = _scatter(xc[-1])
-    r = _rank_for_variance(_variances(xc[-1], last), variance)
+    # centre one layer at a time: a (n, d) buffer stays in cache, a full centred copy would not
+    xc_last = x[-1] - x[-1].mean(axis=0)
+    last = _scatter(xc_last)
+    r = _rank_for_variance(_variances(xc_last, last), variance)
     q = np.stack(
-        [_top_axes(layer, r, _scatter(layer)) for layer in xc[:-1]] + [_top_axes(xc[-1], r, last)]
+        [_top_axes(xc, r, _scatter(xc)) for xc in (layer - layer.mean(axis=0) for layer in x[:-1])]
+        + [_top_axes(xc_last, r, last)]
     )  # (n_layers, d, r)
 
     # One batch: consecutive pairs, skip-one pairs, then (0, L).
