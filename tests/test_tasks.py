@@ -68,3 +68,47 @@ def test_split_selects_rows():
 def test_unknown_task_is_named(monkeypatch):
     with pytest.raises(ValueError, match="no_such_task.*sst2"):
         load_task("no_such_task")
+
+
+class _FakeMTEBTask:
+    """Stands in for an MTEB 2.x task object: metadata plus a dataset after load_data()."""
+
+    def __init__(self, kind: str, rows: dict):
+        from types import SimpleNamespace
+
+        import datasets
+
+        self.metadata = SimpleNamespace(type=kind, eval_splits=["test"], description="fake")
+        self._rows = datasets.Dataset.from_dict(rows)
+        self.dataset = None
+
+    def load_data(self):
+        self.dataset = {"default": {"test": self._rows}}
+
+
+@pytest.mark.parametrize("kind, rows, expected_type", [
+    ("STS", {"sentence1": ["a", "b"], "sentence2": ["c", "d"], "score": [1.0, 4.5]}, "sts"),
+    ("Classification", {"text": ["x", "y", "z"], "label": ["pos", "neg", "pos"]}, "classification"),
+    ("PairClassification", {"sentence1": ["a"], "sentence2": ["b"], "labels": [1]}, "pair_classification"),
+])
+def test_mteb_task_names_are_converted(monkeypatch, kind, rows, expected_type):
+    import mteb
+
+    monkeypatch.setattr(mteb, "get_task", lambda name: _FakeMTEBTask(kind, rows))
+    task = load_task("SomeMTEBTask")
+    assert task.type == expected_type and task.source.startswith("mteb:SomeMTEBTask")
+    assert len(task) == len(next(iter(rows.values())))
+    if expected_type == "classification":
+        assert task.label_names == ("neg", "pos") and task.labels.tolist() == [1, 0, 1]
+
+
+def test_mteb_download_failure_names_offline_tasks(monkeypatch):
+    import mteb
+
+    class Offline(_FakeMTEBTask):
+        def load_data(self):
+            raise ConnectionError("hub unreachable")
+
+    monkeypatch.setattr(mteb, "get_task", lambda name: Offline("STS", {"sentence1": ["a"]}))
+    with pytest.raises(RuntimeError, match="could not be downloaded.*sst2"):
+        load_task("STSBenchmark")
