@@ -82,8 +82,14 @@ def architecture_verdicts(separation: pd.DataFrame, lrd_scores: list[str], final
     return arch, final_verdict
 
 
-def task_verdict(shares: pd.DataFrame) -> str:
-    """Plain verdict on "task-level differences" from a (score x {task, model}) table of eta^2."""
+def task_verdict(shares: pd.DataFrame, n_tasks: int) -> str:
+    """Plain verdict on "task-level differences" from a (score x {task, model}) table of eta^2.
+
+    ``n_tasks`` is the number of tasks behind ``shares``; with fewer than two the question
+    cannot be asked.
+    """
+    if n_tasks < 2:
+        return "not testable: fewer than two tasks of equal sample size"
     top = shares["task"].idxmax()
     task, model = shares.loc[top, "task"], shares.loc[top, "model"]
     if task > model:

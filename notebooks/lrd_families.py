@@ -46,7 +46,7 @@
 # %% tags=["parameters"]
 models = ["minilm", "mpnet", "smollm2", "gemma3", "qwen"]  # offline keys, hub ids or folders
 tasks = ["sst2", "mrpc", "lee50", "arc_easy"]  # classification, pair, STS, multiple-choice prompts
-n_samples = 300  # rows per task (a pair task gives up to twice as many texts)
+n_samples = 300  # texts per task (Lee-50 has only 50 documents)
 pooling = "mean"
 k = 10  # NRS neighbourhood size
 variance = 0.95  # Frenet rank rule
@@ -70,7 +70,7 @@ rows, scores = [], []
 for name in models:
     model = lrd.load_model(name, device=device)
     for task, data in task_data.items():
-        states = lrd.extract(model, data.texts, pooling=pooling)
+        states = lrd.extract(model, data.texts[:n_samples], pooling=pooling)
         profile = lrd_profile(states, k=k, variance=variance)
         rows.append(profile_rows(profile, model=name, task=task))
         scores.append({"model": name, "kind": model.kind, "task": task, "N": states.shape[1],
@@ -84,8 +84,8 @@ csv_path = save_results(results, "lrd_families", results_dir)
 # ## Per-layer curves
 #
 # Depth is normalised to $l/L$; quantities of a transition $l \to l+1$ (velocity, NRS) sit at
-# $l + \tfrac12$. Each panel is one task; the texts are {glue:text}`lrd_families-n_samples` rows
-# per task ({glue:text}`lrd_families-pooling` pooling).
+# $l + \tfrac12$. Each panel is one task, measured on at most {glue:text}`lrd_families-n_samples` texts
+# ({glue:text}`lrd_families-pooling` pooling).
 
 # %% tags=["hide-input"]
 glue("n_samples", n_samples)
@@ -152,14 +152,18 @@ by_kind.round(3)
 # ## Task against model
 #
 # How much of the variance of each model-level score is explained by the task, and how much by
-# the model ($\eta^2$ of each factor; the two need not sum to 1)? One caution when reading the
-# task share of $d_{0,L}$: the Grassmann distance between $r$-dimensional subspaces is at most
-# $\sqrt r\,\pi/2$, and $r$ is set by the final layer of each task's sample, so a task with few
-# texts (Lee-50 has only 50 documents) has a small $r$ and hence small distances. Part of what
-# looks like a task effect on $d_{0,L}$ is a sample-size effect.
+# the model ($\eta^2$ of each factor; the two need not sum to 1)? The scores depend on the
+# number of texts: the Grassmann distance between $r$-dimensional subspaces is at most
+# $\sqrt r\,\pi/2$, and $r$ is set by the final layer of each task's sample, so a task with
+# few texts (Lee-50 has only 50 documents) has a small $r$ and small distances. To keep sample
+# size out of the task effect, this comparison uses only the tasks measured on the largest
+# number of texts ({glue:text}`lrd_families-n_equal`): {glue:text}`lrd_families-equal_tasks`.
 
 # %% tags=["hide-input"]
-shares = pd.DataFrame({f: {m: variance_explained(scores, m, f) for m in LRD_SCORES} for f in ("task", "model")})
+equal = scores[scores["N"] == scores["N"].max()]
+glue("n_equal", int(equal["N"].max()))
+glue("equal_tasks", ", ".join(equal["task"].unique()))
+shares = pd.DataFrame({f: {m: variance_explained(equal, m, f) for m in LRD_SCORES} for f in ("task", "model")})
 shares.round(3)
 
 # %% [markdown]
@@ -179,7 +183,7 @@ shares.round(3)
 # %% tags=["hide-input"]
 glue("n_models", len(models))
 verdict_arch, verdict_final = architecture_verdicts(separation, LRD_SCORES, FINAL_LAYER_SCORES, len(tasks))
-verdict_task = task_verdict(shares)
+verdict_task = task_verdict(shares, equal["task"].nunique())
 glue("verdict_architecture", verdict_arch)
 glue("verdict_final_layer", verdict_final)
 glue("verdict_task", verdict_task)

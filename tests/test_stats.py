@@ -71,6 +71,7 @@ def test_task_verdict_compares_task_with_model_share():
     from lrd.stats import task_verdict
 
     shares = pd.DataFrame({"task": {"a": 0.7, "b": 0.1}, "model": {"a": 0.2, "b": 0.8}})
-    assert task_verdict(shares).startswith("reproduced: the task explains 70% of the variance of a")
+    assert task_verdict(shares, 3).startswith("reproduced: the task explains 70% of the variance of a")
+    assert task_verdict(shares, 1).startswith("not testable")
     shares["task"] = [0.1, 0.2]
-    assert task_verdict(shares).startswith("not reproduced")
+    assert task_verdict(shares, 3).startswith("not reproduced")
