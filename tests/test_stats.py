@@ -75,3 +75,10 @@ def test_task_verdict_compares_task_with_model_share():
     assert task_verdict(shares, 1).startswith("not testable")
     shares["task"] = [0.1, 0.2]
     assert task_verdict(shares, 3).startswith("not reproduced")
+
+
+def test_profile_adjusted_nrs_equals_direct_computation():
+    from lrd.metrics import nrs
+
+    layers = np.random.default_rng(1).normal(size=(4, 50, 6))
+    np.testing.assert_allclose(lrd_profile(layers, k=5).nrs_adjusted, nrs(layers, 5, adjusted=True))

@@ -13,10 +13,11 @@ from lrd.metrics.frenet import (
     subspace_basis,
 )
 from lrd.metrics.gfmi import gfmi
-from lrd.metrics.nrs import nrs
+from lrd.metrics.nrs import adjust_nrs, nrs
 from lrd.metrics.profile import LRDProfile, lrd_profile, model_scores, profile_rows
 
 __all__ = [
+    "adjust_nrs",
     "LRDProfile",
     "lrd_profile",
     "model_scores",

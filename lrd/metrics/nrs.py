@@ -137,5 +137,21 @@ def nrs(layers: np.ndarray, k: int = 10, *, adjusted: bool = False) -> np.ndarra
          for layer in range(n_layers - 1)]
     )
     if adjusted:
-        out = (out - chance) / (1.0 - chance)
+        out = adjust_nrs(out, k, n)
     return out
+
+
+def adjust_nrs(raw: np.ndarray, k: int, n_samples: int) -> np.ndarray:
+    r"""Chance-adjusted NRS from raw NRS: :math:`(\mathrm{NRS} - c) / (1 - c)`, :math:`c = k/(N-1)`.
+
+    The same as ``nrs(layers, k, adjusted=True)`` without recomputing the neighbourhoods.
+
+    Examples
+    --------
+    >>> adjust_nrs(np.array([1.0, 0.1]), k=10, n_samples=101).tolist()
+    [1.0, 0.0]
+    """
+    chance = k / (n_samples - 1)
+    if chance >= 1:
+        raise ValueError(f"adjusted NRS is undefined for k={k} with n_samples={n_samples}")
+    return (np.asarray(raw, dtype=float) - chance) / (1.0 - chance)

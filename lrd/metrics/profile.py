@@ -15,7 +15,7 @@ import pandas as pd
 
 from lrd.metrics.frenet import FrenetResult, frenet
 from lrd.metrics.gfmi import gfmi
-from lrd.metrics.nrs import nrs
+from lrd.metrics.nrs import adjust_nrs, nrs
 from lrd.report import RESULT_COLUMNS
 
 
@@ -47,7 +47,8 @@ def lrd_profile(layers: np.ndarray, *, k: int = 10, variance: float = 0.95, **gf
     **gfmi_options
         Passed to :func:`lrd.metrics.gfmi` (``levels``, ``linkage``).
     """
-    return LRDProfile(frenet(layers, variance=variance), nrs(layers, k), nrs(layers, k, adjusted=True),
+    raw = nrs(layers, k)
+    return LRDProfile(frenet(layers, variance=variance), raw, adjust_nrs(raw, k, np.shape(layers)[1]),
                       gfmi(layers, **gfmi_options))
 
 
