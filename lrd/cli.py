@@ -1,4 +1,4 @@
-"""The ``lrd`` command: fetch offline assets, run chapters, build the book.
+"""The lrd command: fetch offline assets, run chapters, build the book.
 
 Examples
 --------
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     f.set_defaults(func=_fetch)
 
     r = sub.add_parser("run", help="execute a chapter (or 'all') with papermill")
-    r.add_argument("chapter")
+    r.add_argument("chapter", help="a chapter of _toc.yml (e.g. models_and_tasks, lrd_families), or 'all'")
     r.add_argument("-p", "--parameter", dest="parameters", nargs=2, action="append", default=[],
                    metavar=("KEY", "VALUE"), help="override a parameter (VALUE parsed as JSON when it can be)")
     r.add_argument("--profile", default="default", help="declared profile in notebooks/profiles.yml (e.g. ci)")
