@@ -48,13 +48,17 @@ def _scatter(xc: np.ndarray) -> np.ndarray | None:
     return scipy.linalg.blas.dsyrk(1.0, np.ascontiguousarray(xc).T, trans=0, lower=1)
 
 
-def _variances(xc: np.ndarray, scatter: np.ndarray | None) -> np.ndarray:
-    """Principal variances (descending, unnormalised) of a centred (n, d) matrix."""
+def _principal(xc: np.ndarray, scatter: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """All principal variances (descending, unnormalised) and axes (d, k) of a centred (n, d) matrix.
+
+    One full decomposition, for the final layer, which needs both its spectrum (to fix r) and
+    its top-r axes.
+    """
     if scatter is not None:
-        w = scipy.linalg.eigvalsh(scatter, lower=True, check_finite=False)
-        return np.clip(w[::-1], 0.0, None)
-    s = scipy.linalg.svdvals(xc, check_finite=False)
-    return s * s
+        w, v = scipy.linalg.eigh(scatter, lower=True, driver="evd", overwrite_a=True, check_finite=False)
+        return np.clip(w[::-1], 0.0, None), v[:, ::-1]
+    _, s, vt = scipy.linalg.svd(xc, full_matrices=False, check_finite=False)
+    return s * s, vt.T
 
 
 def _top_axes(xc: np.ndarray, r: int, scatter: np.ndarray | None) -> np.ndarray:
@@ -372,11 +376,11 @@ def frenet(layers: np.ndarray, *, variance: float = 0.95) -> FrenetResult:
     n_layers = x.shape[0]
     # centre one layer at a time: a (n, d) buffer stays in cache, a full centred copy would not
     xc_last = x[-1] - x[-1].mean(axis=0)
-    last = _scatter(xc_last)
-    r = _rank_for_variance(_variances(xc_last, last), variance)
+    variances, axes = _principal(xc_last, _scatter(xc_last))
+    r = _rank_for_variance(variances, variance)
     q = np.stack(
         [_top_axes(xc, r, _scatter(xc)) for xc in (layer - layer.mean(axis=0) for layer in x[:-1])]
-        + [_top_axes(xc_last, r, last)]
+        + [np.ascontiguousarray(axes[:, :r])]
     )  # (n_layers, d, r)
 
     # One batch: consecutive pairs, skip-one pairs, then (0, L).
