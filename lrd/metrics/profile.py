@@ -16,7 +16,7 @@ import pandas as pd
 from lrd.metrics.frenet import FrenetResult, frenet
 from lrd.metrics.gfmi import gfmi
 from lrd.metrics.nrs import adjust_nrs, nrs
-from lrd.report import RESULT_COLUMNS
+from lrd.report import per_layer
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,8 @@ def profile_rows(profile: LRDProfile, *, model: str, task: str) -> pd.DataFrame:
         "NRS (adjusted)": (mid, profile.nrs_adjusted),
         "GFMI": (np.arange(L + 1), profile.gfmi),
     }
-    frames = [pd.DataFrame({"model": model, "task": task, "measurement": name, "layer": pos, "depth": pos / L,
-                            "value": np.asarray(val, dtype=float)}) for name, (pos, val) in series.items()]
-    return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS]
+    return pd.concat([per_layer(val, model=model, task=task, measurement=name, layers=pos, n_layers=L)
+                      for name, (pos, val) in series.items()], ignore_index=True)
 
 
 def model_scores(profile: LRDProfile) -> dict[str, float]:
