@@ -120,17 +120,17 @@ def _run(model: LoadedModel, texts: Sequence[str], *, pooling: str, batch_size: 
             enc = {k: v.to(model.device) for k, v in enc.items()}
             # the base model (no LM head): hidden states are the same, and no logits are computed
             out = model.model.base_model(**_forward_kwargs(model, enc, padding_side), output_hidden_states=True)
-            hs = torch.stack(out.hidden_states)  # (L+1, B, T, d)
+            hs = torch.stack(out.hidden_states).float()  # (L+1, B, T, d)
             if hs.shape[0] != model.n_layers + 1:
                 raise RuntimeError(f"{model.name} returned {hs.shape[0]} hidden states, expected {model.n_layers + 1}")
-            p = pool(hs.float(), enc["attention_mask"], pooling)
+            p = pool(hs, enc["attention_mask"], pooling)
             if not torch.isfinite(p).all():
                 raise FloatingPointError(
                     f"{model.name} produced NaN/inf hidden states; try dtype=torch.float32 or shorter texts")
             pooled[:, idx] = p.cpu().numpy()
             if return_tokens:
                 m = enc["attention_mask"].bool().cpu()
-                hs_cpu = hs.float().cpu()
+                hs_cpu = hs.cpu()
                 for j, i in enumerate(idx):
                     tokens[i] = hs_cpu[:, j][:, m[j]].numpy()
     finally:
