@@ -27,14 +27,14 @@
 # states of $N$ texts, $l = 0..L$.
 #
 # * **Frenet** (as in the paper). Centre $X_l$ and take $Q_l$, its top-$r$ right singular vectors,
-#   with $r$ the smallest rank explaining 95% of the variance of the centred final layer (one $r$
+#   with $r$ the smallest rank explaining {glue:text}`lrd_families-variance` of the variance of the centred final layer (one $r$
 #   for all layers). The Grassmann distance is
 #   $d(a,b) = \big(\sum_i \theta_i^2\big)^{1/2}$, $\theta_i = \arccos \sigma_i(Q_a^\top Q_b)$;
 #   the velocity is $s_l = d(l, l+1)$, the Menger curvature
 #   $\kappa_{l+1} = 4A / \big(d(l,l+1)\, d(l+1,l+2)\, d(l,l+2)\big)$ with $A$ the Heron area of the
 #   triangle of the three distances, and the end-to-end displacement is $d_{0,L}$.
 # * **NRS**, *our reconstruction* (the paper's formula is not public): the mean fraction of each
-#   text's $k$ nearest neighbours (cosine) at layer $l$ that are still among its $k$ nearest at
+#   text's $k$ ({glue:text}`lrd_families-k`) nearest neighbours (cosine) at layer $l$ that are still among its $k$ nearest at
 #   layer $l+1$; the adjusted version subtracts the chance overlap $k/(N-1)$ and rescales so that
 #   identical neighbourhoods give 1 and random ones 0.
 # * **GFMI**, *our reconstruction*: each layer is centred and its rows normalised; a Ward
@@ -64,6 +64,8 @@ from lrd.stats import architecture_verdicts, separation_table, task_verdict, var
 
 glue = Glue("lrd_families")
 glue("claim_differences", LRD_CLAIMS["differences"].text)
+glue("variance", f"{variance:.0%}")
+glue("k", k)
 task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
 
 rows, scores = [], []
