@@ -187,7 +187,8 @@ def _injected_names(namespace: dict, defaults: dict) -> list[str]:
     Read from the IPython input history in ``namespace`` (``In``); [] outside IPython.
     """
     history = namespace.get("In")
-    cells = [c for c in history if isinstance(c, str) and c.startswith("# Parameters")] if isinstance(history, list) else []
+    history = history if isinstance(history, list) else []
+    cells = [c for c in history if isinstance(c, str) and c.startswith("# Parameters")]
     if not cells:
         return []
     names = [t.id for node in ast.parse(cells[-1]).body if isinstance(node, ast.Assign)
