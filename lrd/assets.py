@@ -452,6 +452,10 @@ def fetch_pack(pack: Pack, *, force: bool = False, keep_wheels: bool = False,
         status = _fetch_pack_locked(pack, force=force, log=log)
         if not keep_wheels:
             shutil.rmtree(_wheels_dir(pack), ignore_errors=True)
+            try:
+                _wheels_dir(pack).parent.rmdir()  # only when no other pack's wheels are there
+            except OSError:
+                pass
         return status
 
 
