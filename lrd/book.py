@@ -77,6 +77,24 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _item_type(default: list) -> type:
+    """The common type of a default list's items (str, int, float), or object."""
+    kinds = {type(d) for d in default}
+    if kinds and kinds <= {str}:
+        return str
+    if kinds and kinds <= {int}:
+        return int
+    return float if kinds and kinds <= {int, float} else object
+
+
+def _is_a(value: Any, kind: type) -> bool:
+    if kind is object:
+        return isinstance(value, str)  # one item of an untyped list: only a bare word is unambiguous
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float)) if kind is float else isinstance(value, kind)
+
+
 def _check_value(name: str, value: Any, default: Any, notes: list[str]) -> Any:
     """``value`` for a parameter whose default is ``default``: coerced, or a ValueError."""
     def wrong(expected: str, example: str) -> ValueError:
@@ -86,15 +104,16 @@ def _check_value(name: str, value: Any, default: Any, notes: list[str]) -> Any:
     if default is None or value is None and isinstance(default, (int, float)) and not isinstance(default, bool):
         return value  # a None default takes anything; numbers take None (e.g. n_samples=None: all)
     if isinstance(default, list):
-        if isinstance(value, str):
+        item = _item_type(default)
+        if not isinstance(value, (list, tuple)) and _is_a(value, item):
             notes.append(f"parameter {name!r} expects a list; using [{value!r}] "
-                         f"(pass several as -p {name} '{json.dumps([value, '...'])}')")
+                         f"(pass several as -p {name} '{json.dumps([value, value])}')")
             value = [value]
         if not isinstance(value, (list, tuple)):
-            raise wrong("a list", f"JSON, e.g. -p {name} '{json.dumps(default[:1] or ['...'])}'")
-        kinds = {type(d) for d in default}
-        if kinds == {str} and not all(isinstance(v, str) for v in value):
-            raise wrong("a list of strings", f"-p {name} '{json.dumps([str(v) for v in value])}'")
+            raise wrong("a list", f"JSON, e.g. -p {name} '{json.dumps(default[:1])}'")
+        if not all(_is_a(v, item) for v in value):
+            plural = {str: "strings", int: "integers", float: "numbers"}.get(item, "values")
+            raise wrong(f"a list of {plural}", f"JSON, e.g. -p {name} '{json.dumps(default[:2])}'")
         return list(value)
     if isinstance(default, bool):
         if not isinstance(value, bool):

@@ -124,3 +124,10 @@ def test_float16_overflow_is_reported_as_non_finite(row):
     x[1, 0, 0] = np.inf  # what a float16 model gives when an activation overflows
     with pytest.raises(ValueError, match="NaN or inf"):
         row.fn(x)
+
+
+def test_subspace_basis_of_a_constant_layer_is_an_error():
+    from lrd.metrics import subspace_basis
+
+    with pytest.raises(ValueError, match="zero variance"):
+        subspace_basis(np.tile([1.0, 2.0, 3.0], (10, 1)), 1)

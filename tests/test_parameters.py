@@ -120,3 +120,20 @@ def test_plain_papermill_turns_a_string_into_a_one_item_list(tmp_path, require_p
     assert run.returncode == 0, run.stderr[-2000:]
     results = json.loads((tmp_path / "results" / "models_and_tasks.json").read_text())
     assert "minilm" in json.dumps(results) and "'m'" not in json.dumps(results)
+
+
+@pytest.mark.parametrize("default, value, expected", [
+    (["a", "b"], "c", ["c"]),
+    ([1, 2], 6, [6]),  # e.g. a list of layers
+    ([0.5, 1], 2, [2]),
+    ([], "x", ["x"]),
+])
+def test_a_scalar_of_the_item_type_becomes_a_one_item_list(default, value, expected):
+    checked, notes = book.validate_parameters("demo", {"p": value}, defaults={"p": default})
+    assert checked == {"p": expected} and "expects a list" in notes[0]
+
+
+@pytest.mark.parametrize("default, value", [([1, 2], "six"), ([1, 2], [1, "2"]), (["a"], [True]), ([1], [True])])
+def test_a_list_with_items_of_the_wrong_type_is_an_error(default, value):
+    with pytest.raises(ValueError, match="expects a list"):
+        book.validate_parameters("demo", {"p": value}, defaults={"p": default})

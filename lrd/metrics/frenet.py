@@ -121,6 +121,12 @@ def subspace_basis(X: np.ndarray, r: int) -> np.ndarray:
         (deterministic) orthonormal completion. The subspace is invariant to
         translation and scaling of ``X`` and rotates with ``X``.
 
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, holds NaN/inf, ``r`` is out of range, or all samples are
+        identical (no subspace at all).
+
     References
     ----------
     Jiang, Yang & Tam (2026), "Layer-wise Representation Dynamics", section 3.1.
@@ -140,6 +146,8 @@ def subspace_basis(X: np.ndarray, r: int) -> np.ndarray:
     n, d = x.shape
     if not 1 <= r <= min(n, d):
         raise ValueError(f"r must be between 1 and min(n_samples, d_model) = {min(n, d)}, got {r}")
+    if constant_layers(x[None]):
+        raise ValueError("X has zero variance (all samples identical): it has no principal subspace")
     xc = x - x.mean(axis=0)
     return _top_axes(xc, r, _scatter(xc))
 
