@@ -137,3 +137,13 @@ def test_a_scalar_of_the_item_type_becomes_a_one_item_list(default, value, expec
 def test_a_list_with_items_of_the_wrong_type_is_an_error(default, value):
     with pytest.raises(ValueError, match="expects a list"):
         book.validate_parameters("demo", {"p": value}, defaults={"p": default})
+
+
+def test_lrd_book_checks_every_profile_before_the_first_chapter_runs(executed, capsys, monkeypatch):
+    monkeypatch.setattr(book, "build_book", lambda *a, **k: pytest.fail("built despite a bad profile"))
+    last = book.chapters()[-1]
+    real = book.profile
+    monkeypatch.setattr(book, "profile", lambda name, ch: {"n_samples": "many"} if ch == last else real(name, ch))
+    assert main(["book", "--profile", "ci"]) == 2
+    assert executed == []  # not even the chapters before the bad one
+    assert "'n_samples' expects an integer" in capsys.readouterr().err
