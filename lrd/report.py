@@ -28,8 +28,8 @@ RESULT_COLUMNS = ["model", "task", "measurement", "layer", "depth", "value"]
 VERDICT_WORDS = ("reproduced", "partly reproduced", "not reproduced", "not testable")
 
 #: Fields of one verdict record in ``results/<chapter>.json["verdicts"]``.
-VERDICT_FIELDS = ("key", "chapter", "paper", "paper_title", "claim", "claim_source", "verdict", "evidence",
-                  "p_value", "test", "section")
+VERDICT_FIELDS = ("key", "chapter", "paper", "paper_title", "claim", "claim_source", "aspect", "verdict",
+                  "evidence", "p_value", "test", "section")
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,7 @@ class Glue:
         self.chapter, self.digits, self.display, self.record_only = chapter, digits, display, record_only
         self.values: dict[str, Any] = {}
         self.verdicts: list[dict[str, Any]] = []
+        self.tests_no_claims = False
 
     def __call__(self, name: str, value: Any) -> str:
         key = f"{self.chapter}-{name}"
@@ -128,7 +129,8 @@ class Glue:
         return key
 
     def verdict(self, name: str, *, claim: Any, verdict: "Verdict | str", evidence: str | None = None,
-                p_value: float | None = None, test: str | None = None, section: str | None = None) -> str:
+                p_value: float | None = None, test: str | None = None, aspect: str | None = None,
+                section: str | None = None) -> str:
         """Record the verdict on one claim and glue it as ``<chapter>-verdict_<name>``.
 
         Parameters
@@ -144,6 +146,8 @@ class Glue:
         p_value, test : optional
             The chance probability of the observed result and how it was computed (taken from
             ``verdict`` when it is a :class:`Verdict`).
+        aspect : str, optional
+            Which part of the quoted claim this verdict is about, when one claim gets several.
         section : str, optional
             Anchor of the chapter section holding the evidence (the heading's slug, e.g.
             ``"encoders-against-decoders"``); the dashboard links to it.
@@ -165,16 +169,28 @@ class Glue:
             raise ValueError(f"verdict {name!r} recorded twice in chapter {self.chapter!r}")
         paper = claim.paper
         self.verdicts.append({"key": key, "chapter": self.chapter, "paper": paper.key, "paper_title": paper.title,
-                              "claim": claim.text, "claim_source": claim.source, "verdict": v.word,
+                              "claim": claim.text, "claim_source": claim.source, "aspect": aspect, "verdict": v.word,
                               "evidence": v.evidence, "p_value": None if v.p_value is None else _plain(v.p_value, 4),
                               "test": v.test, "section": section})
         return self(f"verdict_{name}", str(v))
 
+    def no_claims(self) -> None:
+        """Declare that this chapter tests no paper claim (an introductory chapter): the verdict
+        dashboard then lists no row for it instead of reporting its verdicts missing."""
+        if self.verdicts:
+            raise ValueError(f"chapter {self.chapter!r} recorded verdicts; it cannot also declare no claims")
+        self.tests_no_claims = True
+
     def save(self, folder: str | Path = "results") -> Path:
-        """Write the glued values and the verdict records to ``<folder>/<chapter>.json``."""
+        """Write the glued values and the verdict records to ``<folder>/<chapter>.json``.
+
+        The records go under ``"verdicts"``; the key is absent when the chapter recorded no
+        verdict and did not declare :meth:`no_claims` (the dashboard then reports it missing).
+        """
         path = Path(folder) / f"{self.chapter}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({**self.values, "verdicts": self.verdicts}, indent=1, sort_keys=True) + "\n")
+        record = {**self.values, **({"verdicts": self.verdicts} if self.verdicts or self.tests_no_claims else {})}
+        path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
         return path
 
 

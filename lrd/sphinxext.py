@@ -56,7 +56,8 @@ def chapter_rows(root: Path, docname: str) -> tuple[list[dict], list[Path]]:
 
     Returns the rows and the files they were read from (for Sphinx's dependency tracking).
     A row is a verdict record of :data:`lrd.report.VERDICT_FIELDS`, or ``{"chapter", "status"}``
-    for a chapter that is not executed, failed, or recorded no verdict.
+    for a chapter that is not executed, failed, or recorded no verdict. A chapter that declared
+    it tests no claim (:meth:`lrd.report.Glue.no_claims`) has no row.
     """
     name = Path(docname).name
     nb_path = root / f"{docname}.ipynb"
@@ -68,9 +69,10 @@ def chapter_rows(root: Path, docname: str) -> tuple[list[dict], list[Path]]:
         return [{"chapter": name, "docname": docname, "status": f"failed: {failure}"}], [nb_path]
     if not results.is_file():
         return [{"chapter": name, "docname": docname, "status": f"no results: {results.name} missing"}], [nb_path]
-    verdicts = json.loads(results.read_text()).get("verdicts") or []
-    if not verdicts:
+    record = json.loads(results.read_text())
+    if "verdicts" not in record:
         return [{"chapter": name, "docname": docname, "status": "no verdict recorded"}], [nb_path, results]
+    verdicts = record["verdicts"]  # [] when the chapter declared that it tests no claim
     return [{**v, "docname": docname} for v in verdicts], [nb_path, results]
 
 
@@ -92,8 +94,9 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
                       "  - ", f"  - {_escape(r['status'])}"]
             continue
         p = "n/a" if r.get("p_value") is None else f"{r['p_value']:.2g}"
+        aspect = f"*{_escape(r['aspect'])}*: " if r.get("aspect") else ""
         lines += [f"* - {chapter}", f"  - {{cite:p}}`{r['paper']}`",
-                  f"  - “{_escape(r['claim'])}” ({_escape(r['claim_source'])})",
+                  f"  - {aspect}“{_escape(r['claim'])}” ({_escape(r['claim_source'])})",
                   f"  - **{r['verdict']}**", f"  - {p}", f"  - {_escape(r['evidence'])}"]
     return "\n".join(lines + ["```", ""])
 

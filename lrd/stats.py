@@ -271,7 +271,7 @@ def architecture_verdicts(scores: pd.DataFrame, lrd_scores: list[str], final_sco
         missing = Verdict("not testable", "the panel needs at least one encoder and one decoder")
         return missing, missing
     n_tasks = scores[within].nunique()
-    panel = ", ".join(f"{n} {g}s" for g, n in counts.sort_index(ascending=False).items())
+    panel = " and ".join(f"{n} {g}{'s' if n != 1 else ''}" for g, n in counts.sort_index(ascending=False).items())
     table = separation_table(scores, lrd_scores + final_scores, group=group, within=within)["separated on"]
     top, top_n = table[lrd_scores].idxmax(), int(table[lrd_scores].max())
     ftop, ftop_n = table[final_scores].idxmax(), int(table[final_scores].max())
