@@ -123,7 +123,7 @@ def rerun_header(chapter: str, *, parameters: dict | None = None, profile_name: 
 Ran on {ran}. Executed {took}on {when} ({platform.machine()}, {_versions()}). The source is
 `notebooks/{chapter}.py`; the download button at the top of the page gives this executed
 notebook. Override any parameter with `-p name value` (JSON), a declared profile with
-`--profile`, or run the notebook with plain papermill (see {doc}`run_on_your_model`).
+`--profile`, or run the notebook with plain papermill (see {{doc}}`run_on_your_model`).
 
 | parameter | default | this run |
 |---|---|---|

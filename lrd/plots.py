@@ -72,6 +72,20 @@ def kind_dashes() -> dict[str, tuple]:
     return {"encoder": (), "decoder": (4, 1.6), "other": (1, 1.4)}
 
 
+def _model_legend(figure, data: pd.DataFrame, hue: str, *, title: str | None = None) -> None:
+    """One legend entry per model, in its colour and its architecture's line style, above the
+    panels, under the figure's ``title``."""
+    from matplotlib.lines import Line2D
+
+    palette, dashes = model_palette(data[hue].unique()), kind_dashes()
+    kinds = data.groupby(hue, sort=False)["architecture"].first()
+    handles = [Line2D([], [], color=palette[m], marker="o", markersize=4.5,
+                      **({"dashes": dashes[k]} if dashes.get(k) else {"linestyle": "-"})) for m, k in kinds.items()]
+    labels = [f"{m} ({k})" for m, k in kinds.items()]
+    figure.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(labels), 3),
+                  frameon=False, handlelength=2.6, title=title, title_fontproperties={"size": 11.5})
+
+
 def layer_curves(results: pd.DataFrame, measurement: str, *, hue: str = "model", col: str | None = None,
                  col_wrap: int | None = 2, ylabel: str | None = None, title: str | None = None,
                  kinds: dict[str, str] | None = None):
@@ -108,20 +122,21 @@ def layer_curves(results: pd.DataFrame, measurement: str, *, hue: str = "model",
         data["architecture"] = data["model"].map(kinds).fillna("other")
     n_cols = min(col_wrap or 1, data[col].nunique()) if col else 1
     width = BOOK_WIDTH / n_cols
+    palette = model_palette(data[hue].unique()) if hue == "model" else None
     with use_book_style():
         grid = sns.relplot(data=data, x="depth", y="value", hue=hue, style="architecture", col=col,
                            col_wrap=col_wrap if col else None, kind="line", marker="o", markeredgewidth=0,
-                           palette=model_palette(data[hue].unique()) if hue == "model" else "colorblind",
-                           dashes=kind_dashes(), height=width / (1.35 if col else 2.0),
-                           aspect=1.35 if col else 2.0, facet_kws={"sharey": True})
+                           palette=palette or "colorblind", dashes=kind_dashes(), legend=hue != "model",
+                           height=width / (1.35 if col else 2.0), aspect=1.35 if col else 2.0,
+                           facet_kws={"sharey": True})
         grid.set_axis_labels("depth (layer / L)", ylabel or measurement)
+        grid.set(xticks=[0, 0.25, 0.5, 0.75, 1], xticklabels=["0", "", "0.5", "", "1"], xlim=(-0.02, 1.02))
         if col:
             grid.set_titles("{col_name}")
-        n_entries = data[hue].nunique() + data["architecture"].nunique() + 2
-        sns.move_legend(grid, "lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(n_entries, 5), title=None,
-                        frameon=False)
-        if title:
-            grid.figure.suptitle(title, y=1.12 if n_entries > 5 else 1.07)
+        if palette:
+            _model_legend(grid.figure, data, hue, title=title)
+        elif title:
+            grid.figure.suptitle(title, y=1.07)
         grid.figure.set_size_inches(BOOK_WIDTH, grid.figure.get_size_inches()[1])
     plt.close(grid.figure)
     return grid.figure
