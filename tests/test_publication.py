@@ -241,3 +241,11 @@ def test_layer_curves_fill_the_column_and_tell_architectures_apart_by_line_style
     assert labels == ["minilm (encoder)", "qwen (decoder)"]
     assert all(t.get_fontsize() >= 10 for ax in fig.axes for t in ax.get_xticklabels())
     assert dict(mpl.rcParams) == before  # the book style does not leak
+
+
+@pytest.mark.parametrize("chapter", book.chapters())
+def test_no_progress_bars_in_the_reference_notebooks(chapter):
+    nb = nbformat.read(ROOT / "tests" / "nbval" / f"{chapter}.ipynb", as_version=4)
+    streams = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                      if o.get("output_type") == "stream")
+    assert "it/s" not in streams and "batch/s" not in streams and "%|" not in streams
