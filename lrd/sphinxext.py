@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,11 @@ def toc_files(root: Path) -> list[str]:
     return [os.path.splitext(f)[0] for f in found]
 
 
+def _parse_time(text: str) -> datetime:
+    when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
 def _failure(nb: dict) -> str | None:
     for cell in nb.get("cells", []):
         for out in cell.get("outputs", []):
@@ -56,7 +62,8 @@ def chapter_rows(root: Path, docname: str) -> tuple[list[dict], list[Path]]:
 
     Returns the rows and the files they were read from (for Sphinx's dependency tracking).
     A row is a verdict record of :data:`lrd.report.VERDICT_FIELDS`, or ``{"chapter", "status"}``
-    for a chapter that is not executed, failed, or recorded no verdict. A chapter that declared
+    for a chapter that is not executed, failed, left results older than its execution, or
+    recorded no verdict. A chapter that declared
     it tests no claim (:meth:`lrd.report.Glue.no_claims`) has no row.
     """
     name = Path(docname).name
@@ -64,11 +71,16 @@ def chapter_rows(root: Path, docname: str) -> tuple[list[dict], list[Path]]:
     results = nb_path.parent / "results" / f"{name}.json"
     if not nb_path.is_file():
         return [{"chapter": name, "docname": docname, "status": "not executed: no executed notebook"}], []
-    failure = _failure(json.loads(nb_path.read_text()))
+    nb = json.loads(nb_path.read_text())
+    failure = _failure(nb)
     if failure:
         return [{"chapter": name, "docname": docname, "status": f"failed: {failure}"}], [nb_path]
     if not results.is_file():
         return [{"chapter": name, "docname": docname, "status": f"no results: {results.name} missing"}], [nb_path]
+    started = nb.get("metadata", {}).get("papermill", {}).get("start_time")
+    if started and datetime.fromtimestamp(results.stat().st_mtime, timezone.utc) < _parse_time(started):
+        return [{"chapter": name, "docname": docname,
+                 "status": f"stale results: {results.name} predates this execution"}], [nb_path, results]
     record = json.loads(results.read_text())
     if "verdicts" not in record:
         return [{"chapter": name, "docname": docname, "status": "no verdict recorded"}], [nb_path, results]

@@ -112,6 +112,11 @@ def test_dashboard_shows_failed_and_missing_chapters(tmp_path):
     assert rows[0]["status"].startswith("failed: ValueError")  # stale results are not shown as verdicts
     rows, _ = chapter_rows(site, "book/gamma")
     assert rows[0]["status"].startswith("not executed")
+    _fake_chapter(site, "delta", verdicts=["reproduced: fine"])
+    nb = nbformat.read(site / "book" / "delta.ipynb", as_version=4)
+    nb.metadata["papermill"] = {"start_time": "2999-01-01T00:00:00.000000"}  # executed after the results
+    nbformat.write(nb, site / "book" / "delta.ipynb")
+    assert chapter_rows(site, "book/delta")[0][0]["status"].startswith("stale results")
     text = table_markdown(rows, "book/intro")
     assert "**not executed**" in text and "(gamma.ipynb)" in text
 
