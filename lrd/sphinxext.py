@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,8 @@ def chapter_rows(root: Path, docname: str) -> tuple[list[dict], list[Path]]:
 
 
 def _escape(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Recorded text shown literally: MyST markup characters escaped, on one line."""
+    return re.sub(r"([\\`*_{}\[\]()<>#+!|$~])", r"\\\1", str(text)).replace("\n", " ")
 
 
 def table_markdown(rows: list[dict], fromdoc: str) -> str:

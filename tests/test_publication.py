@@ -89,7 +89,7 @@ def test_dashboard_rows_from_fake_chapters():
 @pytest.mark.book
 def test_dashboard_gathers_verdicts_and_flags_a_chapter_without_one(tmp_path):
     site = _site(tmp_path, ["alpha", "beta"])
-    _fake_chapter(site, "alpha", verdicts=["reproduced: the effect is there", "not testable: one task"])
+    _fake_chapter(site, "alpha", verdicts=["reproduced: the effect d_{0,L} is *there*", "not testable: one task"])
     _fake_chapter(site, "beta", verdicts=None)  # executed, but recorded no verdict
     assert toc_files(site) == ["book/alpha", "book/beta", "book/references"]
     book.build_book(site, strict=True)
@@ -98,7 +98,7 @@ def test_dashboard_gathers_verdicts_and_flags_a_chapter_without_one(tmp_path):
     table = table[:table.index("</table>")]
     rows = re.findall(r"<tr class=\"row-(?:even|odd)\"><td>(.*?)</tr>", table, re.S)
     assert len(rows) == 3
-    assert "reproduced" in rows[0] and "the effect is there" in rows[0] and "0.03" in rows[0]
+    assert "reproduced" in rows[0] and "the effect d_{0,L} is *there*" in rows[0] and "0.03" in rows[0]
     assert "alpha.html#evidence-here" in rows[0] and "Jiang" in rows[0]
     assert "not testable" in rows[1]
     assert "beta" in rows[2] and "no verdict recorded" in rows[2]
