@@ -99,6 +99,7 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
     lines = [f"```{{list-table}}", ":header-rows: 1", f":class: {CLASS}", ":widths: 14 10 34 12 8 22", "",
              "* - Chapter", "  - Paper", "  - Claim (quoted)", "  - Verdict", "  - p under chance", "  - Evidence"]
     here = os.path.dirname(fromdoc)
+    previous = None
     for r in rows:
         target = os.path.relpath(r["docname"], here or ".") + ".ipynb"
         anchor = f"#{r['section']}" if r.get("section") else ""
@@ -109,8 +110,11 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
             continue
         p = "n/a" if r.get("p_value") is None else f"{r['p_value']:.2g}"
         aspect = f"*{_escape(r['aspect'])}*: " if r.get("aspect") else ""
-        lines += [f"* - {chapter}", f"  - {{cite:p}}`{r['paper']}`",
-                  f"  - {aspect}“{_escape(r['claim'])}” ({_escape(r['claim_source'])})",
+        quote = f"“{_escape(r['claim'])}” ({_escape(r['claim_source'])})"
+        if (r["paper"], r["claim"]) == previous:
+            quote = "the claim quoted above"
+        previous = (r["paper"], r["claim"])
+        lines += [f"* - {chapter}", f"  - {{cite:p}}`{r['paper']}`", f"  - {aspect}{quote}",
                   f"  - **{r['verdict']}**", f"  - {p}", f"  - {_escape(r['evidence'])}"]
     return "\n".join(lines + ["```", ""])
 
