@@ -79,6 +79,10 @@ PAGE_CHECKS = """() => {
     math: math.length,
     typeset: math.filter(m => m.querySelector('mjx-container') || m.tagName === 'MJX-CONTAINER').length,
     dashboard: document.querySelectorAll('table.lrd-verdicts tbody tr').length,
+    uncaptioned: [...main.querySelectorAll('.cell_output img')].filter(i => {
+      const fig = i.closest('figure');
+      return !fig || !/Fig\.\s*\d/.test((fig.querySelector('figcaption') || {}).innerText || '');
+    }).length,
   };
 }"""
 
@@ -127,6 +131,9 @@ def test_every_page_renders_in_a_headless_browser(site):
                 problems.append(f"{name}: unresolved markup {match.group(0)!r}")
             problems += [f"{name}: image {i['src']} did not load" for i in got["images"] if not (i["ok"] and i["w"] > 0)]
             problems += [f"{name}: broken link {h}" for h in set(got["links"]) if not _link_ok(h, html_root)]
+            if got["uncaptioned"]:
+                problems.append(f"{name}: {got['uncaptioned']} output figures without a numbered caption "
+                                "(cell metadata mystnb={'figure': {'name': ..., 'caption': ...}})")
             if got["typeset"] != got["math"]:
                 problems.append(f"{name}: {got['math'] - got['typeset']} of {got['math']} formulas not typeset")
             if name == "book/intro.html" and got["dashboard"] != expected_rows:
