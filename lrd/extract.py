@@ -113,11 +113,11 @@ def _run(model: LoadedModel, texts: Sequence[str], *, pooling: str, batch_size: 
     tokens: list[np.ndarray | None] = [None] * len(texts) if return_tokens else []
     old_side = tok.padding_side
     tok.padding_side = padding_side
+    out_stream = lrd_progress.stream(progress)
+    bar = tqdm(batches_by_length([len(x) for x in ids], batch_size), disable=out_stream is None,
+               file=out_stream, ncols=lrd_progress.columns(), unit="batch",
+               desc=f"extract {model.name} · {lrd_progress.describe(texts)}")
     try:
-        out_stream = lrd_progress.stream(progress)
-        bar = tqdm(batches_by_length([len(x) for x in ids], batch_size), disable=out_stream is None,
-                   file=out_stream, ncols=lrd_progress.columns(), unit="batch",
-                   desc=f"extract {model.name} · {lrd_progress.describe(texts)}")
         for idx in bar:
             enc = tok.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt")
             enc = {k: v.to(model.device) for k, v in enc.items()}
@@ -138,6 +138,8 @@ def _run(model: LoadedModel, texts: Sequence[str], *, pooling: str, batch_size: 
                     tokens[i] = hs_cpu[:, j][:, m[j]].numpy()
     finally:
         tok.padding_side = old_side
+        bar.close()
+        lrd_progress.release(out_stream)
     return pooled, tokens
 
 

@@ -36,8 +36,14 @@ def stream(progress: bool | None = None) -> IO[str] | None:
         return sys.stderr
     path = os.environ.get(ENV)
     if path:
-        return open(path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 (closed by the bar's owner)
+        return open(path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 (closed by release())
     return sys.stderr if progress else None
+
+
+def release(out: IO[str] | None) -> None:
+    """Close a stream :func:`stream` opened on the side channel (stderr stays open)."""
+    if out is not None and out is not sys.stderr and out is not sys.__stderr__:
+        out.close()
 
 
 def columns() -> int | None:
