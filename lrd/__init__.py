@@ -2,11 +2,12 @@
 
 __version__ = "0.1.0"
 
-from lrd import book, metrics, plots, report, tasks
+from lrd import book, metrics, plots, report, stats, tasks
 from lrd.assets import fetch, lrd_home
 from lrd.extract import extract, pool
 from lrd.models import LoadedModel, load_model
+from lrd.report import Glue, Verdict
 from lrd.tasks import Task, load_task
 
-__all__ = ["LoadedModel", "Task", "book", "extract", "fetch", "load_model", "load_task", "lrd_home", "metrics",
-           "plots", "pool", "report", "tasks", "__version__"]
+__all__ = ["Glue", "LoadedModel", "Task", "Verdict", "book", "extract", "fetch", "load_model", "load_task",
+           "lrd_home", "metrics", "plots", "pool", "report", "stats", "tasks", "__version__"]

@@ -50,6 +50,19 @@ def _checked_parameters(targets: list[str], params: dict, profile: str) -> dict[
     return plan
 
 
+def _execute(command: str, chapter: str, **kwargs) -> Path:
+    """Run one chapter, showing which chapter runs and, from a terminal, the kernel's progress
+    bars (one per extraction, naming model and task) through :func:`lrd.progress.relay`;
+    elsewhere papermill's cell counter. Nothing of this reaches the notebook's outputs."""
+    from lrd import book, progress
+
+    print(f"{command}: running {chapter} ...", file=sys.stderr, flush=True)
+    if not sys.stderr.isatty():
+        return book.run_chapter(chapter, progress=True, **kwargs)
+    with progress.relay():
+        return book.run_chapter(chapter, progress=False, **kwargs)
+
+
 def _run(args: argparse.Namespace) -> int:
     from lrd import book
 
@@ -59,25 +72,36 @@ def _run(args: argparse.Namespace) -> int:
     for chapter in targets:
         out = Path(args.output_dir) / f"{chapter}.ipynb" if args.output_dir else args.output
         t0 = time.perf_counter()
-        path = book.run_chapter(chapter, parameters=plan[chapter], profile_name=args.profile, output=out)
+        path = _execute("lrd run", chapter, parameters=plan[chapter], profile_name=args.profile, output=out)
         print(f"lrd run: {chapter} -> {path} ({time.perf_counter() - t0:.1f} s)")
     return 0
 
 
 def _book(args: argparse.Namespace) -> int:
+    """Execute every chapter (a failing one is reported, kept as executed, and shown as failed on
+    the landing page), then build the book; exit status 1 when a chapter failed."""
+    from papermill.exceptions import PapermillExecutionError
+
     from lrd import book
 
     t0 = time.perf_counter()
+    failed = []
     if not args.no_execute:
         for chapter in book.chapters():  # every profile checked before the first chapter runs
             book.validate_parameters(chapter, book.profile(args.profile, chapter))
         for chapter in book.chapters():
             t1 = time.perf_counter()
-            book.run_chapter(chapter, profile_name=args.profile)
+            try:
+                _execute("lrd book", chapter, profile_name=args.profile)
+            except PapermillExecutionError as err:
+                failed.append(chapter)
+                print(f"lrd book: {chapter} FAILED ({err.ename}: {err.evalue})", file=sys.stderr)
+                continue
             print(f"lrd book: executed {chapter} ({time.perf_counter() - t1:.1f} s)")
     index = book.build_book(strict=not args.lenient)
-    print(f"lrd book: {index} ({time.perf_counter() - t0:.1f} s)")
-    return 0
+    print(f"lrd book: {index} ({time.perf_counter() - t0:.1f} s)"
+          + (f"; failed chapters: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,6 @@ import hashlib
 import inspect
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Sequence
@@ -21,6 +20,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from lrd import progress as lrd_progress
 from lrd.assets import hold_lock, lrd_home, remove_stale_temp_files
 from lrd.models import LoadedModel
 
@@ -173,9 +173,12 @@ def _run(model: LoadedModel, texts: Sequence[str], *, pooling: str, batch_size: 
     tokens: list[np.ndarray | None] = [None] * len(texts) if return_tokens else []
     old_side = tok.padding_side
     tok.padding_side = padding_side
+    out_stream = lrd_progress.stream(progress)
+    bar = tqdm(batches_by_length([len(x) for x in ids], batch_size), disable=out_stream is None,
+               file=out_stream, ncols=lrd_progress.columns(), unit="batch",
+               desc=f"extract {model.name} · {lrd_progress.describe(texts)}")
     try:
-        for idx in tqdm(batches_by_length([len(x) for x in ids], batch_size), disable=not progress,
-                        desc=f"extract {model.name}", unit="batch"):
+        for idx in bar:
             enc = tok.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt")
             enc = {k: v.to(model.device) for k, v in enc.items()}
             # the base model (no LM head): hidden states are the same, and no logits are computed
@@ -195,6 +198,8 @@ def _run(model: LoadedModel, texts: Sequence[str], *, pooling: str, batch_size: 
                     tokens[i] = hs_cpu[:, j][:, m[j]].numpy()
     finally:
         tok.padding_side = old_side
+        bar.close()
+        lrd_progress.release(out_stream)
     return pooled, tokens
 
 
@@ -229,7 +234,8 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
         ``True``: ``$LRD_HOME/states``; a path: that folder; ``False``: no cache. Entries are
         keyed by content (model fingerprint, texts, options, code version) and written atomically.
     progress : bool, optional
-        Progress bar; default: only when stderr is a terminal.
+        Progress bar; default: only when stderr is a terminal, or, inside a chapter executed by
+        ``lrd run`` / ``lrd book`` from a terminal, in that terminal (:mod:`lrd.progress`).
 
     Returns
     -------
@@ -252,7 +258,6 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
         raise ValueError("texts is empty")
     if not all(isinstance(t, str) and t for t in texts):
         raise ValueError("every text must be a non-empty string")
-    progress = sys.stderr.isatty() if progress is None else progress
     path = None
     if cache is not False and not return_tokens:
         root = lrd_home() / "states" if cache is True else Path(cache)

@@ -4,12 +4,18 @@ Every number in a chapter's prose is glued (myst-nb ``glue``) under the key
 ``<chapter>-<name>``; :class:`Glue` also writes the same keys to ``results/<chapter>.json`` so
 that the README and tests can quote and check them. Floats are rounded so that re-executions on
 other machines print the same digits (what nbval compares).
+
+Verdicts on the papers' claims are recorded with :meth:`Glue.verdict`, one call per claim; they
+go into the same JSON under ``"verdicts"`` (a list of :data:`VERDICT_FIELDS` records), which the
+book's landing page gathers into its verdict dashboard (``lrd.sphinxext``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import numbers
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +23,56 @@ import numpy as np
 import pandas as pd
 
 RESULT_COLUMNS = ["model", "task", "measurement", "layer", "depth", "value"]
+
+#: The verdict words, strongest first. A verdict string is ``"<word>: <evidence>"``.
+VERDICT_WORDS = ("reproduced", "partly reproduced", "not reproduced", "not testable")
+
+#: Fields of one verdict record in ``results/<chapter>.json["verdicts"]``.
+VERDICT_FIELDS = ("key", "chapter", "paper", "paper_title", "claim", "claim_source", "aspect", "verdict",
+                  "evidence", "p_value", "test", "section")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict on a claim: one of :data:`VERDICT_WORDS`, the evidence, and its strength.
+
+    ``p_value`` is the probability of a result at least as strong as the observed one under
+    chance (exact or permutation, the number of comparisons accounted for), ``test`` says how
+    it was computed; both are ``None`` where the claim is not a comparison.
+
+    Examples
+    --------
+    >>> v = Verdict.parse("not reproduced on our panel: a final-layer statistic separates them")
+    >>> v.word, v.evidence
+    ('not reproduced', 'a final-layer statistic separates them')
+    >>> str(Verdict("not testable", "one task"))
+    'not testable: one task'
+    """
+
+    word: str
+    evidence: str
+    p_value: float | None = None
+    test: str | None = None
+
+    def __post_init__(self):
+        if self.word not in VERDICT_WORDS:
+            raise ValueError(f"verdict word must be one of {VERDICT_WORDS}, got {self.word!r}")
+        if not str(self.evidence).strip():
+            raise ValueError("a verdict needs its evidence (one line saying what was observed)")
+        if self.p_value is not None and not (math.isfinite(self.p_value) and 0 <= self.p_value <= 1):
+            raise ValueError(f"p_value must be a probability in [0, 1] or None, got {self.p_value!r}")
+
+    def __str__(self) -> str:
+        return f"{self.word}: {self.evidence}"
+
+    @classmethod
+    def parse(cls, text: str, *, p_value: float | None = None, test: str | None = None) -> "Verdict":
+        """Split ``"<word>[ qualifier]: <evidence>"`` into a :class:`Verdict`."""
+        head, sep, evidence = str(text).partition(":")
+        word = next((w for w in sorted(VERDICT_WORDS, key=len, reverse=True) if head.strip().startswith(w)), None)
+        if word is None or not sep:
+            raise ValueError(f"a verdict must read '<word>: <evidence>' with a word of {VERDICT_WORDS}; got {text!r}")
+        return cls(word, evidence.strip(), p_value, test)
 
 
 def per_layer(values: np.ndarray, *, model: str, task: str, measurement: str,
@@ -59,6 +115,8 @@ class Glue:
     def __init__(self, chapter: str, *, digits: int = 4, display: bool = False, record_only: bool = False):
         self.chapter, self.digits, self.display, self.record_only = chapter, digits, display, record_only
         self.values: dict[str, Any] = {}
+        self.verdicts: list[dict[str, Any]] = []
+        self.tests_no_claims = False
 
     def __call__(self, name: str, value: Any) -> str:
         key = f"{self.chapter}-{name}"
@@ -70,10 +128,69 @@ class Glue:
             glue(key, value, display=self.display)
         return key
 
+    def verdict(self, name: str, *, claim: Any, verdict: "Verdict | str", evidence: str | None = None,
+                p_value: float | None = None, test: str | None = None, aspect: str | None = None,
+                section: str | None = None) -> str:
+        """Record the verdict on one claim and glue it as ``<chapter>-verdict_<name>``.
+
+        Parameters
+        ----------
+        name : str
+            Claim key within the chapter (``"architecture"``); the record's key is
+            ``<chapter>-<name>``.
+        claim : lrd.papers.Claim
+            The paper's claim, quoted (its ``paper.key`` is the BibTeX key).
+        verdict : Verdict or str
+            A :class:`Verdict`, a string ``"<word>: <evidence>"``, or a bare word with
+            ``evidence`` given.
+        p_value, test : optional
+            The chance probability of the observed result and how it was computed (taken from
+            ``verdict`` when it is a :class:`Verdict`).
+        aspect : str, optional
+            Which part of the quoted claim this verdict is about, when one claim gets several.
+        section : str, optional
+            Anchor of the chapter section holding the evidence (the heading's slug, e.g.
+            ``"encoders-against-decoders"``); the dashboard links to it.
+
+        Returns
+        -------
+        str
+            The glue key of the verdict text, for ``{glue:text}`` in the chapter.
+        """
+        if isinstance(verdict, Verdict):
+            v = Verdict(verdict.word, evidence or verdict.evidence, verdict.p_value if p_value is None else p_value,
+                        verdict.test if test is None else test)
+        elif evidence is not None:
+            v = Verdict(str(verdict).strip(), evidence, p_value, test)
+        else:
+            v = Verdict.parse(verdict, p_value=p_value, test=test)
+        key = f"{self.chapter}-{name}"
+        if any(r["key"] == key for r in self.verdicts):
+            raise ValueError(f"verdict {name!r} recorded twice in chapter {self.chapter!r}")
+        paper = claim.paper
+        self.verdicts.append({"key": key, "chapter": self.chapter, "paper": paper.key, "paper_title": paper.title,
+                              "claim": claim.text, "claim_source": claim.source, "aspect": aspect, "verdict": v.word,
+                              "evidence": v.evidence, "p_value": None if v.p_value is None else _plain(v.p_value, 4),
+                              "test": v.test, "section": section})
+        return self(f"verdict_{name}", str(v))
+
+    def no_claims(self) -> None:
+        """Declare that this chapter tests no paper claim (an introductory chapter): the verdict
+        dashboard then lists no row for it instead of reporting its verdicts missing."""
+        if self.verdicts:
+            raise ValueError(f"chapter {self.chapter!r} recorded verdicts; it cannot also declare no claims")
+        self.tests_no_claims = True
+
     def save(self, folder: str | Path = "results") -> Path:
+        """Write the glued values and the verdict records to ``<folder>/<chapter>.json``.
+
+        The records go under ``"verdicts"``; the key is absent when the chapter recorded no
+        verdict and did not declare :meth:`no_claims` (the dashboard then reports it missing).
+        """
         path = Path(folder) / f"{self.chapter}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.values, indent=1, sort_keys=True) + "\n")
+        record = {**self.values, **({"verdicts": self.verdicts} if self.verdicts or self.tests_no_claims else {})}
+        path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
         return path
 
 

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from lrd.assets import pack_path
+from lrd.progress import name_texts
 
 TASK_TYPES = ("classification", "clustering", "pair_classification", "sts", "multiple_choice")
 SPLIT_SEED = 20260101
@@ -352,7 +353,9 @@ def load_task(name: str, *, n: int | None = None, seed: int = 0) -> Task:
         task = Task(name, spec.type, frame, names, spec.source, spec.description)
     else:
         task = _from_mteb(name)
-    return task.subset(n, seed=seed)
+    task = task.subset(n, seed=seed)
+    name_texts(task.texts, task.name)  # progress bars over these texts name the task
+    return task
 
 
 _MTEB_TYPES = {"Classification": "classification", "Clustering": "clustering",

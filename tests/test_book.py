@@ -1,30 +1,43 @@
-"""The book builds, strictly, from the executed reference notebooks."""
+"""The book builds, strictly, from the executed reference notebooks, and reads right in a browser."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
 
 from lrd import book
+from lrd.sphinxext import chapter_rows, toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.book
-def test_book_builds_strictly_from_executed_chapters(tmp_path):
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The book built strictly (``-W -n --keep-going``: a missing glue key fails) from the ci
+    reference notebooks and their results."""
+    site = tmp_path_factory.mktemp("book") / "site"
     (site / "book").mkdir(parents=True)
-    for f in ("_config.yml", "_toc.yml"):
+    for f in ("_config.yml", "_toc.yml", "references.bib"):
         shutil.copy(ROOT / f, site / f)
     for page in (ROOT / "book").glob("*.md"):
         shutil.copy(page, site / "book" / page.name)
     for chapter in book.chapters():
         shutil.copy(ROOT / "tests" / "nbval" / f"{chapter}.ipynb", site / "book" / f"{chapter}.ipynb")
-    index = book.build_book(site, strict=True)  # -W -n --keep-going: a missing glue key fails
-    assert index.is_file()
+    shutil.copytree(ROOT / "tests" / "nbval" / "results", site / "book" / "results",
+                    ignore=shutil.ignore_patterns("*.csv"))
+    book.build_book(site, strict=True)
+    return site
+
+
+@pytest.mark.book
+def test_book_builds_strictly_from_executed_chapters(site):
+    assert (site / "_build" / "html" / "index.html").is_file()
     html = (site / "_build" / "html" / "book" / "models_and_tasks.html").read_text()
     assert "<table" in html and "<img" in html
     # glued numbers appear in the prose
@@ -32,3 +45,100 @@ def test_book_builds_strictly_from_executed_chapters(tmp_path):
     glued = [o["data"]["application/papermill.record/text/plain"] for c in nb["cells"] if c["cell_type"] == "code"
              for o in c.get("outputs", []) if "application/papermill.record/text/plain" in o.get("data", {})]
     assert glued and all(v.strip("'") in html for v in glued)
+    assert (site / "_build" / "html" / "_static" / "mathjax" / "tex-chtml.js").is_file()  # offline MathJax
+
+
+# ---- the browser test ------------------------------------------------------------------------
+
+def _chromium() -> str | None:
+    return os.environ.get("LRD_CHROMIUM") or next(
+        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+
+
+def _browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("browser test needs the playwright package (pip install -e '.[dev]')")
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("browser test needs a system Chromium: `apt-get install chromium` (Debian/Ubuntu), "
+                    "or set LRD_CHROMIUM to a Chrome/Chromium executable")
+    return sync_playwright, exe
+
+
+PAGE_CHECKS = """() => {
+  const main = document.querySelector('main') || document.body;
+  const math = [...main.querySelectorAll('.math')];
+  return {
+    errors: main.querySelectorAll('.output.error, .output.traceback, .output.stderr, .problematic, .system-message').length,
+    text: main.innerText,
+    images: [...main.querySelectorAll('img')].map(i => ({src: i.src, ok: i.complete && i.naturalWidth > 0,
+                                                       w: i.getBoundingClientRect().width})),
+    links: [...document.querySelectorAll('a[href]')].map(a => a.href),
+    math: math.length,
+    typeset: math.filter(m => m.querySelector('mjx-container') || m.tagName === 'MJX-CONTAINER').length,
+    dashboard: document.querySelectorAll('table.lrd-verdicts tbody tr').length,
+    uncaptioned: [...main.querySelectorAll('.cell_output img')].filter(i => {
+      const fig = i.closest('figure');
+      return !fig || !/Fig\.\s*\d/.test((fig.querySelector('figcaption') || {}).innerText || '');
+    }).length,
+  };
+}"""
+
+UNRESOLVED = re.compile(r"\{(glue|glue:\w+|cite|cite:\w+|numref|ref|doc|eq|math)\}`|\\\(|\\\[|```")
+
+
+def _link_ok(href: str, html_root: Path) -> bool:
+    url = urlparse(href)
+    if url.scheme != "file":
+        return True  # external links are not checked offline
+    target = Path(unquote(url.path))
+    if target.is_dir():
+        target = target / "index.html"
+    if not target.is_file():
+        return False
+    if url.fragment and target.suffix == ".html":
+        return f'id="{unquote(url.fragment)}"' in target.read_text()
+    return True
+
+
+@pytest.mark.book
+def test_every_page_renders_in_a_headless_browser(site):
+    sync_playwright, exe = _browser()
+    html_root = site / "_build" / "html"
+    pages = sorted(p for p in html_root.rglob("*.html")
+                   if "_static" not in p.parts and "_sources" not in p.parts
+                   and p.name not in ("genindex.html", "search.html", "index.html"))
+    expected_rows = sum(len(chapter_rows(site, d)[0]) for d in toc_files(site) if not (site / f"{d}.md").is_file())
+    problems = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                      else route.abort())  # offline: nothing but the built files
+        page = context.new_page()
+        for path in pages:
+            name = path.relative_to(html_root).as_posix()
+            page.goto(path.as_uri(), wait_until="load")
+            page.wait_for_function("() => !window.MathJax || !MathJax.startup || MathJax.startup.promise"
+                                   " .then(() => true)", timeout=20000)
+            page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
+            got = page.evaluate(PAGE_CHECKS)
+            if got["errors"]:
+                problems.append(f"{name}: {got['errors']} error outputs or unresolved references")
+            for match in UNRESOLVED.finditer(got["text"]):
+                problems.append(f"{name}: unresolved markup {match.group(0)!r}")
+            problems += [f"{name}: image {i['src']} did not load" for i in got["images"] if not (i["ok"] and i["w"] > 0)]
+            problems += [f"{name}: broken link {h}" for h in set(got["links"]) if not _link_ok(h, html_root)]
+            if got["uncaptioned"]:
+                problems.append(f"{name}: {got['uncaptioned']} output figures without a numbered caption "
+                                "(cell metadata mystnb={'figure': {'name': ..., 'caption': ...}})")
+            if got["typeset"] != got["math"]:
+                problems.append(f"{name}: {got['math'] - got['typeset']} of {got['math']} formulas not typeset")
+            if name == "book/intro.html" and got["dashboard"] != expected_rows:
+                problems.append(f"dashboard has {got['dashboard']} rows, expected one per claim ({expected_rows})")
+            if name == "book/lrd_families.html":
+                assert got["math"] > 0 and got["images"], "the chapter should have formulas and figures"
+        browser.close()
+    assert not problems, "\n".join(problems)

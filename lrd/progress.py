@@ -1,0 +1,104 @@
+"""Progress of long work, shown in the terminal that runs ``lrd`` and never in the book.
+
+Work inside a chapter (extraction, mostly) runs in a Jupyter kernel whose stderr is captured
+into the notebook, so a progress bar there would end up in the book. Instead, ``lrd run`` and
+``lrd book`` (when their stderr is a terminal) open a side channel: they set
+``LRD_PROGRESS_FILE`` for the kernel, the kernel's bars write there (:func:`stream`), and a
+thread copies what arrives to the terminal (:func:`relay`). In a plain Python session the bars
+go to stderr when it is a terminal; elsewhere they are off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO, Iterator, Sequence
+
+ENV = "LRD_PROGRESS_FILE"
+COLUMNS_ENV = "LRD_PROGRESS_COLUMNS"
+_names: dict[tuple, str] = {}
+
+
+def stream(progress: bool | None = None) -> IO[str] | None:
+    """Where a progress bar should write, or ``None`` for no bar.
+
+    ``progress=None``: stderr when it is a terminal, else the side channel of ``lrd run`` when
+    one is open, else nothing. ``True``: stderr (or the side channel). ``False``: nothing.
+    """
+    if progress is False:
+        return None
+    if sys.stderr.isatty():
+        return sys.stderr
+    path = os.environ.get(ENV)
+    if path:
+        return open(path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 (closed by release())
+    return sys.stderr if progress else None
+
+
+def release(out: IO[str] | None) -> None:
+    """Close a stream :func:`stream` opened on the side channel (stderr stays open)."""
+    if out is not None and out is not sys.stderr and out is not sys.__stderr__:
+        out.close()
+
+
+def columns() -> int | None:
+    """Width of the terminal the bars end up in (the side channel passes it on)."""
+    value = os.environ.get(COLUMNS_ENV)
+    return int(value) if value and value.isdigit() else None
+
+
+def name_texts(texts: Sequence[str], name: str) -> None:
+    """Remember that ``texts`` are task ``name``'s, so that a bar over them can say so."""
+    if len(texts):
+        _names[(len(texts), texts[0], texts[-1])] = name
+
+
+def describe(texts: Sequence[str]) -> str:
+    """The task the texts came from (:func:`name_texts`), else their number."""
+    name = _names.get((len(texts), texts[0], texts[-1])) if len(texts) else None
+    return f"{name} ({len(texts)} texts)" if name else f"{len(texts)} texts"
+
+
+@contextlib.contextmanager
+def relay(to: IO[str] | None = None, *, interval: float = 0.2) -> Iterator[Path]:
+    """Open the side channel: kernels started inside see ``LRD_PROGRESS_FILE`` and their bars
+    are copied to ``to`` (stderr) while the block runs. Restores the environment on exit."""
+    to = to or sys.stderr
+    folder = tempfile.mkdtemp(prefix="lrd-progress-")
+    path = Path(folder) / "progress"
+    path.touch()
+    old = {k: os.environ.get(k) for k in (ENV, COLUMNS_ENV)}
+    os.environ[ENV] = str(path)
+    os.environ[COLUMNS_ENV] = str(shutil.get_terminal_size((100, 20)).columns)
+    stop = threading.Event()
+
+    def pump() -> None:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            while True:
+                chunk = f.read()
+                if chunk:
+                    to.write(chunk)
+                    to.flush()
+                elif stop.is_set():
+                    return
+                else:
+                    stop.wait(interval)
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    try:
+        yield path
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(folder, ignore_errors=True)

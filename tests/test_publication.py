@@ -1,0 +1,277 @@
+"""The book as a publication: verdict records, the dashboard, citations, re-run headers, progress."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from lrd import book, papers
+from lrd.report import VERDICT_FIELDS, Glue, Verdict
+from lrd.sphinxext import chapter_rows, table_markdown, toc_files
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---- verdict records -------------------------------------------------------------------------
+
+def test_glue_verdict_records_structured_claims(tmp_path):
+    glue = Glue("demo", record_only=True)
+    claim = papers.LRD_CLAIMS["differences"]
+    key = glue.verdict("arch", claim=claim, verdict=Verdict("not testable", "1 encoder", 0.25, "exact"),
+                       section="encoders")
+    assert key == "demo-verdict_arch" and glue.values[key] == "not testable: 1 encoder"
+    glue.verdict("task", claim=claim, verdict="partly reproduced: 2 of 4 tasks", p_value=0.01)
+    glue.verdict("other", claim=claim, verdict="reproduced", evidence="all tasks")
+    record = json.loads(glue.save(tmp_path).read_text())
+    assert [v["key"] for v in record["verdicts"]] == ["demo-arch", "demo-task", "demo-other"]
+    assert all(set(v) == set(VERDICT_FIELDS) for v in record["verdicts"])
+    first = record["verdicts"][0]
+    assert first["paper"] == claim.paper.key and first["claim"] == claim.text and first["p_value"] == 0.25
+    assert [v["verdict"] for v in record["verdicts"]] == ["not testable", "partly reproduced", "reproduced"]
+    with pytest.raises(ValueError, match="twice"):
+        glue.verdict("arch", claim=claim, verdict="reproduced: again")
+    with pytest.raises(ValueError, match="word"):
+        glue.verdict("bad", claim=claim, verdict="confirmed: yes")
+    with pytest.raises(ValueError, match="probability"):
+        glue.verdict("bad", claim=claim, verdict="reproduced: x", p_value=1.5)
+
+
+def test_glue_without_verdicts_is_reported_missing_unless_it_declares_no_claims(tmp_path):
+    silent = Glue("silent", record_only=True)
+    assert "verdicts" not in json.loads(silent.save(tmp_path).read_text())
+    intro = Glue("intro", record_only=True)
+    intro.no_claims()
+    assert json.loads(intro.save(tmp_path).read_text())["verdicts"] == []
+
+
+# ---- the dashboard ---------------------------------------------------------------------------
+
+def _fake_chapter(site: Path, name: str, *, verdicts: list | None, error: bool = False) -> None:
+    """An executed notebook (with a section anchor) and its results JSON, as papermill leaves them."""
+    cells = [nbformat.v4.new_markdown_cell(f"# Chapter {name}\n\n## Evidence here\n\nText.")]
+    code = nbformat.v4.new_code_cell("1 + 1", execution_count=1)
+    code.outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="boom", traceback=[])] if error \
+        else [nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=1)]
+    nb = nbformat.v4.new_notebook(cells=cells + [code])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, site / "book" / f"{name}.ipynb")
+    glue = Glue(name, record_only=True)
+    for i, v in enumerate(verdicts or []):
+        glue.verdict(f"claim{i}", claim=papers.LRD_CLAIMS["differences"], verdict=v, p_value=0.03,
+                     section="evidence-here")
+    glue.save(site / "book" / "results")
+
+
+def _site(tmp_path: Path, chapters: list[str]) -> Path:
+    site = tmp_path / "site"
+    (site / "book" / "results").mkdir(parents=True)
+    for f in ("_config.yml", "references.bib"):
+        shutil.copy(ROOT / f, site / f)
+    shutil.copy(ROOT / "book" / "references.md", site / "book")
+    (site / "book" / "intro.md").write_text("# Fake book\n\n```{lrd-verdicts}\n```\n")
+    entries = "".join(f"  - file: book/{c}\n" for c in chapters)
+    (site / "_toc.yml").write_text(f"format: jb-book\nroot: book/intro\nchapters:\n{entries}  - file: book/references\n")
+    return site
+
+
+def test_dashboard_rows_from_fake_chapters():
+    root = ROOT / "tests"  # any folder: rows are computed from files given to chapter_rows
+    rows, deps = chapter_rows(root, "no/such_chapter")
+    assert rows[0]["status"].startswith("not executed") and deps == []
+
+
+@pytest.mark.book
+def test_dashboard_gathers_verdicts_and_flags_a_chapter_without_one(tmp_path):
+    site = _site(tmp_path, ["alpha", "beta"])
+    _fake_chapter(site, "alpha", verdicts=["reproduced: the effect d_{0,L} is *there*", "not testable: one task"])
+    _fake_chapter(site, "beta", verdicts=None)  # executed, but recorded no verdict
+    assert toc_files(site) == ["book/alpha", "book/beta", "book/references"]
+    book.build_book(site, strict=True)
+    html = (site / "_build" / "html" / "book" / "intro.html").read_text()
+    table = html[html.index('class="lrd-verdicts'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr class=\"row-(?:even|odd)\"><td>(.*?)</tr>", table, re.S)
+    assert len(rows) == 3
+    assert "reproduced" in rows[0] and "the effect d_{0,L} is *there*" in rows[0] and "0.03" in rows[0]
+    assert "alpha.html#evidence-here" in rows[0] and "Jiang" in rows[0]
+    assert "not testable" in rows[1]
+    assert "beta" in rows[2] and "no verdict recorded" in rows[2]
+
+
+@pytest.mark.book
+def test_dashboard_shows_failed_and_missing_chapters(tmp_path):
+    site = _site(tmp_path, ["alpha", "gamma"])
+    _fake_chapter(site, "alpha", verdicts=["reproduced: fine"], error=True)
+    rows, _ = chapter_rows(site, "book/alpha")
+    assert rows[0]["status"].startswith("failed: ValueError")  # stale results are not shown as verdicts
+    rows, _ = chapter_rows(site, "book/gamma")
+    assert rows[0]["status"].startswith("not executed")
+    _fake_chapter(site, "delta", verdicts=["reproduced: fine"])
+    nb = nbformat.read(site / "book" / "delta.ipynb", as_version=4)
+    nb.metadata["papermill"] = {"start_time": "2999-01-01T00:00:00.000000"}  # executed after the results
+    nbformat.write(nb, site / "book" / "delta.ipynb")
+    assert chapter_rows(site, "book/delta")[0][0]["status"].startswith("stale results")
+    text = table_markdown(rows, "book/intro")
+    assert "**not executed**" in text and "(gamma.ipynb)" in text
+
+
+# ---- citations -------------------------------------------------------------------------------
+
+def _bib_entries() -> dict[str, dict]:
+    from pybtex.database import parse_file
+
+    data = parse_file(str(ROOT / "references.bib"))
+    return {k: {"title": e.fields.get("title", ""),
+                "last_names": [_norm(" ".join(p.last_names)) for p in e.persons.get("author", [])]}
+            for k, e in data.entries.items()}
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[{}\s]+", " ", text).strip().lower()
+
+
+def test_papers_and_bibliography_agree():
+    """Every Paper of lrd.papers has a .bib entry under its key with the same title, and the
+    authors it names (``"A. One, B. Two et al."``) are the entry's first authors, in order."""
+    entries = _bib_entries()
+    found = [v for v in vars(papers).values() if isinstance(v, papers.Paper)]
+    assert found, "lrd.papers defines no Paper"
+    for paper in found:
+        assert paper.key in entries, f"{paper.key} ({paper.title}) is missing from references.bib"
+        entry = entries[paper.key]
+        assert _norm(entry["title"]) == _norm(paper.title), f"{paper.key}: titles differ"
+        names = re.sub(r"\bet al\.?", "", paper.authors)
+        listed = [_norm(a.split()[-1]) for a in re.split(r",|\band\b", names) if a.strip()]
+        assert entry["last_names"][:len(listed)] == listed, f"{paper.key}: authors differ from references.bib"
+
+
+def test_every_citation_in_the_book_is_in_the_bibliography():
+    keys = set(_bib_entries())
+    sources = list((ROOT / "book").glob("*.md")) + list((ROOT / "notebooks").glob("*.py"))
+    cited = {k.strip() for s in sources for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", s.read_text())
+             for k in group.split(",")}
+    assert cited and cited <= keys, f"cited but not in references.bib: {sorted(cited - keys)}"
+
+
+# ---- re-run header ---------------------------------------------------------------------------
+
+def test_default_parameters_come_from_the_parameters_cell():
+    defaults = book.default_parameters("lrd_families")
+    assert defaults["models"] == ["minilm", "mpnet", "smollm2", "gemma3", "qwen"] and "n_samples" in defaults
+
+
+def test_rerun_header_lists_command_defaults_and_this_run():
+    text = book.rerun_header("lrd_families", parameters={"models": ["qwen"]}, profile_name="ci", wall_seconds=12.3)
+    assert "lrd run lrd_families --profile ci -p models '[\"qwen\"]'" in text
+    defaults = book.default_parameters("lrd_families")
+    for name, value in defaults.items():
+        assert f"| `{name}` | `{json.dumps(value)}` |" in text
+    assert "| `models` | `" in text and '`["qwen"]` |' in text
+    assert "in 12 s" in text and "torch" in text and "Ran on models: qwen; tasks: sst2, lee50" in text
+
+
+@pytest.mark.parametrize("chapter", book.chapters())
+def test_reference_notebooks_open_with_a_rerun_header(chapter):
+    nb = nbformat.read(ROOT / "tests" / "nbval" / f"{chapter}.ipynb", as_version=4)
+    headers = [c for c in nb.cells if "lrd-rerun-header" in c.metadata.get("tags", [])]
+    assert len(headers) == 1 and f"lrd run {chapter} --profile ci" in headers[0].source
+    assert nb.cells.index(headers[0]) == 1  # right after the title
+
+
+# ---- progress --------------------------------------------------------------------------------
+
+def test_progress_relay_copies_the_kernel_side_channel_to_the_terminal(tmp_path):
+    import io
+    import os
+
+    from lrd import progress
+
+    sink = io.StringIO()
+    with progress.relay(sink, interval=0.01) as path:
+        assert os.environ[progress.ENV] == str(path)
+        with open(path, "a") as f:
+            f.write("extract minilm · sst2 (40 texts): 100%\n")
+    assert progress.ENV not in os.environ
+    assert "extract minilm · sst2 (40 texts)" in sink.getvalue()
+    assert progress.stream(False) is None
+
+
+def test_progress_names_the_task_of_the_texts():
+    from lrd import progress
+
+    texts = ["a first text", "another", "the last one"]
+    assert progress.describe(texts) == "3 texts"
+    progress.name_texts(texts, "demo")
+    assert progress.describe(list(texts)) == "demo (3 texts)"
+
+
+# ---- figure style ------------------------------------------------------------------------------
+
+def test_model_colours_are_fixed_colour_blind_safe_and_distinct():
+    from lrd.plots import OKABE_ITO, PANEL, model_palette
+
+    base = model_palette()
+    assert [base[m] for m in PANEL] == list(OKABE_ITO[:len(PANEL)])
+    mixed = model_palette(["my/model", "qwen", "other/model"])
+    assert mixed["qwen"] == base["qwen"] and len(set(mixed.values())) == len(mixed)
+    assert model_palette(["other/model", "my/model"]) == mixed  # order of appearance does not matter
+
+
+def test_layer_curves_fill_the_column_and_tell_architectures_apart_by_line_style():
+    import matplotlib as mpl
+    import numpy as np
+    import pandas as pd
+
+    from lrd.plots import BOOK_WIDTH, kind_dashes, layer_curves, model_palette
+    from lrd.report import per_layer
+
+    before = dict(mpl.rcParams)
+    rows = [per_layer(np.linspace(0, 1, n + 1), model=m, task=t, measurement="x")
+            for m, n in (("minilm", 6), ("qwen", 24)) for t in ("a", "b")]
+    fig = layer_curves(pd.concat(rows), "x", col="task")
+    assert fig.get_size_inches()[0] == pytest.approx(BOOK_WIDTH)
+    lines = [ln for ax in fig.axes for ln in ax.get_lines() if len(ln.get_xdata()) > 2]
+    styles = {mpl.colors.to_hex(ln.get_color()): ln.get_linestyle() for ln in lines}
+    palette = {m: c.lower() for m, c in model_palette().items()}
+    assert styles[palette["minilm"]] == "-" and styles[palette["qwen"]] == "--"
+    assert kind_dashes()["encoder"] == ()
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["minilm (encoder)", "qwen (decoder)"]
+    assert all(t.get_fontsize() >= 10 for ax in fig.axes for t in ax.get_xticklabels())
+    assert dict(mpl.rcParams) == before  # the book style does not leak
+
+
+@pytest.mark.parametrize("chapter", book.chapters())
+def test_no_progress_bars_in_the_reference_notebooks(chapter):
+    nb = nbformat.read(ROOT / "tests" / "nbval" / f"{chapter}.ipynb", as_version=4)
+    streams = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                      if o.get("output_type") == "stream")
+    assert "it/s" not in streams and "batch/s" not in streams and "%|" not in streams
+
+
+def test_lrd_book_keeps_going_past_a_failing_chapter(monkeypatch, capsys, tmp_path):
+    from papermill.exceptions import PapermillExecutionError
+
+    from lrd.cli import main
+
+    ran = []
+
+    def fake_run(chapter, **kwargs):
+        ran.append(chapter)
+        if chapter == "bad":
+            raise PapermillExecutionError(0, 1, "boom", "ValueError", "boom", [])
+        return tmp_path / f"{chapter}.ipynb"
+
+    monkeypatch.setattr(book, "chapters", lambda: ["bad", "good"])
+    monkeypatch.setattr(book, "run_chapter", fake_run)
+    monkeypatch.setattr(book, "build_book", lambda root=None, strict=True: tmp_path / "index.html")
+    assert main(["book"]) == 1
+    assert ran == ["bad", "good"]
+    err = capsys.readouterr()
+    assert "bad FAILED (ValueError: boom)" in err.err and "failed chapters: bad" in err.out
