@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import numpy as np
+import pandas as pd
 import torch
 from tqdm import tqdm
 
@@ -333,3 +334,116 @@ def naive_removal_lls(model: LoadedModel, requests: MCRequests, sets: Sequence[S
             out.append(loglikelihoods(model, requests, batch_size=batch_size, progress=False))
     return np.stack(out)
 
+
+
+def probe_accuracy(states: np.ndarray, task, *, C: float = 1.0) -> float:
+    """Test accuracy of a logistic-regression probe trained on the task's train split.
+
+    Parameters
+    ----------
+    states : ndarray of shape (n_texts, d)
+        One pooled state per row of ``task.frame`` (its ``split`` column picks train/test).
+    task : lrd.Task
+        A classification task.
+    C : float
+        Inverse L2 strength (scikit-learn's default); features are standardised first.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x = np.asarray(states, dtype=np.float64)
+    if x.shape[0] != len(task.frame) or not np.isfinite(x).all():
+        raise ValueError(f"states must be finite with one row per task row ({len(task.frame)}), got {x.shape}")
+    train = (task.frame["split"] == "train").to_numpy()
+    y = task.labels
+    if len(np.unique(y[train])) < 2 or (~train).sum() == 0:
+        raise ValueError(f"task {task.name} needs two classes in its train split and a test split")
+    clf = make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=2000))
+    clf.fit(x[train], y[train])
+    return float(clf.score(x[~train], y[~train]))
+
+
+# Encoder scores (higher = better) by name, so that a chapter parameter can choose one; the
+# mid-layer evaluation can be registered here when it exists.
+ENCODER_SCORERS = {"probe": probe_accuracy}
+
+
+def relevance_rows(sweep: SweepResult, requests: MCRequests, *, model: str, task: str,
+                   metric: str = "acc") -> tuple[pd.DataFrame, np.ndarray]:
+    """Tidy relevance rows of a single-block sweep, and the per-item correctness behind them.
+
+    Returns
+    -------
+    rows : DataFrame
+        ``model, task, measurement, layer, depth, value`` for ``cosine relevance`` and
+        ``accuracy relevance`` (full ``metric`` minus ``metric`` with the block removed),
+        blocks 1..L.
+    correct : ndarray of shape (L + 1, n_items)
+        0/1 correctness (row 0 intact, row ``l`` without block ``l``).
+    """
+    from lrd.report import per_layer
+    from lrd.scoring import mc_accuracy
+
+    n = len(sweep.cosine)
+    where = {s: i for i, s in enumerate(sweep.sets)}
+    missing = [l for l in range(1, n + 1) if (l,) not in where]
+    if missing:
+        raise ValueError(f"the sweep lacks single-block removals {missing}; include every [l] in its sets")
+    correct = mc_accuracy(sweep.lls[[0] + [where[(l,)] for l in range(1, n + 1)]], requests)[metric]
+    acc = correct.mean(1)
+    layers = np.arange(1, n + 1)
+    rows = pd.concat([per_layer(sweep.cosine, model=model, task=task, measurement="cosine relevance",
+                                layers=layers, n_layers=n),
+                      per_layer(acc[0] - acc[1:], model=model, task=task, measurement="accuracy relevance",
+                                layers=layers, n_layers=n)], ignore_index=True)
+    return rows, correct
+
+
+def pruning_accuracy(sweep: SweepResult, requests: MCRequests, plan: pd.DataFrame, *,
+                     metric: str = "acc") -> np.ndarray:
+    """Mean ``metric`` of each row of a :func:`lrd.agreement.pruning_sets` plan, from a sweep
+    run with ``sets = plan["removed"]``; shape (len(plan),)."""
+    from lrd.scoring import mc_accuracy
+
+    where = {s: i for i, s in enumerate(sweep.sets)}
+    acc = mc_accuracy(sweep.lls, requests)[metric].mean(1)
+    return np.array([acc[where[tuple(s)]] for s in plan["removed"]])
+
+
+def calibration_plan(model: LoadedModel, calibration: dict[str, MCRequests], ks: Sequence[int], *,
+                     n_random: int = 5, batch_size: int = 32) -> tuple[pd.DataFrame, list[SweepResult]]:
+    """Rank blocks on calibration items with every rule and list the blocks each rule prunes.
+
+    Rules (see :func:`lrd.agreement.pruning_sets`): cosine relevance (Block Influence),
+    accuracy relevance (ties broken by the mean log-likelihood drop), first-order Taylor
+    importance, Gromov's angular distance, and ``n_random`` random orders. Scores are averaged
+    (Taylor: summed) over the calibration tasks.
+
+    Returns
+    -------
+    plan : DataFrame ``rule, seed, k, removed``
+    sweeps : the single-block calibration sweeps (for counting work)
+    """
+    from lrd.agreement import pruning_sets
+
+    sweeps = {t: removal_sweep(model, r, batch_size=batch_size) for t, r in calibration.items()}
+    acc = np.mean([relevance_rows(s, calibration[t], model=model.name, task=t)[0].query(
+        "measurement == 'accuracy relevance'")["value"].to_numpy() for t, s in sweeps.items()], axis=0)
+    ll_drop = np.mean([(s.lls[0] - s.lls[1:]).mean(1) for s in sweeps.values()], axis=0)
+    scores = {"cosine (BI)": np.mean([s.cosine for s in sweeps.values()], axis=0),
+              "accuracy (calibration)": acc,
+              "Taylor (first order)": np.sum([taylor_importance(model, r) for r in calibration.values()], axis=0)}
+    dist = np.mean([angular_distance(s.last_token) for s in sweeps.values()], axis=0)
+    plan = pruning_sets(scores, list(ks), distance=dist, n_random=n_random,
+                        tiebreak={"accuracy (calibration)": ll_drop})
+    return plan, list(sweeps.values())
+
+
+def pruning_table(plan: pd.DataFrame, intact: float, tasks: Sequence[str]) -> pd.DataFrame:
+    """Pruning curves: the plan with ``acc`` = mean over ``tasks`` columns, plus ``k = 0`` rows
+    (the intact accuracy) for every rule and seed."""
+    curves = plan.assign(acc=plan[list(tasks)].mean(axis=1))
+    start = curves[["rule", "seed"]].drop_duplicates().assign(k=0, acc=intact)
+    start["removed"] = [()] * len(start)
+    return pd.concat([start, curves], ignore_index=True).sort_values(["rule", "seed", "k"], ignore_index=True)
