@@ -94,3 +94,26 @@ def test_cosine_relevance_is_one_minus_mean_token_cosine(tiny_decoder):
     # the last hidden state is normed in HF's output: compare blocks 1..L-1
     want = [1 - torch.cat([r[i] for r in rows]).mean().item() for i in range(len(rows[0]))]
     np.testing.assert_allclose(res.cosine[:-1], want, rtol=1e-4, atol=1e-6)
+
+
+def test_taylor_importance_is_the_directional_derivative_of_the_gold_loss(tiny_decoder):
+    """|d/de L(h_l - e (h_l - h_{l-1}))| at e = 0, by finite differences on block 2's output."""
+    from lrd.relevance import taylor_importance
+
+    req = build_requests(tiny_decoder, _task())
+    imp = taylor_importance(tiny_decoder, req, batch_size=3)
+    assert imp.shape == (4,) and np.isfinite(imp).all() and (imp >= 0).all()
+    block = tiny_decoder.blocks[1]
+    gold = req.choice == req.labels[req.item]
+
+    def loss(eps):
+        def hook(mod, args, kwargs, out):
+            return out - eps * (out - (args[0] if args else kwargs["hidden_states"]))
+        h = block.register_forward_hook(hook, with_kwargs=True)
+        try:
+            return -loglikelihoods(tiny_decoder, req)[gold].sum()
+        finally:
+            h.remove()
+    e = 1e-3
+    fd = (loss(e) - loss(-e)) / (2 * e)
+    assert imp[1] == pytest.approx(abs(fd), rel=1e-2, abs=1e-4)
