@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from lrd.ablation import anatomy, removed_layers, replaced_blocks
 from lrd.models import LoadedModel, _get
-from lrd.scoring import MCRequests, forward_batches
+from lrd.scoring import MCRequests, forward_batches, model_logits, request_logprobs
 
 __all__ = ["SweepResult", "removal_sweep", "angular_distance", "taylor_importance", "gromov_block",
            "encoder_removal_states"]
@@ -158,11 +158,12 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
     last = np.zeros((n + 1, len(requests.inputs), model.hidden_size), dtype=np.float32)
     t0 = time.perf_counter()
     work = 0.0
-    for rows, enc, run in forward_batches(model, requests, batch_size=batch_size, progress=progress):
+    for batch, run in forward_batches(model, requests, batch_size=batch_size, progress=progress):
+        rows = batch.rows
         with _recording(blocks) as rec:
             reqs, ll = run()
         lls[0, reqs] = ll
-        mask = enc["attention_mask"].bool()
+        mask = batch.token_mask
         n_tok += int(mask.sum())
         for i in range(n):
             a, b = rec["in"][i].float(), _hidden(rec["out"][i]).float()
@@ -253,31 +254,23 @@ def taylor_importance(model: LoadedModel, requests: MCRequests, *, batch_size: i
     """
     hf, row = anatomy(model)
     blocks = list(_get(hf, row["blocks"]))
-    gold = np.flatnonzero(requests.choice == requests.labels[requests.item])
+    gold = set(np.flatnonzero(requests.choice == requests.labels[requests.item]).tolist())
     total = np.zeros(len(blocks))
     with _grad_on_embeddings(model):
-        for rows, enc, _ in forward_batches(model, requests, batch_size=batch_size, progress=False):
-            pos = {r: b for b, r in enumerate(rows.tolist())}
-            mine = [j for j in gold if requests.input_index[j] in pos]
-            if not mine:
+        for batch, _ in forward_batches(model, requests, batch_size=batch_size, progress=False):
+            if not gold.intersection(batch.requests):
                 continue
             with _recording(blocks) as rec:
-                k = max(len(requests.continuations[j]) for j in mine)
-                logits = hf(**enc, use_cache=False).logits[:, -k:]
+                logits = model_logits(model, batch)
                 outs = [_hidden(rec["out"][i]) for i in range(len(blocks))]
                 for o in outs:
                     o.retain_grad()
-                logp = torch.log_softmax(logits.float(), -1)
-                loss = 0.0
-                for j in mine:
-                    c = requests.continuations[j]
-                    loss = loss - logp[pos[requests.input_index[j]], k - len(c):].gather(
-                        -1, torch.tensor(c)[:, None]).sum()
+                ll = request_logprobs(model, batch, requests, logits)
+                loss = -sum(ll[n] for n, j in enumerate(batch.requests) if j in gold)
                 loss.backward()
-                ins = [rec["in"][i] for i in range(len(blocks))]
-                for i, (a, o) in enumerate(zip(ins, outs)):
-                    m = enc["attention_mask"].bool()
-                    total[i] += -(o.grad * (o - a))[m].sum().item()
+                m = batch.token_mask
+                for i, o in enumerate(outs):
+                    total[i] += -(o.grad * (o - rec["in"][i]))[m].sum().item()
     return np.abs(total)
 
 

@@ -37,8 +37,11 @@ def test_loglikelihoods_match_hand_computation(tiny_decoder):
     want = [_by_hand(tiny_decoder, c, ch) for cs, chs in zip(task.frame["contexts"], task.frame["choices"])
             for c, ch in zip(cs, chs)]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    # one-token answers to the same context share one model input
+    # choices sharing a context share one row, and the result equals unpacked scoring
     assert len(req.inputs) < len(req.item)
+    plain = build_requests(tiny_decoder, task, share_context=False)
+    assert plain.n_tokens > req.n_tokens
+    np.testing.assert_allclose(loglikelihoods(tiny_decoder, plain, batch_size=3), want, rtol=1e-5, atol=1e-5)
 
 
 def test_acc_norm_divides_by_choice_characters_without_the_delimiter():
@@ -72,9 +75,10 @@ def test_matches_lm_eval_harness_hflm(tiny_decoder):
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("share", [True, False])
 @pytest.mark.parametrize("sets", [None, [[2, 3], [1, 4], [3, 4]]])
-def test_resumed_sweep_equals_naive(tiny_decoder, sets):
-    req = build_requests(tiny_decoder, _task())
+def test_resumed_sweep_equals_naive(tiny_decoder, sets, share):
+    req = build_requests(tiny_decoder, _task(), share_context=share)
     fast = removal_sweep(tiny_decoder, req, sets, batch_size=3)
     slow = naive_removal_lls(tiny_decoder, req, fast.sets[1:], batch_size=3)
     np.testing.assert_allclose(fast.lls, slow, rtol=1e-5, atol=1e-5)
@@ -84,7 +88,7 @@ def test_resumed_sweep_equals_naive(tiny_decoder, sets):
 
 
 def test_cosine_relevance_is_one_minus_mean_token_cosine(tiny_decoder):
-    req = build_requests(tiny_decoder, _task())
+    req = build_requests(tiny_decoder, _task(), share_context=False)
     res = removal_sweep(tiny_decoder, req, [], batch_size=3)
     rows = []
     with torch.no_grad():
@@ -117,3 +121,16 @@ def test_taylor_importance_is_the_directional_derivative_of_the_gold_loss(tiny_d
     e = 1e-3
     fd = (loss(e) - loss(-e)) / (2 * e)
     assert imp[1] == pytest.approx(abs(fd), rel=1e-2, abs=1e-4)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("key", ["gemma3", "smollm2"])
+def test_packed_context_equals_unpacked_on_the_panel(key, require_panel):
+    import lrd
+
+    require_panel(key)
+    model = lrd.load_model(key)
+    task = lrd.load_task("arc_easy").split("test").subset(3, seed=0)
+    packed = loglikelihoods(model, build_requests(model, task), batch_size=2)
+    plain = loglikelihoods(model, build_requests(model, task, share_context=False), batch_size=2)
+    np.testing.assert_allclose(packed, plain, rtol=1e-4, atol=1e-3)
