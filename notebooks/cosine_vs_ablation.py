@@ -37,8 +37,8 @@
 # %% tags=["parameters"]
 models = ["smollm2", "gemma3"]  # decoders: offline keys, hub ids or folders (add "qwen": ~3x slower)
 tasks = ["copa", "arc_easy"]  # offline multiple-choice tasks
-n_items = 16  # evaluation items per task (fixed seeded subset of the test split)
-n_calibration = 16  # calibration items per task (train split) for the pruning ranking
+n_items = 32  # evaluation items per task (fixed seeded subset of the test split)
+n_calibration = 24  # calibration items per task (train split) for the pruning ranking
 pruning_model = "gemma3"  # the decoder whose pruning curves are drawn
 pruning_ks = [2, 4]  # numbers of blocks removed
 n_random = 5  # random pruning orders
@@ -67,7 +67,7 @@ from lrd.papers import ABLATION_CLAIMS
 from lrd.relevance import (ENCODER_SCORERS, calibration_plan, encoder_removal_states, pruning_accuracy,
                            pruning_table, relevance_rows, removal_sweep)
 from lrd.report import Glue, per_layer, save_results
-from lrd.scoring import build_requests
+from lrd.scoring import build_requests, mc_accuracy
 
 import torch
 
@@ -100,7 +100,7 @@ def task_split(name, split, n):
 
 # %% tags=["hide-input"]
 glue("n_items", n_items)
-rows, correct, eval_req, plan = [], {}, {}, None
+rows, correct, acc_norm, plan = [], {}, {}, None
 for name in models:
     model = lrd.load_model(name, device=device)
     for task in tasks:
@@ -118,6 +118,7 @@ for name in models:
         r, c = relevance_rows(sweep, req, model=name, task=task)
         rows.append(r)
         correct[name, task] = c
+        acc_norm[name, task] = mc_accuracy(sweep.lls[:1], req)["acc_norm"].mean()
         if name == pruning_model:
             plan[task] = pruning_accuracy(sweep, req, plan)
     del model
@@ -161,7 +162,8 @@ for (name, task), c in correct.items():
     cos, acc = part["cosine relevance"].to_numpy(), part["accuracy relevance"].to_numpy()
     corr = bootstrap_rank_correlations(c, cos, n_boot=n_boot)
     est = estimation_shares(cos, acc, margin=margin)
-    agree.append({"model": name, "task": task, "acc (intact)": c[0].mean(), **corr, "strength": strength(corr["spearman"]),
+    agree.append({"model": name, "task": task, "acc (intact)": c[0].mean(), "acc_norm (intact)": acc_norm[name, task],
+                  **corr, "strength": strength(corr["spearman"]),
                   "over": est["over"], "under": est["under"], "blocks under-estimated": est["layers_under"]})
 agree = pd.DataFrame(agree)
 agree.round(3)
@@ -230,8 +232,7 @@ glue("toy_acc", f"{toy.accuracy:.0%}")
 glue("toy_acc_without", f"{toy.accuracy_without[1]:.0%}")
 verdict_theory = counterexample_verdict(toy.cosine_relevance[1], toy.accuracy, toy.accuracy_without[1], toy.chance)
 glue("verdict_theory", verdict_theory)
-toy_table.style.format({"cosine relevance": "{:.2e}", "accuracy without the block": "{:.0%}",
-                        "accuracy relevance": "{:.0%}"}).hide(axis="index")
+toy_table.assign(**{"cosine relevance": toy_table["cosine relevance"].map("{:.2e}".format)}).set_index("block")
 
 # %% [markdown]
 # Block 2 has cosine relevance {glue:text}`cosine_vs_ablation-toy_cosine`, the smallest of the
