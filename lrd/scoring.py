@@ -34,7 +34,6 @@ from __future__ import annotations
 import inspect
 import sys
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch

@@ -37,8 +37,8 @@
 # %% tags=["parameters"]
 models = ["smollm2", "gemma3"]  # decoders: offline keys, hub ids or folders (add "qwen": ~3x slower)
 tasks = ["copa", "arc_easy"]  # offline multiple-choice tasks
-n_items = 32  # evaluation items per task (fixed seeded subset of the test split)
-n_calibration = 24  # calibration items per task (train split) for the pruning ranking
+n_items = 16  # evaluation items per task (fixed seeded subset of the test split)
+n_calibration = 12  # calibration items per task (train split) for the pruning ranking
 pruning_model = "gemma3"  # the decoder whose pruning curves are drawn
 pruning_ks = [2, 4]  # numbers of blocks removed
 n_random = 5  # random pruning orders
