@@ -54,6 +54,22 @@ def anatomy(model: LoadedModel | torch.nn.Module) -> tuple[torch.nn.Module, dict
     return hf, ARCHITECTURES[model_type]
 
 
+def _install_output_hooks(hf: torch.nn.Module) -> None:
+    """Install transformers' hidden-state capturing hooks (5.x) while every block is in place.
+
+    They are installed lazily on the first forward, on the blocks present then; a first forward
+    inside a removal would leave the removed blocks without hooks for ever after.
+    """
+    try:
+        from transformers.modeling_utils import PreTrainedModel
+        from transformers.utils.output_capturing import maybe_install_capturing_hooks
+    except ImportError:  # transformers 4.x collects hidden states without hooks
+        return
+    for m in hf.modules():
+        if isinstance(m, PreTrainedModel):
+            maybe_install_capturing_hooks(m)
+
+
 def _configs(hf: torch.nn.Module, parent: torch.nn.Module) -> list[Any]:
     """Every distinct config object the model's forward may read the layer count from."""
     out: list[Any] = []
@@ -79,6 +95,7 @@ def replaced_blocks(model: LoadedModel | torch.nn.Module, blocks: Sequence[torch
         the config has ``layer_types``.
     """
     hf, row = anatomy(model)
+    _install_output_hooks(hf)
     parent_path, _, attr = row["blocks"].rpartition(".")
     parent = _get(hf, parent_path) if parent_path else hf
     original = getattr(parent, attr)

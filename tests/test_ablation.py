@@ -209,3 +209,11 @@ def test_bad_layer_numbers_are_named(tiny_decoder, layers):
     with pytest.raises(ValueError, match="layer"):
         with removed_layers(tiny_decoder, layers):
             pass
+
+
+def test_hidden_states_complete_after_a_first_forward_inside_a_removal(tiny_decoder_dir):
+    """transformers 5 installs hidden-state hooks on first use: a removal must not hide a block."""
+    model = lrd.load_model(str(tiny_decoder_dir))  # fresh: no forward has run yet
+    with removed_layers(model, [2]):
+        assert lrd.extract(model, ["the cat"], cache=False).shape[0] == model.n_layers + 1
+    assert lrd.extract(model, ["the cat"], cache=False).shape[0] == model.n_layers + 1 == 5
