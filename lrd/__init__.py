@@ -3,6 +3,7 @@
 __version__ = "0.1.0"
 
 from lrd import book, metrics, plots, report, stats, tasks
+from lrd.ablation import removed_layers
 from lrd.assets import fetch, lrd_home
 from lrd.extract import extract, pool
 from lrd.models import LoadedModel, load_model
@@ -10,4 +11,4 @@ from lrd.report import Glue, Verdict
 from lrd.tasks import Task, load_task
 
 __all__ = ["Glue", "LoadedModel", "Task", "Verdict", "book", "extract", "fetch", "load_model", "load_task",
-           "lrd_home", "metrics", "plots", "pool", "report", "stats", "tasks", "__version__"]
+           "lrd_home", "metrics", "plots", "pool", "removed_layers", "report", "stats", "tasks", "__version__"]

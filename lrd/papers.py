@@ -41,3 +41,28 @@ LRD_CLAIMS = {
     "pruning": Claim(LRD, "abstract", "For pruning, GFMI is the only measurement-guided rule that beats Random at "
                      "the 15% and 20% budgets and has the best median change at every budget."),
 }
+
+
+ABLATION = Paper("hinostroza2026rethinking",
+                 "Cristian Hinostroza, Rodrigo Toro Icarte, Christ Devia, Andres Carvallo, Eugenio Herrera-Berg, "
+                 "Denis Parra, Jorge F. Silva",
+                 "Rethinking Layer Relevance in Large Language Models Beyond Cosine Similarity",
+                 "arXiv:2605.14075 (2026), ICLR 2026")
+
+# Quoted from the arXiv abstract (arxiv.org/abs/2605.14075, v1, 13 May 2026). The OLMo example is
+# from a third-party summary of the paper (en.papernotes.org, ICLR 2026 notes), not the paper's text.
+ABLATION_CLAIMS = {
+    "proxy": Claim(ABLATION, "abstract", "we demonstrate that cosine similarity is a poor proxy for the actual "
+                   "performance degradation caused by layer removal."),
+    "theory": Claim(ABLATION, "abstract", "Our theoretical analysis shows that a layer can exhibit an arbitrarily "
+                    "low cosine similarity score while still being crucial to the model's performance."),
+    "correlation": Claim(ABLATION, "abstract", "empirical evidence from a range of LLMs confirms that the correlation "
+                         "between cosine similarity and actual performance degradation is often weak or moderate"),
+    "pruning": Claim(ABLATION, "abstract", "We propose a more robust metric for assessing layer relevance: the actual "
+                     "drop in model accuracy resulting from the removal of a layer. [...] this approach offers a more "
+                     "accurate picture of layer importance, allowing for more informed pruning strategies and "
+                     "lightweight models."),
+    "olmo": Claim(ABLATION, "third-party summary (en.papernotes.org), not verified against the paper",
+                  "Layer 16 of OLMo appears \"unimportant\" by cosine similarity [...], yet removing it results in "
+                  "a 66% average accuracy crash across ten datasets"),
+}

@@ -140,3 +140,75 @@ def layer_curves(results: pd.DataFrame, measurement: str, *, hue: str = "model",
         grid.figure.set_size_inches(BOOK_WIDTH, grid.figure.get_size_inches()[1])
     plt.close(grid.figure)
     return grid.figure
+
+
+def relevance_heatmaps(relevance: pd.DataFrame, *, measures: tuple[str, str] = ("cosine relevance", "accuracy relevance")):
+    """Heatmaps of two layer relevances, layers x tasks, one row of panels per model.
+
+    Parameters
+    ----------
+    relevance : DataFrame
+        Tidy rows with columns ``model, task, measurement, layer, value`` (block numbers 1..L).
+    measures : two measurement names, one column of panels each.
+
+    Returns
+    -------
+    matplotlib.figure.Figure (closed)
+    """
+    models = list(dict.fromkeys(relevance["model"]))
+    if not models:
+        raise ValueError("relevance is empty")
+    fig, axes = plt.subplots(len(models), 2, figsize=(11, 2.2 + 2.0 * len(models)), squeeze=False)
+    for r, model in enumerate(models):
+        for c, measure in enumerate(measures):
+            part = relevance[(relevance["model"] == model) & (relevance["measurement"] == measure)]
+            if part.empty:
+                raise ValueError(f"no {measure!r} rows for {model!r}")
+            grid = part.pivot_table(index="task", columns="layer", values="value", sort=False)
+            sns.heatmap(grid, ax=axes[r, c], cmap="viridis" if c == 0 else "RdBu_r",
+                        center=None if c == 0 else 0.0, cbar_kws={"label": measure})
+            axes[r, c].set_title(f"{model}: {measure}", fontsize=10)
+            axes[r, c].set_xlabel("removed block (layer)")
+            axes[r, c].set_ylabel("")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def pruning_curves(curves: pd.DataFrame, *, score: str = "acc", chance: float | None = None):
+    """Accuracy against the number of removed blocks, one line per pruning rule.
+
+    Random rules are drawn as their median over seeds with a band from the minimum to the maximum.
+
+    Parameters
+    ----------
+    curves : DataFrame with columns ``rule, seed, k`` and ``score``.
+    chance : float, optional
+        Drawn as a dotted line.
+    """
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for rule, part in curves.groupby("rule", sort=False):
+        g = part.groupby("k")[score]
+        med = g.median()
+        line, = ax.plot(med.index, med.values, marker="o", label=rule)
+        if part["seed"].nunique() > 1:
+            ax.fill_between(med.index, g.min().values, g.max().values, alpha=0.2, color=line.get_color())
+    if chance is not None:
+        ax.axhline(chance, ls=":", color="grey", label="chance")
+    ax.set_xlabel("blocks removed")
+    ax.set_ylabel(f"mean {score} over tasks (evaluation split)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def relevance_scatter(table: pd.DataFrame, *, x: str = "cosine relevance", y: str = "accuracy relevance"):
+    """One panel per model: accuracy relevance against cosine relevance of every block and task."""
+    grid = sns.relplot(data=table, x=x, y=y, hue="task", col="model", kind="scatter", height=3.4,
+                       facet_kws={"sharex": False, "sharey": False})
+    for ax in grid.axes.flat:
+        ax.set_xscale("log")
+        ax.axhline(0, color="grey", lw=0.8)
+    plt.close(grid.figure)
+    return grid.figure

@@ -1,0 +1,442 @@
+"""Layer relevance: cosine relevance from one pass, accuracy relevance by removing each block.
+
+For block :math:`l` with input :math:`h_{l-1}` and output :math:`h_l` (token states),
+
+.. math::
+
+    R^{\\cos}_l = 1 - \\frac{1}{\\sum_i T_i}\\sum_i \\sum_{t \\le T_i} \\cos(h_{l-1,i,t}, h_{l,i,t}),
+    \\qquad R^{\\mathrm{acc}}_l = \\mathrm{acc}(\\text{model}) - \\mathrm{acc}(\\text{model} \\setminus l).
+
+Removing a set :math:`S` of blocks leaves blocks :math:`1..\\min S - 1` unchanged, so
+:func:`removal_sweep` runs each batch once intact, records every block's output, and resumes
+each removal from the recorded input of block :math:`\\min S` (a stand-in module replays it):
+the blocks before the first removed one are never recomputed. The result equals running the
+model under :func:`lrd.ablation.removed_layers` (``resume=False``; checked in the tests).
+
+References
+----------
+Hinostroza et al., arXiv:2605.14075 (2026), Sec. 3 (cosine relevance; relevance as accuracy drop).
+Men et al., "ShortGPT", arXiv:2403.03853 (2024): Block Influence = the same cosine score.
+Gromov et al., "The Unreasonable Ineffectiveness of the Deeper Layers", ICLR 2025, Sec. 3.2.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from lrd.ablation import anatomy, removed_layers, replaced_blocks
+from lrd.models import LoadedModel, _get
+from lrd.scoring import MCRequests, forward_batches, model_logits, request_logprobs
+
+__all__ = ["SweepResult", "removal_sweep", "angular_distance", "taylor_importance", "gromov_block",
+           "encoder_removal_states"]
+
+
+class _Replay(torch.nn.Module):
+    """Stand-in for blocks ``1..l``: returns their recorded output, ignoring its input."""
+
+    def __init__(self, output):
+        super().__init__()
+        self.output = output
+
+    def forward(self, *args, **kwargs):
+        return self.output
+
+
+def _hidden(x):
+    return x[0] if isinstance(x, (tuple, list)) else x
+
+
+@contextmanager
+def _recording(blocks: Sequence[torch.nn.Module]) -> Iterator[dict]:
+    """Record each block's input hidden state and raw output during forwards in the block."""
+    rec: dict = {"in": {}, "out": {}}
+    handles = []
+    for i, b in enumerate(blocks):
+        def pre(mod, args, kwargs, i=i):
+            rec["in"][i] = args[0] if args else kwargs["hidden_states"]
+
+        def post(mod, args, kwargs, output, i=i):
+            rec["out"][i] = output
+        handles += [b.register_forward_pre_hook(pre, with_kwargs=True), b.register_forward_hook(post, with_kwargs=True)]
+    try:
+        yield rec
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def _resumed(blocks: list, types: list | None, rec_out: dict, first: int, removed: set[int]):
+    """Block list (and layer types) resuming at 0-based block ``first`` with ``removed`` skipped."""
+    keep = [i for i in range(first, len(blocks)) if i not in removed]
+    new = ([_Replay(rec_out[first - 1])] if first > 0 else []) + [blocks[i] for i in keep]
+    new_types = None if types is None else ([types[first - 1]] if first > 0 else []) + [types[i] for i in keep]
+    return new, new_types
+
+
+@dataclass
+class SweepResult:
+    """Output of :func:`removal_sweep`.
+
+    Attributes
+    ----------
+    sets : list of tuple of int
+        The removal sets (1-based blocks); ``()`` is the intact model (always first).
+    lls : ndarray of shape (n_sets, n_requests)
+        Log-likelihood of every request under every removal set.
+    cosine : ndarray of shape (L,)
+        Cosine relevance of blocks 1..L from the intact pass.
+    last_token : ndarray of shape (L + 1, n_inputs, d)
+        States of the last input token at layers 0..L (block outputs, before any final norm).
+    block_forwards : float
+        Work done, in full-model forward passes over the task's inputs (a set resumed at
+        block ``m`` costs ``(L - m + 1 - |S|) / L``).
+    seconds : float
+    """
+
+    sets: list[tuple[int, ...]]
+    lls: np.ndarray
+    cosine: np.ndarray
+    last_token: np.ndarray
+    block_forwards: float
+    seconds: float
+    n_tokens: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def _check_sets(sets, n_layers: int) -> list[tuple[int, ...]]:
+    out = [()]
+    for s in sets:
+        s = tuple(sorted({int(i) for i in s}))
+        if s and not (1 <= s[0] and s[-1] <= n_layers):
+            raise ValueError(f"removal set {s} has blocks outside 1..{n_layers}")
+        if s not in out:
+            out.append(s)
+    return out
+
+
+@torch.inference_mode()
+def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Sequence[int]] | None = None, *,
+                  resume: bool = True, batch_size: int = 32, progress: bool | None = None) -> SweepResult:
+    """Log-likelihoods of a multiple-choice task with each set of blocks removed.
+
+    Parameters
+    ----------
+    model : LoadedModel
+        A decoder whose architecture is in ``lrd.models.ARCHITECTURES``.
+    requests : MCRequests
+        From :func:`lrd.scoring.build_requests`.
+    sets : sequence of sequences of int, optional
+        Blocks (1..L) to remove together; default: each block alone, ``[[1], [2], ..., [L]]``.
+        The intact model is always evaluated first.
+    resume : bool
+        Resume each removal from the intact run's recorded states (exact); ``False`` runs every
+        removal from the embeddings under :func:`lrd.ablation.removed_layers` (the reference).
+    batch_size : int
+    progress : bool, optional
+
+    Returns
+    -------
+    SweepResult
+    """
+    hf, row = anatomy(model)
+    blocks = list(_get(hf, row["blocks"]))
+    n = len(blocks)
+    sets = _check_sets([[i] for i in range(1, n + 1)] if sets is None else sets, n)
+    types = getattr(hf.config, "layer_types", None)
+    lls = np.full((len(sets), len(requests.item)), np.nan)
+    cos_sum, n_tok = np.zeros(n), 0
+    last = np.zeros((n + 1, len(requests.inputs), model.hidden_size), dtype=np.float32)
+    t0 = time.perf_counter()
+    work = 0.0
+    for batch, run in forward_batches(model, requests, batch_size=batch_size, progress=progress):
+        rows = batch.rows
+        with _recording(blocks) as rec:
+            reqs, ll = run()
+        lls[0, reqs] = ll
+        mask = batch.token_mask
+        n_tok += int(mask.sum())
+        for i in range(n):
+            a, b = rec["in"][i].float(), _hidden(rec["out"][i]).float()
+            cos_sum[i] += torch.nn.functional.cosine_similarity(a, b, dim=-1)[mask].sum().item()
+            last[i, rows] = a[:, -1].cpu().numpy()  # left padding: the last position is the last token
+        last[n, rows] = _hidden(rec["out"][n - 1])[:, -1].float().cpu().numpy()
+        for k, s in enumerate(sets[1:], start=1):
+            first = min(s) - 1 if resume else 0
+            new, new_types = _resumed(blocks, types, rec["out"], first, {i - 1 for i in s})
+            with replaced_blocks(model, new, new_types):
+                got, ll = run()
+            lls[k, got] = ll
+            work += (n - first - len(s)) / n * len(rows) / len(requests.inputs)
+        del rec
+    work += 1.0
+    return SweepResult(sets, lls, 1.0 - cos_sum / max(n_tok, 1), last, work, time.perf_counter() - t0, n_tok)
+
+
+def angular_distance(last_token: np.ndarray) -> np.ndarray:
+    """Gromov et al.'s angular distance between layers, averaged over inputs.
+
+    .. math:: d(l, l+n) = \\frac{1}{N}\\sum_i \\frac{1}{\\pi} \\arccos \\cos(x^{(l)}_i, x^{(l+n)}_i)
+
+    on the last token's states.
+
+    Parameters
+    ----------
+    last_token : ndarray of shape (L + 1, N, d)
+
+    Returns
+    -------
+    ndarray of shape (L + 1, L + 1), symmetric, zero diagonal, values in [0, 1].
+    """
+    x = np.asarray(last_token, dtype=np.float64)
+    if x.ndim != 3 or not np.isfinite(x).all():
+        raise ValueError(f"last_token must be a finite (L + 1, N, d) array, got shape {x.shape}")
+    u = x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-30)
+    cos = np.einsum("and,bnd->abn", u, u).clip(-1, 1)
+    d = (np.arccos(cos) / np.pi).mean(-1)
+    np.fill_diagonal(d, 0.0)
+    return d
+
+
+def gromov_block(distance: np.ndarray, k: int) -> list[int]:
+    """The ``k`` consecutive blocks Gromov et al. prune: ``l* + 1 .. l* + k``,
+    :math:`l^* = \\arg\\min_l d(l, l + k)` (1-based block numbers)."""
+    n = distance.shape[0] - 1
+    if not 0 <= k <= n:
+        raise ValueError(f"k must be in 0..{n}, got {k}")
+    if k == 0:
+        return []
+    start = int(np.argmin([distance[l, l + k] for l in range(n - k + 1)]))
+    return list(range(start + 1, start + k + 1))
+
+
+@contextmanager
+def _grad_on_embeddings(model: LoadedModel):
+    hf, row = anatomy(model)
+    params = [(p, p.requires_grad) for p in hf.parameters()]
+    emb = _get(hf, row["embeddings"])
+    handle = emb.register_forward_hook(lambda m, a, out: out.requires_grad_())
+    try:
+        for p, _ in params:
+            p.requires_grad_(False)
+        yield
+    finally:
+        handle.remove()
+        for p, flag in params:
+            p.requires_grad_(flag)
+
+
+def taylor_importance(model: LoadedModel, requests: MCRequests, *, batch_size: int = 16) -> np.ndarray:
+    """First-order Taylor estimate of the loss change when each block is removed.
+
+    Removing block :math:`l` replaces :math:`h_l` by :math:`h_{l-1}`; to first order the loss
+    (negative log-likelihood of the gold choices) changes by
+
+    .. math:: \\Delta \\mathcal L_l \\approx -\\Big\\langle \\frac{\\partial \\mathcal L}{\\partial h_l},
+              h_l - h_{l-1} \\Big\\rangle,
+
+    summed over tokens and items; the importance is :math:`|\\Delta \\mathcal L_l|`. A
+    reconstruction in the spirit of LLM-Pruner's first-order block importance (Ma et al., 2023),
+    taken with respect to the block's output rather than its weights (one backward pass).
+
+    Returns
+    -------
+    ndarray of shape (L,)
+    """
+    hf, row = anatomy(model)
+    blocks = list(_get(hf, row["blocks"]))
+    gold = set(np.flatnonzero(requests.choice == requests.labels[requests.item]).tolist())
+    total = np.zeros(len(blocks))
+    with _grad_on_embeddings(model):
+        for batch, _ in forward_batches(model, requests, batch_size=batch_size, progress=False):
+            if not gold.intersection(batch.requests):
+                continue
+            with _recording(blocks) as rec:
+                logits = model_logits(model, batch)
+                outs = [_hidden(rec["out"][i]) for i in range(len(blocks))]
+                for o in outs:
+                    o.retain_grad()
+                ll = request_logprobs(model, batch, requests, logits)
+                loss = -sum(ll[n] for n, j in enumerate(batch.requests) if j in gold)
+                loss.backward()
+                m = batch.token_mask
+                for i, o in enumerate(outs):
+                    total[i] += -(o.grad * (o - rec["in"][i]))[m].sum().item()
+    return np.abs(total)
+
+
+@torch.inference_mode()
+def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, batch_size: int = 32,
+                           max_length: int = 512, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Mean-pooled final-layer states with each block removed, resumed from the intact pass.
+
+    Returns
+    -------
+    pooled : ndarray of shape (L + 1, n_texts, d)
+        Row 0 intact, row ``l`` with block ``l`` removed.
+    cosine : ndarray of shape (L,)
+        Cosine relevance of each block (over real tokens).
+    """
+    from lrd.extract import batches_by_length, pool
+
+    hf, row = anatomy(model)
+    blocks = list(_get(hf, row["blocks"]))
+    n = len(blocks)
+    tok = model.tokenizer
+    ids = tok(list(texts), truncation=True, max_length=max_length)["input_ids"]
+    pooled = np.zeros((n + 1, len(texts), model.hidden_size), dtype=np.float32)
+    cos_sum, n_tok = np.zeros(n), 0
+    progress = sys.stderr.isatty() if progress is None else progress
+    for idx in tqdm(batches_by_length([len(x) for x in ids], batch_size), disable=not progress,
+                    desc=f"ablate {model.name}", unit="batch"):
+        enc = tok.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt", padding_side="right")
+        enc = {k: v.to(model.device) for k, v in enc.items()}
+        with _recording(blocks) as rec:
+            out = hf(**enc).last_hidden_state
+        pooled[0, idx] = pool(out, enc["attention_mask"], "mean").float().cpu().numpy()
+        m = enc["attention_mask"].bool()
+        n_tok += int(m.sum())
+        for i in range(n):
+            a, b = rec["in"][i].float(), _hidden(rec["out"][i]).float()
+            cos_sum[i] += torch.nn.functional.cosine_similarity(a, b, dim=-1)[m].sum().item()
+        for l in range(1, n + 1):
+            new, _ = _resumed(blocks, None, rec["out"], l - 1, {l - 1})
+            with replaced_blocks(model, new):
+                out = hf(**enc).last_hidden_state
+            pooled[l, idx] = pool(out, enc["attention_mask"], "mean").float().cpu().numpy()
+    return pooled, 1.0 - cos_sum / max(n_tok, 1)
+
+
+def naive_removal_lls(model: LoadedModel, requests: MCRequests, sets: Sequence[Sequence[int]], *,
+                      batch_size: int = 32) -> np.ndarray:
+    """Reference for :func:`removal_sweep`: every set run from the embeddings (no reuse)."""
+    from lrd.scoring import loglikelihoods
+
+    out = [loglikelihoods(model, requests, batch_size=batch_size, progress=False)]
+    for s in sets:
+        with removed_layers(model, s):
+            out.append(loglikelihoods(model, requests, batch_size=batch_size, progress=False))
+    return np.stack(out)
+
+
+
+def probe_accuracy(states: np.ndarray, task, *, C: float = 1.0) -> float:
+    """Test accuracy of a logistic-regression probe trained on the task's train split.
+
+    Parameters
+    ----------
+    states : ndarray of shape (n_texts, d)
+        One pooled state per row of ``task.frame`` (its ``split`` column picks train/test).
+    task : lrd.Task
+        A classification task.
+    C : float
+        Inverse L2 strength (scikit-learn's default); features are standardised first.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x = np.asarray(states, dtype=np.float64)
+    if x.shape[0] != len(task.frame) or not np.isfinite(x).all():
+        raise ValueError(f"states must be finite with one row per task row ({len(task.frame)}), got {x.shape}")
+    train = (task.frame["split"] == "train").to_numpy()
+    y = task.labels
+    if len(np.unique(y[train])) < 2 or (~train).sum() == 0:
+        raise ValueError(f"task {task.name} needs two classes in its train split and a test split")
+    clf = make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=2000))
+    clf.fit(x[train], y[train])
+    return float(clf.score(x[~train], y[~train]))
+
+
+# Encoder scores (higher = better) by name, so that a chapter parameter can choose one; the
+# mid-layer evaluation can be registered here when it exists.
+ENCODER_SCORERS = {"probe": probe_accuracy}
+
+
+def relevance_rows(sweep: SweepResult, requests: MCRequests, *, model: str, task: str,
+                   metric: str = "acc") -> tuple[pd.DataFrame, np.ndarray]:
+    """Tidy relevance rows of a single-block sweep, and the per-item correctness behind them.
+
+    Returns
+    -------
+    rows : DataFrame
+        ``model, task, measurement, layer, depth, value`` for ``cosine relevance`` and
+        ``accuracy relevance`` (full ``metric`` minus ``metric`` with the block removed),
+        blocks 1..L.
+    correct : ndarray of shape (L + 1, n_items)
+        0/1 correctness (row 0 intact, row ``l`` without block ``l``).
+    """
+    from lrd.report import per_layer
+    from lrd.scoring import mc_accuracy
+
+    n = len(sweep.cosine)
+    where = {s: i for i, s in enumerate(sweep.sets)}
+    missing = [l for l in range(1, n + 1) if (l,) not in where]
+    if missing:
+        raise ValueError(f"the sweep lacks single-block removals {missing}; include every [l] in its sets")
+    correct = mc_accuracy(sweep.lls[[0] + [where[(l,)] for l in range(1, n + 1)]], requests)[metric]
+    acc = correct.mean(1)
+    layers = np.arange(1, n + 1)
+    rows = pd.concat([per_layer(sweep.cosine, model=model, task=task, measurement="cosine relevance",
+                                layers=layers, n_layers=n),
+                      per_layer(acc[0] - acc[1:], model=model, task=task, measurement="accuracy relevance",
+                                layers=layers, n_layers=n)], ignore_index=True)
+    return rows, correct
+
+
+def pruning_accuracy(sweep: SweepResult, requests: MCRequests, plan: pd.DataFrame, *,
+                     metric: str = "acc") -> np.ndarray:
+    """Mean ``metric`` of each row of a :func:`lrd.agreement.pruning_sets` plan, from a sweep
+    run with ``sets = plan["removed"]``; shape (len(plan),)."""
+    from lrd.scoring import mc_accuracy
+
+    where = {s: i for i, s in enumerate(sweep.sets)}
+    acc = mc_accuracy(sweep.lls, requests)[metric].mean(1)
+    return np.array([acc[where[tuple(s)]] for s in plan["removed"]])
+
+
+def calibration_plan(model: LoadedModel, calibration: dict[str, MCRequests], ks: Sequence[int], *,
+                     n_random: int = 5, batch_size: int = 32) -> tuple[pd.DataFrame, list[SweepResult]]:
+    """Rank blocks on calibration items with every rule and list the blocks each rule prunes.
+
+    Rules (see :func:`lrd.agreement.pruning_sets`): cosine relevance (Block Influence),
+    accuracy relevance (ties broken by the mean log-likelihood drop), first-order Taylor
+    importance, Gromov's angular distance, and ``n_random`` random orders. Scores are averaged
+    (Taylor: summed) over the calibration tasks.
+
+    Returns
+    -------
+    plan : DataFrame ``rule, seed, k, removed``
+    sweeps : the single-block calibration sweeps (for counting work)
+    """
+    from lrd.agreement import pruning_sets
+
+    sweeps = {t: removal_sweep(model, r, batch_size=batch_size) for t, r in calibration.items()}
+    acc = np.mean([relevance_rows(s, calibration[t], model=model.name, task=t)[0].query(
+        "measurement == 'accuracy relevance'")["value"].to_numpy() for t, s in sweeps.items()], axis=0)
+    ll_drop = np.mean([(s.lls[0] - s.lls[1:]).mean(1) for s in sweeps.values()], axis=0)
+    scores = {"cosine (BI)": np.mean([s.cosine for s in sweeps.values()], axis=0),
+              "accuracy (calibration)": acc,
+              "Taylor (first order)": np.sum([taylor_importance(model, r) for r in calibration.values()], axis=0)}
+    dist = np.mean([angular_distance(s.last_token) for s in sweeps.values()], axis=0)
+    plan = pruning_sets(scores, list(ks), distance=dist, n_random=n_random,
+                        tiebreak={"accuracy (calibration)": ll_drop})
+    return plan, list(sweeps.values())
+
+
+def pruning_table(plan: pd.DataFrame, intact: float, tasks: Sequence[str]) -> pd.DataFrame:
+    """Pruning curves: the plan with ``acc`` = mean over ``tasks`` columns, plus ``k = 0`` rows
+    (the intact accuracy) for every rule and seed."""
+    curves = plan.assign(acc=plan[list(tasks)].mean(axis=1))
+    start = curves[["rule", "seed"]].drop_duplicates().assign(k=0, acc=intact)
+    start["removed"] = [()] * len(start)
+    return pd.concat([start, curves], ignore_index=True).sort_values(["rule", "seed", "k"], ignore_index=True)

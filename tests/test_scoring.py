@@ -1,0 +1,136 @@
+"""Multiple-choice log-likelihoods and acc / acc_norm, against hand computation and lm-eval."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from lrd.relevance import naive_removal_lls, removal_sweep
+from lrd.scoring import build_requests, loglikelihoods, mc_accuracy
+from lrd.tasks import Task
+
+
+def _task() -> Task:
+    contexts = [["the cat sat on"] * 3, ["a dog is"] * 2, ["the model is very"] * 3,
+                ["the cat is good and the dog", "the cat is bad and the dog"]]
+    choices = [[" the mat", " a dog", " the layer model text"], [" good", " bad"],
+               [" good", " not good", " bad"], [" is good", " is good"]]
+    frame = pd.DataFrame({"contexts": contexts, "choices": choices, "label": [0, 1, 2, 0], "split": "test"})
+    return Task("toy", "multiple_choice", frame, None, "test")
+
+
+def _by_hand(model, context: str, continuation: str) -> float:
+    tok = model.tokenizer
+    ctx = tok(context)["input_ids"]
+    whole = tok(context + continuation)["input_ids"]
+    with torch.no_grad():
+        logp = torch.log_softmax(model.model(torch.tensor([whole])).logits[0].double(), -1)
+    return float(sum(logp[t - 1, whole[t]] for t in range(len(ctx), len(whole))))
+
+
+def test_loglikelihoods_match_hand_computation(tiny_decoder):
+    task = _task()
+    req = build_requests(tiny_decoder, task)
+    got = loglikelihoods(tiny_decoder, req, batch_size=3)  # mixed lengths: left padding is exercised
+    want = [_by_hand(tiny_decoder, c, ch) for cs, chs in zip(task.frame["contexts"], task.frame["choices"])
+            for c, ch in zip(cs, chs)]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    # choices sharing a context share one row, and the result equals unpacked scoring
+    assert len(req.inputs) < len(req.item)
+    plain = build_requests(tiny_decoder, task, share_context=False)
+    assert plain.n_tokens > req.n_tokens
+    np.testing.assert_allclose(loglikelihoods(tiny_decoder, plain, batch_size=3), want, rtol=1e-5, atol=1e-5)
+
+
+def test_acc_norm_divides_by_choice_characters_without_the_delimiter():
+    req = type("R", (), {})()
+    req.item, req.labels = np.array([0, 0]), np.array([1])
+    req.completion_len = np.array([len("a"), len("longer answer")])  # " a", " longer answer"
+    lls = np.array([-2.0, -10.0])  # raw: choice 0; per character: -2/1 < -10/13 -> choice 1
+    acc = mc_accuracy(lls, req)
+    assert acc["acc"].tolist() == [0.0] and acc["acc_norm"].tolist() == [1.0]
+
+
+def test_completion_lengths_follow_the_harness(tiny_decoder):
+    req = build_requests(tiny_decoder, _task())
+    assert req.completion_len[:3].tolist() == [len("the mat"), len("a dog"), len("the layer model text")]
+
+
+def test_matches_lm_eval_harness_hflm(tiny_decoder):
+    """lm-eval's HFLM wrapper runs offline on our loaded model object; its numbers are ours."""
+    lm_eval = pytest.importorskip("lm_eval")
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    lm = HFLM(pretrained=tiny_decoder.model, tokenizer=tiny_decoder.tokenizer, backend="causal", batch_size=4,
+              device="cpu")
+    task = _task()
+    pairs = [(c, ch) for cs, chs in zip(task.frame["contexts"], task.frame["choices"]) for c, ch in zip(cs, chs)]
+    inst = [Instance("loglikelihood", {}, p, i) for i, p in enumerate(pairs)]
+    theirs = np.array([ll for ll, _ in lm.loglikelihood(inst, disable_tqdm=True)])
+    ours = loglikelihoods(tiny_decoder, build_requests(tiny_decoder, task))
+    assert lm_eval.__version__
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("share", [True, False])
+@pytest.mark.parametrize("sets", [None, [[2, 3], [1, 4], [3, 4]]])
+def test_resumed_sweep_equals_naive(tiny_decoder, sets, share):
+    req = build_requests(tiny_decoder, _task(), share_context=share)
+    fast = removal_sweep(tiny_decoder, req, sets, batch_size=3)
+    slow = naive_removal_lls(tiny_decoder, req, fast.sets[1:], batch_size=3)
+    np.testing.assert_allclose(fast.lls, slow, rtol=1e-5, atol=1e-5)
+    assert fast.block_forwards < len(fast.sets)  # it did save work
+    again = removal_sweep(tiny_decoder, req, sets, resume=False, batch_size=3)
+    np.testing.assert_allclose(again.lls, slow, rtol=1e-5, atol=1e-5)
+
+
+def test_cosine_relevance_is_one_minus_mean_token_cosine(tiny_decoder):
+    req = build_requests(tiny_decoder, _task(), share_context=False)
+    res = removal_sweep(tiny_decoder, req, [], batch_size=3)
+    rows = []
+    with torch.no_grad():
+        for x in req.inputs:
+            hs = tiny_decoder.model.base_model(torch.tensor([x]), output_hidden_states=True).hidden_states
+            rows.append([torch.cosine_similarity(hs[i][0], hs[i + 1][0], dim=-1) for i in range(len(hs) - 2)])
+    # the last hidden state is normed in HF's output: compare blocks 1..L-1
+    want = [1 - torch.cat([r[i] for r in rows]).mean().item() for i in range(len(rows[0]))]
+    np.testing.assert_allclose(res.cosine[:-1], want, rtol=1e-4, atol=1e-6)
+
+
+def test_taylor_importance_is_the_directional_derivative_of_the_gold_loss(tiny_decoder):
+    """|d/de L(h_l - e (h_l - h_{l-1}))| at e = 0, by finite differences on block 2's output."""
+    from lrd.relevance import taylor_importance
+
+    req = build_requests(tiny_decoder, _task())
+    imp = taylor_importance(tiny_decoder, req, batch_size=3)
+    assert imp.shape == (4,) and np.isfinite(imp).all() and (imp >= 0).all()
+    block = tiny_decoder.blocks[1]
+    gold = req.choice == req.labels[req.item]
+
+    def loss(eps):
+        def hook(mod, args, kwargs, out):
+            return out - eps * (out - (args[0] if args else kwargs["hidden_states"]))
+        h = block.register_forward_hook(hook, with_kwargs=True)
+        try:
+            return -loglikelihoods(tiny_decoder, req)[gold].sum()
+        finally:
+            h.remove()
+    e = 1e-3
+    fd = (loss(e) - loss(-e)) / (2 * e)
+    assert imp[1] == pytest.approx(abs(fd), rel=1e-2, abs=1e-4)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("key", ["gemma3", "smollm2"])
+def test_packed_context_equals_unpacked_on_the_panel(key, require_panel):
+    import lrd
+
+    require_panel(key)
+    model = lrd.load_model(key)
+    task = lrd.load_task("arc_easy").split("test").subset(3, seed=0)
+    packed = loglikelihoods(model, build_requests(model, task), batch_size=2)
+    plain = loglikelihoods(model, build_requests(model, task, share_context=False), batch_size=2)
+    np.testing.assert_allclose(packed, plain, rtol=1e-4, atol=1e-3)
