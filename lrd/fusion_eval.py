@@ -151,3 +151,44 @@ def lee_pairs(texts: Sequence[str], task) -> tuple[np.ndarray, np.ndarray]:
     if missing:
         raise ValueError(f"{len(missing)} documents of the pairs are not among the extracted texts")
     return np.array([[index[s], index[t]] for s, t in zip(a, b)]), np.asarray(task.labels, dtype=np.float32)
+
+
+def task_scores(states: np.ndarray, task, methods: Sequence[str], *, texts: Sequence[str] | None = None,
+                **options) -> pd.DataFrame:
+    """Scores of several methods on one task: classification (accuracy) or STS (Spearman).
+
+    ``states`` are the extraction of ``texts`` (default ``task.texts``); for STS the pairs of
+    ``task`` are mapped onto them. ``options`` go to :func:`classification_scores` or
+    :func:`similarity_scores`.
+    """
+    if task.type == "sts":
+        pairs, target = lee_pairs(list(task.texts if texts is None else texts), task)
+        return pd.concat([similarity_scores(states, pairs, target, m, **options) for m in methods], ignore_index=True)
+    is_test = task.frame["split"].to_numpy() == "test"
+    return pd.concat([classification_scores(states, task.labels, is_test, m, **options) for m in methods],
+                     ignore_index=True)
+
+
+def encoder_variants(states: np.ndarray, task, variants: dict[str, dict], *, method: str = "cayley",
+                     **options) -> pd.DataFrame:
+    """Scores of one method under named encoder settings (``{"name": make_method kwargs}``)."""
+    rows = [task_scores(states, task, [method], **options, **kwargs).assign(variant=name)
+            for name, kwargs in variants.items()]
+    return pd.concat(rows, ignore_index=True)
+
+
+def few_shot_scores(states: np.ndarray, task, methods: Sequence[str], shots: Sequence[int],
+                    **options) -> pd.DataFrame:
+    """Accuracy of each method when every seed trains on ``k`` examples per class, for each k."""
+    is_test = task.frame["split"].to_numpy() == "test"
+    return pd.concat([classification_scores(states, task.labels, is_test, m, per_class=k, **options).assign(shots=k)
+                      for k in shots for m in methods], ignore_index=True)
+
+
+def parameter_share(base_params: int, dim: int, num_states: int, num_classes: int, *, method: str = "cayley",
+                    **encoder) -> dict:
+    """Trainable parameters of ``method`` (encoder and head) and their share of the base model's."""
+    from lrd.aggregation import count_parameters
+
+    n = count_parameters(make_method(method, dim, num_states, num_classes, **encoder))
+    return {"method": method, "params": n, "base_params": int(base_params), "share": n / base_params}
