@@ -32,7 +32,7 @@ def _stack(states: np.ndarray, method: str) -> torch.Tensor:
         raise ValueError(f"states must have shape (S, N, d), got {states.shape}")
     if not np.isfinite(states).all():
         raise ValueError("states contain non-finite values")
-    x = torch.from_numpy(states).permute(1, 0, 2)
+    x = torch.tensor(states).permute(1, 0, 2)  # a copy: cached states are read-only memory maps
     return (x[:, -1:] if method in LAST_ONLY else x).contiguous()
 
 

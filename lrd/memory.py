@@ -16,6 +16,9 @@ graphs against the fully connected layer graph); the ``ilge`` package's per-toke
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from typing import Callable, Sequence
 
 import numpy as np
@@ -24,6 +27,24 @@ import torch
 
 from lrd.aggregation import GraphEncoder
 from lrd.cayley import cayley_graph, complete_graph, smallest_n
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Silence the profiler's start/stop lines, which its C++ side writes to file descriptors 1 and 2."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 1)
+        os.dup2(null.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
 
 
 def peak_memory(fn: Callable[[], object], *, device: str = "cpu") -> int:
@@ -37,7 +58,7 @@ def peak_memory(fn: Callable[[], object], *, device: str = "cpu") -> int:
         return int(torch.cuda.max_memory_allocated() - start)
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with _quiet(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         fn()
     events = sorted((e.time_range.start, e.self_cpu_memory_usage) for e in prof.events() if e.self_cpu_memory_usage)
     return int(max(0, np.cumsum([m for _, m in events]).max())) if events else 0

@@ -191,12 +191,12 @@ def fit(build: Callable[[], nn.Module], objective, train: Sequence[np.ndarray], 
     best = {k: v.detach().clone() for k, v in params.items()}
     best_val = torch.full((K, groups), float("inf"))
     bad = torch.zeros((K, groups), dtype=torch.long)
-    gen = torch.Generator().manual_seed(int(seeds[0]))
+    gens = [torch.Generator().manual_seed(int(s)) for s in seeds]  # each seed its own batch order
     torch.manual_seed(int(seeds[0]) + 7919)  # dropout masks
     epoch = 0
     for epoch in range(1, config.max_epochs + 1):
         base.train()
-        order = torch.stack([torch.randperm(n_train, generator=gen) for _ in range(K)])
+        order = torch.stack([torch.randperm(n_train, generator=g) for g in gens])
         order = torch.gather(train_t, 1, order)
         for start in range(0, n_train, config.batch_size):
             opt.zero_grad()
@@ -205,7 +205,7 @@ def fit(build: Callable[[], nn.Module], objective, train: Sequence[np.ndarray], 
         base.eval()
         with torch.no_grad():
             current = losses(params, buffers, *objective.batch(val_t))  # (K, G)
-        improved = current < best_val
+        improved = (current < best_val) & (bad < config.patience)  # a stopped seed stays stopped
         best_val = torch.where(improved, current, best_val)
         bad = torch.where(improved, 0, bad + 1)
         for name, p in params.items():
