@@ -73,10 +73,10 @@ def classification_scores(states: np.ndarray, labels: np.ndarray, is_test: np.nd
         tr, va = stratified_holdout(labels[items], len(items), config.val_fraction, seed=s)
         train.append(items[tr])
         val.append(items[va])
-    objective = Classification(x, torch.as_tensor(labels, dtype=torch.long))
+    objective = Classification(x, torch.tensor(labels, dtype=torch.long))
     fitted = fit(lambda: make_method(method, x.shape[2], x.shape[1], n_classes, **encoder), objective, train, val,
                  seeds=seeds, config=config)
-    correct = (fitted.predict(objective, test) == torch.as_tensor(labels[test])[None, :, None]).float().mean(1)
+    correct = (fitted.predict(objective, test) == torch.tensor(labels[test])[None, :, None]).float().mean(1)
     layer = fitted.best_val.argmin(1)  # (K,): the 'best' method's choice; 0 for one group
     score = correct.gather(1, layer[:, None])[:, 0]
     return pd.DataFrame({"method": method, "seed": list(seeds), "score": score.numpy(),
@@ -134,7 +134,7 @@ def similarity_scores(states: np.ndarray, pairs: np.ndarray, scores: np.ndarray,
         else:
             x = _stack(states, method)
             split = [stratified_holdout(None, len(train), config.val_fraction, seed=s) for s in seeds]
-            objective = Similarity(x, torch.as_tensor(pairs), torch.as_tensor(scores))
+            objective = Similarity(x, torch.tensor(pairs), torch.tensor(scores))
             fitted = fit(lambda: make_method(method, x.shape[2], x.shape[1], None, **encoder), objective,
                          [train[t] for t, _ in split], [train[v] for _, v in split], seeds=seeds, config=config)
             pred = fitted.predict(objective, test)[:, :, 0].numpy()

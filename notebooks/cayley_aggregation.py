@@ -140,6 +140,7 @@ csv_path = save_results(scores, "cayley_aggregation", results_dir)
 glue("n_samples", n_samples)
 glue("state_counts", ", ".join(f"{m} {s}" for m, s in n_states.items()))
 glue("graph_sizes", ", ".join(f"{graph_summary(smallest_n(s))['nodes']}" for s in n_states.values()))
+summary.groupby("method", sort=False)["mean"].mean().round(3).to_frame("mean over models and tasks")
 
 # %% [markdown]
 # ### Results in the paper's layout
