@@ -78,6 +78,10 @@ device = "cpu"
 results_dir = "results"
 
 # %% tags=["hide-input"]
+import json
+import time
+from pathlib import Path
+
 import pandas as pd
 
 import lrd
@@ -122,12 +126,15 @@ pd.DataFrame([graph_summary(n) for n in range(2, 9)]).set_index("n")
 # {glue:text}`cayley_aggregation-n_samples` texts per task, the task's own train/test halves).
 
 # %% tags=["hide-input"]
-scores, shares, kept, n_states = [], [], {}, {}
+scores, shares, kept, n_states, seconds = [], [], {}, {}, {"extract": 0.0, "train": 0.0}
 for name in models:
     model = lrd.load_model(name, device=device)
     for t, texts in task_texts.items():
+        t0 = time.perf_counter()
         states = lrd.extract(model, texts, pooling="mean")
+        t1 = time.perf_counter()
         scores.append(task_scores(states, full_task[t], methods, texts=texts, **options).assign(model=name, task=t))
+        seconds["extract"], seconds["train"] = seconds["extract"] + t1 - t0, seconds["train"] + time.perf_counter() - t1
         kept.update({(name, t): states} if name == ablation_model else {})
     n_states[name] = model.n_layers + 1
     shares.append({"model": name, **parameter_share(model.n_params, model.hidden_size, model.n_layers + 1,
@@ -268,3 +275,4 @@ glue("verdict_gain", verdict_gain(classification, ILSE_MAX_GAIN_PP))
 glue("verdict_parameters", verdict_parameters(shares, ILSE_MAX_PARAM_SHARE))
 glue("verdict_few_shot", verdict_few_shot(shot_summary))
 glue_path = glue.save(results_dir)
+(Path(results_dir) / "cayley_aggregation_seconds.json").write_text(json.dumps(seconds))  # not printed: varies
