@@ -359,9 +359,11 @@ class Embedder(nn.Module):
 
 def make_encoder(method: str, dim: int, num_states: int, *, hidden: int = 256, gnn_layers: int = 1,
                  conv: str = "gin", dropout: float = 0.1, positional: bool = False,
-                 mapping_seed: int | None = None, reference_duplicates: bool = False) -> nn.Module:
+                 mapping_seed: int | None = None, reference_duplicates: bool = False,
+                 aggregation: str = "dense") -> nn.Module:
     """The encoder of one method (see :data:`METHODS`; ``best`` is built by :func:`make_method`)."""
-    graph = dict(hidden=hidden, num_layers=gnn_layers, conv=conv, dropout=dropout, positional=positional)
+    graph = dict(hidden=hidden, num_layers=gnn_layers, conv=conv, dropout=dropout, positional=positional,
+                 aggregation=aggregation)
     builders = {
         "last": lambda: LayerSelect(dim, num_states, -1),
         "mean": lambda: LayerMean(dim, num_states),
