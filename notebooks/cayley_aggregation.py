@@ -274,5 +274,7 @@ glue("verdict_baselines", verdict_outperforms(summary))
 glue("verdict_gain", verdict_gain(classification, ILSE_MAX_GAIN_PP))
 glue("verdict_parameters", verdict_parameters(shares, ILSE_MAX_PARAM_SHARE))
 glue("verdict_few_shot", verdict_few_shot(shot_summary))
+seconds_path = Path(results_dir) / "cayley_aggregation_seconds.json"  # wall times vary: saved, not printed
+seconds_path.parent.mkdir(parents=True, exist_ok=True)
+seconds_path.write_text(json.dumps(seconds))
 glue_path = glue.save(results_dir)
-(Path(results_dir) / "cayley_aggregation_seconds.json").write_text(json.dumps(seconds))  # not printed: varies
