@@ -19,7 +19,8 @@ import torch
 from scipy.stats import spearmanr
 
 from lrd.aggregation import make_method
-from lrd.training import Classification, Similarity, TrainConfig, fit, few_shot_indices, stratified_holdout
+from lrd.training import (Classification, Similarity, TrainConfig, few_shot_indices, fit, stratified_holdout,
+                          torch_threads)
 
 LAST_ONLY = ("last", "mlp")  # methods that read only the last state
 UNTRAINED_STS = ("last", "best", "mean")  # raw cosine of the states, as the paper's Last-/Best-Layer
@@ -76,7 +77,9 @@ def classification_scores(states: np.ndarray, labels: np.ndarray, is_test: np.nd
     objective = Classification(x, torch.tensor(labels, dtype=torch.long))
     fitted = fit(lambda: make_method(method, x.shape[2], x.shape[1], n_classes, **encoder), objective, train, val,
                  seeds=seeds, config=config)
-    correct = (fitted.predict(objective, test) == torch.tensor(labels[test])[None, :, None]).float().mean(1)
+    with torch_threads(config.threads):
+        predicted = fitted.predict(objective, test)
+    correct = (predicted == torch.tensor(labels[test])[None, :, None]).float().mean(1)
     layer = fitted.best_val.argmin(1)  # (K,): the 'best' method's choice; 0 for one group
     score = correct.gather(1, layer[:, None])[:, 0]
     return pd.DataFrame({"method": method, "seed": list(seeds), "score": score.numpy(),

@@ -13,6 +13,7 @@ package's training loop (Adam, lr 1e-3, weight decay 1e-4, batch 64, early stopp
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -41,6 +42,19 @@ class TrainConfig:
     max_epochs: int = 40
     patience: int = 5
     val_fraction: float = 0.15
+    threads: int | None = 1  # torch CPU threads while training (None: leave as is); see fit
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """Run with ``n`` torch CPU threads, restoring the previous number afterwards."""
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def stratified_holdout(labels: np.ndarray | None, n: int, fraction: float, *, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -169,7 +183,16 @@ def fit(build: Callable[[], nn.Module], objective, train: Sequence[np.ndarray], 
     train, val : sequences of K index arrays
         Every seed's arrays must have the same lengths (they come from the same split rule).
     seeds : sequence of K ints
+    config : TrainConfig
+        ``config.threads`` torch threads are used while training (1 by default: the tensors are
+        small, and on a shared CPU the synchronisation of a second thread costs more per
+        operation than it saves; measured by ``benchmarks/cayley_training.py``).
     """
+    with torch_threads(config.threads):
+        return _fit(build, objective, train, val, seeds=seeds, config=config)
+
+
+def _fit(build, objective, train, val, *, seeds, config) -> Fitted:
     if not (len(train) == len(val) == len(seeds)) or len(seeds) == 0:
         raise ValueError("train, val and seeds must have the same positive length")
     if len({len(t) for t in train}) != 1 or len({len(v) for v in val}) != 1:

@@ -64,7 +64,7 @@ n_samples = 500  # texts per task (shared extraction with the mid_layer chapter)
 methods = ["last", "best", "mean", "elmo", "mlp", "deepset", "dwatt", "fc", "cayley"]
 seeds = [0, 1, 2]
 gnn_layers = 1  # K; the paper searches {1, 2}
-max_epochs = 25
+max_epochs = 20
 patience = 4
 sts_folds = 3
 ablation_model = "mpnet"  # ablations run on one model and task
@@ -75,6 +75,7 @@ few_shot_tasks = ["sst2", "tweet_sentiment"]
 few_shot_methods = ["last", "best", "fc", "cayley"]
 memory_tokens = [8, 16, 32, 64]  # sequence lengths of the token-level graph
 device = "cpu"
+train_threads = 1  # torch threads while training the small aggregators (extraction keeps the default)
 results_dir = "results"
 
 # %% tags=["hide-input"]
@@ -97,7 +98,7 @@ from lrd.training import TrainConfig
 glue = Glue("cayley_aggregation")
 for key, claim in ILSE_CLAIMS.items():
     glue(f"claim_{key}", claim.text)
-config = TrainConfig(max_epochs=max_epochs, patience=patience)
+config = TrainConfig(max_epochs=max_epochs, patience=patience, threads=train_threads)
 glue("lr", config.lr)
 glue("max_epochs", max_epochs)
 glue("patience", patience)
