@@ -47,7 +47,8 @@
 # layer, on every layer (the best chosen on validation), on the mean of layers, on an
 # ELMo-style softmax-weighted sum; an MLP on the last layer; a DeepSet over the layers; and
 # depth-wise attention (DWAtt). **Training** (our reconstruction of the protocol at our scale):
-# Adam (lr {glue:text}`cayley_aggregation-lr`, weight decay 1e-4, batches of 64), early
+# Adam (lr {glue:text}`cayley_aggregation-lr`, weight decay {glue:text}`cayley_aggregation-weight_decay`,
+# batches of {glue:text}`cayley_aggregation-batch_size`), early
 # stopping on the loss of a stratified 15% validation split of the training half, at most
 # {glue:text}`cayley_aggregation-max_epochs` epochs with patience
 # {glue:text}`cayley_aggregation-patience`; every seed draws its own initialisation, dropout,
@@ -100,6 +101,8 @@ for key, claim in ILSE_CLAIMS.items():
     glue(f"claim_{key}", claim.text)
 config = TrainConfig(max_epochs=max_epochs, patience=patience, threads=train_threads)
 glue("lr", config.lr)
+glue("weight_decay", config.weight_decay)
+glue("batch_size", config.batch_size)
 glue("max_epochs", max_epochs)
 glue("patience", patience)
 glue("n_seeds", len(seeds))
