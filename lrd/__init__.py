@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from lrd import book, metrics, plots, report, stats, tasks
+from lrd import aggregation, book, cayley, metrics, plots, report, stats, tasks
 from lrd.ablation import removed_layers
 from lrd.assets import fetch, lrd_home
 from lrd.extract import extract, pool
@@ -10,5 +10,6 @@ from lrd.models import LoadedModel, load_model
 from lrd.report import Glue, Verdict
 from lrd.tasks import Task, load_task
 
-__all__ = ["Glue", "LoadedModel", "Task", "Verdict", "book", "extract", "fetch", "load_model", "load_task",
-           "lrd_home", "metrics", "plots", "pool", "removed_layers", "report", "stats", "tasks", "__version__"]
+__all__ = ["Glue", "LoadedModel", "Task", "Verdict", "aggregation", "book", "cayley", "extract", "fetch",
+           "load_model", "load_task", "lrd_home", "metrics", "plots", "pool", "removed_layers", "report", "stats",
+           "tasks", "__version__"]

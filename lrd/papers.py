@@ -66,3 +66,36 @@ ABLATION_CLAIMS = {
                   "Layer 16 of OLMo appears \"unimportant\" by cosine similarity [...], yet removing it results in "
                   "a 66% average accuracy crash across ten datasets"),
 }
+
+
+ILSE = Paper("ulanovski2026ilse", "Tom Ulanovski, Eyal Blyachman, Maya Bechler-Speicher",
+             "Improving LLM Final Representations with Inter-Layer Geometry",
+             "arXiv:2603.22665 v3 (NeurIPS 2026); code: github.com/tomulanovski/ILSE, PyPI package ilge 0.1.0")
+
+ILSE_CLAIMS = {
+    "fc": Claim(ILSE, "abstract (v3)", "a lightweight Graph Neural Network over a fully connected graph of LLM layers "
+                "is more efficient and achieves significantly stronger predictive performance than existing "
+                "approaches."),
+    "cayley": Claim(ILSE, "abstract (v3)", "We then introduce the Cayley-Encoder, which further improves both "
+                    "efficiency and predictive performance by replacing the fully connected graph with a Cayley "
+                    "graph over SL(2, Z_n)."),
+    "baselines": Claim(ILSE, "abstract (v3)", "In an evaluation of Cayley-Encoder across 13 tasks and 9 LLMs, "
+                       "Cayley-Encoder consistently outperforms baselines, achieving improvements of up to 40 "
+                       "percentage points in accuracy, while introducing at most 0.1% additional parameters "
+                       "relative to the LLM size."),
+    "few_shot": Claim(ILSE, "abstract (v3)", "We further show that Cayley-Encoder is effective in few-shot regimes."),
+}
+
+# Numbers quoted from the paper's abstract (v3), the unit the abstract states.
+ILSE_MAX_GAIN_PP = 40.0  # "improvements of up to 40 percentage points in accuracy"
+ILSE_MAX_PARAM_SHARE = 0.001  # "at most 0.1% additional parameters relative to the LLM size"
+
+# The encoder's defaults, from the paper's code: ilge 0.1.0 `tuning.recommended_config("cayley")`
+# (GIN, hidden 256, 1 message-passing layer, 1 MLP layer in GIN, mean pooling, dropout 0.1, Adam
+# lr 1e-3, weight decay 1e-4, batch 64) and DWAtt's settings from ILSE `gnn_models.DWAttEncoder`.
+ILSE_DEFAULTS = {"hidden": 256, "gnn_layers": 1, "dropout": 0.1, "lr": 1e-3, "weight_decay": 1e-4, "batch_size": 64}
+
+# The paper's per-model result rows (Pythia-410M, Gemma2-2B, Llama3-8B; its main tables) were not
+# reachable from this offline machine: the arXiv HTML is stored only as its first page and neither
+# the ILSE repository nor the ilge package ships the tables. Left empty on purpose; the chapter says so.
+ILSE_TABLE_ROWS: dict[str, dict[str, float]] = {}
