@@ -41,3 +41,23 @@ LRD_CLAIMS = {
     "pruning": Claim(LRD, "abstract", "For pruning, GFMI is the only measurement-guided rule that beats Random at "
                      "the 15% and 20% budgets and has the best median change at every budget."),
 }
+
+SKEAN = Paper("skean2025layer", "Oscar Skean, Md Rifat Arefin, Dan Zhao, Niket Patel, Jalal Naghiyev, Yann LeCun, "
+              "Ravid Shwartz-Ziv", "Layer by Layer: Uncovering Hidden Representations in Language Models",
+              "ICML 2025, PMLR 267:55854-55875")
+
+MID_LAYER_CLAIMS = {
+    "intermediate": Claim(SKEAN, "abstract", "However, our analysis shows that intermediate layers can encode even "
+                          "richer representations, often improving performance on a wide range of downstream tasks."),
+    "consistent": Claim(SKEAN, "Figure 1 (caption)", "Intermediate layers consistently outperform final layers on "
+                        "downstream tasks."),
+    "compression": Claim(SKEAN, "abstract", "Our framework highlights how each model layer balances information "
+                         "compression and signal preservation, revealing why mid-depth embeddings can exceed the "
+                         "last layer's performance."),
+    "metrics": Claim(SKEAN, "abstract", "we propose a unified framework of representation quality metrics based on "
+                     "information theory, geometry, and invariance to input perturbations."),
+}
+
+# Range of the average relative gain of the best intermediate layer over the last layer across the
+# paper's models on its 32 MTEB tasks (Section 4; the paper's "2%-16%").
+SKEAN_GAIN_RANGE = (0.02, 0.16)
