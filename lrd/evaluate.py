@@ -32,12 +32,15 @@ Skean et al., "Layer by Layer", ICML 2025, Section 4 (per-layer MTEB evaluation)
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
+from threadpoolctl import threadpool_limits
 from sklearn.cluster import MiniBatchKMeans
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, average_precision_score, v_measure_score
 
@@ -137,6 +140,16 @@ def evaluate_layers(layers: np.ndarray, task: Task, *, n_experiments: int = 10, 
     if x.shape[1] != len(task.texts):
         raise ValueError(f"layers hold {x.shape[1]} texts but task {task.name!r} has {len(task.texts)}; "
                          "extract the states of task.texts (in that order)")
+    # many small fits: one BLAS/OpenMP thread is much faster than oversubscribed ones; MTEB's
+    # logistic regression (max_iter=100) often stops before convergence on raw hidden states,
+    # as it does inside mteb, so its warning is silenced
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return _evaluate(x, task, n_experiments=n_experiments, samples_per_label=samples_per_label,
+                         n_bootstrap=n_bootstrap, seed=seed)
+
+
+def _evaluate(x, task, *, n_experiments, samples_per_label, n_bootstrap, seed):
     if task.type == "classification":
         return _classification(x, task, n_experiments=n_experiments, samples_per_label=samples_per_label, seed=seed)
     if task.type == "clustering":

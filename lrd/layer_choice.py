@@ -118,7 +118,9 @@ def label_free_choice(results: pd.DataFrame, score: str, metric: str, *, higher_
         if metric not in part or score not in part:
             continue
         part = part.droplevel(["model", "task"]).sort_index()
-        cand = part[metric].iloc[1:-1] if exclude_ends and len(part) > 2 else part[metric]
+        cand = (part[metric].iloc[1:-1] if exclude_ends and len(part) > 2 else part[metric]).dropna()
+        if cand.empty or part[score].isna().all():
+            continue
         layer = cand.idxmax() if higher_is_better else cand.idxmin()
         rows.append({"model": model, "task": task, "metric": metric, "chosen layer": int(layer),
                      "chosen": part.loc[layer, score], "last": part[score].iloc[-1], "best": part[score].max()})

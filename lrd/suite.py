@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from lrd.augment import augment_views
 from lrd.extract import extract
@@ -34,8 +35,9 @@ def _rows(values: dict[str, np.ndarray], *, model: str, task: str) -> pd.DataFra
 def pooled_metrics(states: np.ndarray, *, model: str, task: str, alpha: float = 1.0) -> pd.DataFrame:
     """Dataset entropy (normalised) and effective rank (of the centred states) of every layer."""
     centred = states - states.mean(axis=1, keepdims=True)
-    return _rows({"dataset entropy": dataset_entropy(states, alpha=alpha),
-                  "effective rank": effective_rank(centred)}, model=model, task=task)
+    with threadpool_limits(1):  # many small decompositions: one thread avoids oversubscription
+        return _rows({"dataset entropy": dataset_entropy(states, alpha=alpha),
+                      "effective rank": effective_rank(centred)}, model=model, task=task)
 
 
 def token_metrics(model: LoadedModel, texts: Sequence[str], *, task: str, alpha: float = 1.0,
@@ -48,8 +50,9 @@ def token_metrics(model: LoadedModel, texts: Sequence[str], *, task: str, alpha:
     tokens = [t for t in tokens if t.shape[1] >= 3]
     if not tokens:
         raise ValueError("every text is shorter than 3 tokens; token metrics need longer prompts")
-    return _rows({"prompt entropy": prompt_entropy(tokens, alpha=alpha), "curvature": prompt_curvature(tokens)},
-                 model=model.name, task=task)
+    with threadpool_limits(1):
+        return _rows({"prompt entropy": prompt_entropy(tokens, alpha=alpha), "curvature": prompt_curvature(tokens)},
+                     model=model.name, task=task)
 
 
 def view_states(model: LoadedModel, texts: Sequence[str], *, n_views: int = 16, seed: int = 0,
@@ -67,5 +70,6 @@ def invariance_metrics(states: np.ndarray, *, model: str, task: str, temperature
     ``states`` is :func:`view_states`' ``(L + 1, N, K, d)`` array.
     """
     a, b = states[:, :, 0], states[:, :, 1]
-    return _rows({"InfoNCE": infonce(a, b, temperature=temperature), "LiDAR": lidar(states, delta=delta),
-                  "DiME": dime(a, b, n_permutations=n_permutations)}, model=model, task=task)
+    with threadpool_limits(1):
+        return _rows({"InfoNCE": infonce(a, b, temperature=temperature), "LiDAR": lidar(states, delta=delta),
+                      "DiME": dime(a, b, n_permutations=n_permutations)}, model=model, task=task)
