@@ -15,8 +15,9 @@ from scipy.stats import spearmanr
 def best_vs_last(scores: pd.DataFrame) -> pd.DataFrame:
     """Best layer against the last layer, one row per (model, task).
 
-    Columns: ``best layer``, ``best depth`` (layer / L), ``best``, ``last``, ``gain`` (best - last)
-    and ``relative gain`` (gain / |last|; NaN when the last layer scores 0).
+    Columns: ``best layer``, ``best depth`` (layer / L), ``best``, ``last``, ``gain`` (best - last),
+    ``relative gain`` (gain / |last|; NaN when the last layer scores 0) and ``intermediate``
+    (the best layer is strictly between the embeddings and the last layer and beats the last).
     """
     rows = []
     for (model, task), part in scores.groupby(["model", "task"], sort=False):
@@ -25,8 +26,10 @@ def best_vs_last(scores: pd.DataFrame) -> pd.DataFrame:
         last = part.iloc[-1]
         gain = best["value"] - last["value"]
         rel = gain / abs(last["value"]) if last["value"] != 0 else np.nan
+        inner = bool(gain > 0 and 0 < best["layer"] < last["layer"])
         rows.append({"model": model, "task": task, "best layer": int(best["layer"]), "best depth": best["depth"],
-                     "best": best["value"], "last": last["value"], "gain": gain, "relative gain": rel})
+                     "best": best["value"], "last": last["value"], "gain": gain, "relative gain": rel,
+                     "intermediate": inner})
     return pd.DataFrame(rows)
 
 
@@ -39,7 +42,7 @@ def gain_verdict(table: pd.DataFrame, paper_range: tuple[float, float]) -> str:
     """
     if table.empty:
         return "not testable: no scores"
-    inner = table["gain"] > 0
+    inner = table["intermediate"]
     share = float(inner.mean())
     per_model = table.groupby("model", sort=False)["relative gain"].mean()
     lo, hi = paper_range
