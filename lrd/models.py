@@ -6,6 +6,8 @@ layer ``l`` (1..L) the output of transformer block ``l``.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import hashlib
 import json
 import sys
@@ -187,19 +189,58 @@ def hf_progress(enabled: bool):
             (hf_logging.enable_progress_bar if was else hf_logging.disable_progress_bar)()
 
 
-def _config(name: str, source: str):
-    """The model's config, or an error that says what to pass instead."""
-    from transformers import AutoConfig
+def hub_reachable() -> bool:
+    """Whether the Hugging Face hub answers one quick HEAD request (3 s), probed once per process.
+
+    False at once when ``HF_HUB_OFFLINE`` is set. Used to skip the hub's ~25 s of retries when
+    it cannot be reached (models already in the local hub cache still load).
+    """
+    from huggingface_hub import constants
+
+    return not constants.HF_HUB_OFFLINE and _probe_hub(constants.ENDPOINT)
+
+
+@functools.cache
+def _probe_hub(endpoint: str, timeout: float = 3.0) -> bool:
+    import urllib.error
+    import urllib.request
 
     try:
-        return AutoConfig.from_pretrained(source)
+        urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=timeout).close()
+    except urllib.error.HTTPError:
+        return True  # it answered, if only with an error status
+    except (OSError, ValueError):  # URLError, timeouts, refused connections
+        return False
+    return True
+
+
+def suggest(name: str, choices: list[str]) -> str:
+    """``" Did you mean 'x'?"`` for the closest of ``choices`` (difflib), or ``""``."""
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def _config(name: str, source: str):
+    """The model's config, or an error that says what to pass instead.
+
+    A hub id is looked up in the local hub cache only when the hub is unreachable
+    (:func:`hub_reachable`), so a typo fails in about a second, not after retries.
+    """
+    from transformers import AutoConfig
+
+    local = Path(source).is_dir()
+    offline = not local and not hub_reachable()
+    try:
+        return AutoConfig.from_pretrained(source, local_files_only=offline)
     except (OSError, ValueError) as err:
         if name.startswith((".", "/", "~")) or name.count("/") > 1:
             raise ValueError(f"model folder {name!r} does not exist (or has no config.json)") from err
+        hub = ("the Hugging Face hub is unreachable and the model is not in its local cache" if offline
+               else "the Hugging Face hub did not provide it")
         raise ValueError(
             f"cannot load model {name!r}: it is not an offline key ({', '.join(offline_keys())}), "
-            "not a local folder, and the Hugging Face hub did not provide it "
-            f"({type(err).__name__}). Offline, use one of the keys, or point at a local folder "
+            f"not a local folder, and {hub} ({type(err).__name__}).{suggest(name, offline_keys())} "
+            "Offline, use one of the keys, or point at a local folder "
             "holding config.json, the weights and the tokenizer (save_pretrained output)."
         ) from err
 
@@ -236,8 +277,9 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
         if kind not in ("encoder", "decoder"):
             raise ValueError(f"kind must be 'encoder' or 'decoder', got {kind!r}")
         auto = AutoModelForCausalLM if kind == "decoder" else AutoModel
-        model = auto.from_pretrained(source, dtype=dtype)
-        tokenizer = AutoTokenizer.from_pretrained(source)
+        offline = {} if Path(source).is_dir() or hub_reachable() else {"local_files_only": True}
+        model = auto.from_pretrained(source, dtype=dtype, **offline)
+        tokenizer = AutoTokenizer.from_pretrained(source, **offline)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     device = torch.device(device)

@@ -366,9 +366,11 @@ def _from_mteb(name: str) -> Task:
     try:
         mt = mteb.get_task(name)
     except (KeyError, ValueError) as err:
+        from lrd.models import suggest
+
         raise ValueError(
             f"unknown task {name!r}: not an offline task ({', '.join(OFFLINE_TASKS)}) "
-            "and not an MTEB task name"
+            f"and not an MTEB task name.{suggest(name, list(OFFLINE_TASKS))}"
         ) from err
     kind = _MTEB_TYPES.get(mt.metadata.type)
     if kind is None:

@@ -62,6 +62,7 @@ from lrd.papers import LRD_CLAIMS
 from lrd.report import Glue, save_results
 from lrd.stats import architecture_verdicts, separation_table, task_verdict, variance_explained
 
+lrd.book.check_parameters("lrd_families", globals())
 glue = Glue("lrd_families")
 glue("claim_differences", LRD_CLAIMS["differences"].text)
 glue("variance", f"{variance:.0%}")

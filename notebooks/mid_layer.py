@@ -78,6 +78,7 @@ from lrd.papers import MID_LAYER_CLAIMS, SKEAN_GAIN_RANGE
 from lrd.report import Glue, save_results
 from lrd.suite import invariance_metrics, pooled_metrics, token_metrics, view_states
 
+lrd.book.check_parameters("mid_layer", globals())
 glue = Glue("mid_layer")
 for key, claim in MID_LAYER_CLAIMS.items():
     glue(f"claim_{key}", claim.text)

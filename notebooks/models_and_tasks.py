@@ -41,6 +41,7 @@ from lrd.metrics import mean_cosine_similarity
 from lrd.report import Glue, per_layer, save_results
 from lrd.tasks import load_task, offline_task_names
 
+lrd.book.check_parameters("models_and_tasks", globals())
 glue = Glue("models_and_tasks")
 probe = load_task(task, n=n_samples)
 

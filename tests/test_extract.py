@@ -129,3 +129,65 @@ def test_nan_states_raise_a_clear_error(tiny_encoder_dir):
         model.blocks[1].output.dense.bias.fill_(float("nan"))
     with pytest.raises(FloatingPointError, match="NaN"):
         lrd.extract(model, TEXTS, cache=False)
+
+
+# ----------------------------------------------------------------------------- bad inputs (issue 9)
+
+
+def test_a_single_string_is_a_type_error_not_characters(tiny_encoder):
+    with pytest.raises(TypeError, match=r"single str.*\[text\]"):
+        lrd.extract(tiny_encoder, "the cat sat", cache=False)
+
+
+LONG = " ".join(["the cat sat on the mat"] * 30)  # 180 words, more than the 64 positions
+
+
+def test_default_max_length_respects_a_short_position_table(tiny_encoder, lrd_home):
+    from lrd.extract import max_input_length
+
+    assert max_input_length(tiny_encoder) == 64  # max_position_embeddings=64, no tokenizer limit
+    states = lrd.extract(tiny_encoder, [LONG, "a dog"])
+    np.testing.assert_array_equal(states, lrd.extract(tiny_encoder, [LONG, "a dog"], max_length=64, cache=False))
+    lrd.extract(tiny_encoder, [LONG, "a dog"], max_length=64)  # the same cache entry as the default
+    assert len(list((lrd_home / "states").glob("*.npy"))) == 1
+
+
+def test_explicit_max_length_above_the_model_limit_is_an_error(tiny_encoder):
+    with pytest.raises(ValueError, match=r"max_length=100 is above .* \(64 tokens"):
+        lrd.extract(tiny_encoder, [LONG], max_length=100, cache=False)
+    with pytest.raises(ValueError, match="positive integer"):
+        lrd.extract(tiny_encoder, [LONG], max_length=0, cache=False)
+
+
+def _stub(model_type="bert", positions=512, pad=0, tokenizer_limit=int(1e30)):
+    from types import SimpleNamespace
+
+    config = SimpleNamespace(model_type=model_type, max_position_embeddings=positions, pad_token_id=pad)
+    return SimpleNamespace(name="stub", model=SimpleNamespace(config=config),
+                           tokenizer=SimpleNamespace(model_max_length=tokenizer_limit))
+
+
+@pytest.mark.parametrize("stub, default, limit", [
+    (_stub(), 512, 512),  # BERT-style (minilm): the default stays 512, so cache keys do not change
+    (_stub("mpnet", 514, 1, 512), 512, 512),  # RoBERTa-style position offset
+    (_stub("roberta", 514, 1), 512, 512),
+    (_stub("llama", 8192), 512, 8192),  # decoders: capped at 512 by default
+    (_stub("bert", 128), 128, 128),
+    (_stub("bert", 512, tokenizer_limit=256), 256, 256),
+    (_stub("bert", None), 512, None),  # no stated limit
+])
+def test_max_length_default_and_limit(stub, default, limit):
+    from lrd.extract import max_input_length, resolve_max_length
+
+    assert max_input_length(stub) == limit
+    assert resolve_max_length(stub, None) == default
+    assert resolve_max_length(stub, default) == default
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("key", ["minilm", "mpnet", "smollm2", "gemma3", "qwen"])
+def test_panel_default_max_length_is_512_so_cache_keys_are_unchanged(key, require_panel):
+    from lrd.extract import resolve_max_length
+
+    require_panel(key)
+    assert resolve_max_length(lrd.load_model(key), None) == 512

@@ -83,3 +83,49 @@ def test_offline_decoder_completes_a_fact(require_panel):
     with torch.no_grad():
         nxt = model.model(**enc).logits[0, -1].argmax().item()
     assert model.tokenizer.decode([nxt]).strip() == "Paris"
+
+
+def test_typo_in_an_offline_key_fails_fast_and_suggests_the_key(monkeypatch):
+    import time
+
+    from lrd import models
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(models, "_probe_hub", lambda endpoint: False)  # the hub does not answer
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"unreachable.*Did you mean 'minilm'\?"):
+        lrd.load_model("minilmx")
+    assert time.perf_counter() - t0 < 5  # no retries against an unreachable hub
+
+
+def test_hub_reachability_is_probed_once_per_process(monkeypatch):
+    import urllib.error
+    import urllib.request
+
+    from lrd import models
+
+    calls = []
+
+    def unreachable(*args, **kwargs):
+        calls.append(args)
+        raise urllib.error.URLError("no route")
+
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(urllib.request, "urlopen", unreachable)
+    models._probe_hub.cache_clear()
+    try:
+        assert models.hub_reachable() is False
+        assert models.hub_reachable() is False
+        assert len(calls) == 1
+    finally:
+        models._probe_hub.cache_clear()
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    assert models.hub_reachable() is False and len(calls) == 1  # offline mode: no probe at all
+
+
+def test_suggestion_only_for_close_names():
+    from lrd.models import suggest
+
+    assert suggest("minilmx", ["minilm", "mpnet"]) == " Did you mean 'minilm'?"
+    assert suggest("bert-base-uncased", ["minilm", "mpnet"]) == ""

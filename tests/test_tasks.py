@@ -112,3 +112,8 @@ def test_mteb_download_failure_names_offline_tasks(monkeypatch):
     monkeypatch.setattr(mteb, "get_task", lambda name: Offline("STS", {"sentence1": ["a"]}))
     with pytest.raises(RuntimeError, match="could not be downloaded.*sst2"):
         load_task("STSBenchmark")
+
+
+def test_unknown_task_suggests_the_closest_offline_name():
+    with pytest.raises(ValueError, match=r"unknown task 'sst'.*Did you mean 'sst2'\?"):
+        load_task("sst")

@@ -34,3 +34,19 @@ def check_layers(layers: np.ndarray, *, min_samples: int = 2, dtype=np.float64) 
             "check the dtype (use float32) and the input texts"
         )
     return x
+
+
+# A layer whose samples differ from their mean by less than this fraction of
+# the layer's largest entry is treated as constant (all samples identical).
+_CONSTANT_RTOL = 1e-12
+
+
+def constant_layers(x: np.ndarray, *, rtol: float = _CONSTANT_RTOL) -> list[int]:
+    """Indices of the layers of ``x`` (n_layers, n, d) in which every sample is the same vector.
+
+    A sample spread below ``rtol`` times the layer's largest absolute entry counts as
+    identical (float rounding of a constant layer); an all-zero layer is constant.
+    """
+    spread = np.ptp(x, axis=1).max(axis=-1)  # (n_layers,)
+    scale = np.abs(x).max(axis=(1, 2))
+    return np.flatnonzero(spread <= rtol * scale).tolist()

@@ -27,7 +27,15 @@ def mean_cosine_similarity(layers: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_layers,)
-        Invariant to rotation and to positive rescaling of each sample.
+        Invariant to rotation and to positive rescaling of each sample. A layer whose
+        samples all point the same way (for example a constant layer, or duplicates)
+        scores 1 (to rounding); a single layer is fine.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than 2 samples, the input has NaN/inf, or a sample has zero
+        norm. Integer and float16 input is computed in float64.
     """
     x = check_layers(layers, min_samples=2)
     norms = np.linalg.norm(x, axis=-1, keepdims=True)

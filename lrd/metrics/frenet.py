@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.blas
 
-from lrd.metrics._validation import check_layers
+from lrd.metrics._validation import check_layers, constant_layers
 
 __all__ = [
     "FrenetResult",
@@ -121,6 +121,12 @@ def subspace_basis(X: np.ndarray, r: int) -> np.ndarray:
         (deterministic) orthonormal completion. The subspace is invariant to
         translation and scaling of ``X`` and rotates with ``X``.
 
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, holds NaN/inf, ``r`` is out of range, or all samples are
+        identical (no subspace at all).
+
     References
     ----------
     Jiang, Yang & Tam (2026), "Layer-wise Representation Dynamics", section 3.1.
@@ -140,6 +146,8 @@ def subspace_basis(X: np.ndarray, r: int) -> np.ndarray:
     n, d = x.shape
     if not 1 <= r <= min(n, d):
         raise ValueError(f"r must be between 1 and min(n_samples, d_model) = {min(n, d)}, got {r}")
+    if constant_layers(x[None]):
+        raise ValueError("X has zero variance (all samples identical): it has no principal subspace")
     xc = x - x.mean(axis=0)
     return _top_axes(xc, r, _scatter(xc))
 
@@ -342,6 +350,13 @@ def frenet(layers: np.ndarray, *, variance: float = 0.95) -> FrenetResult:
         the shared coordinates of the residual stream. Distances below 1e-9
         rad are float64 noise and are reported as exactly 0.
 
+    Raises
+    ------
+    ValueError
+        If there are fewer than 2 layers or 2 samples, the input has NaN/inf, or a layer
+        has zero variance (all samples identical: it has no principal subspace). Integer
+        and float16 input is computed in float64.
+
     Notes
     -----
     Per layer, one symmetric eigendecomposition: the top ``r`` eigenvectors
@@ -373,6 +388,12 @@ def frenet(layers: np.ndarray, *, variance: float = 0.95) -> FrenetResult:
         raise ValueError(f"need at least 2 layers for a trajectory, got layers of shape {x.shape}")
     if not 0.0 < variance <= 1.0:
         raise ValueError(f"variance must be in (0, 1], got {variance}")
+    if constant := constant_layers(x):
+        raise ValueError(
+            f"layers {constant} have zero variance (all samples identical): they have no principal "
+            "subspace, so velocity and curvature through them are undefined; check the pooling "
+            "and inputs, or drop those layers"
+        )
     n_layers = x.shape[0]
     # centre one layer at a time: a (n, d) buffer stays in cache, a full centred copy would not
     xc_last = x[-1] - x[-1].mean(axis=0)

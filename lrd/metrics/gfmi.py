@@ -132,14 +132,15 @@ def gfmi(
         ``out[-1] == 1`` exactly; about 0 for a layer unrelated to the final
         one; at most 1 (AMI can be slightly negative). Invariant to rotating,
         uniformly scaling and translating any layer. A layer with all samples
-        identical forms one cluster and scores 0 (unless the final layer does
-        too).
+        identical (other than the final one) forms one cluster and scores 0.
 
     Raises
     ------
     ValueError
-        If the input has NaN/inf, no level is below ``n_samples``, a level is
-        below 2, or ``linkage`` is unknown.
+        If the input has NaN/inf, fewer than 3 samples or 2 layers, no level is
+        below ``n_samples``, a level is below 2, ``linkage`` is unknown, or the
+        final layer (the reference) has all samples identical. Duplicate samples
+        are allowed; integer and float16 input is computed in float64.
 
     Notes
     -----
@@ -171,6 +172,13 @@ def gfmi(
         raise ValueError(
             f"no level below n_samples={n} among levels={levels}; pass smaller levels "
             "or use more samples"
+        )
+    if x.shape[0] < 2:
+        raise ValueError(f"need at least 2 layers (a layer and the final one), got layers of shape {x.shape}")
+    if _chordal_distances(x[-1]) is None:
+        raise ValueError(
+            "the final layer has all samples identical (one cluster at every level), so there is "
+            "no structure to compare the other layers with; check the pooling and inputs"
         )
     reference = _partitions(x[-1], used, linkage)
     out = np.empty(x.shape[0])

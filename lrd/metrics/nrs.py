@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lrd.metrics._validation import check_layers
+from lrd.metrics._validation import check_layers, constant_layers
 
 __all__ = ["nrs"]
 
@@ -28,7 +28,13 @@ def _unit_rows(x: np.ndarray, layer: int) -> np.ndarray:
             f"layer {layer} has samples with zero norm (samples {bad}); cosine neighbours "
             "are undefined for them"
         )
-    return x / norms
+    u = x / norms
+    if constant_layers(u[None]):
+        raise ValueError(
+            f"layer {layer} points every sample in the same direction (all cosine similarities "
+            "are 1), so it has no neighbourhoods, only ties; check the pooling and inputs"
+        )
+    return u
 
 
 def _knn(u: np.ndarray, k: int) -> np.ndarray:
@@ -93,7 +99,10 @@ def nrs(layers: np.ndarray, k: int = 10, *, adjusted: bool = False) -> np.ndarra
     Raises
     ------
     ValueError
-        If ``k >= n_samples``, the input has NaN/inf, or a sample has zero norm.
+        If ``k >= n_samples``, there are fewer than 2 layers, the input has NaN/inf, a
+        sample has zero norm, or a layer sends every sample in one direction (all
+        similarities tie). Duplicate samples are allowed (ties go to the lower index).
+        Integer and float16 input is computed in float64.
 
     Notes
     -----
