@@ -80,7 +80,7 @@ def valley_verdict(drops: pd.DataFrame) -> str:
     enc = drops.loc[drops["kind"] == "encoder", "valley"]
     if dec.empty or enc.empty:
         return "not testable: the panel needs at least one decoder and one encoder"
-    evidence = (f"valley depth (nats, normalised entropy) decoders {dec.min():.3f} to {dec.max():.3f}, "
+    evidence = (f"valley depth of normalised prompt entropy: decoders {dec.min():.3f} to {dec.max():.3f}, "
                 f"encoders {enc.min():.3f} to {enc.max():.3f}")
     if (dec > 0).all() and dec.min() > enc.max():
         return f"reproduced: {evidence}"
