@@ -165,7 +165,7 @@ def _forward_kwargs(model: LoadedModel, enc: dict, padding_side: str) -> dict:
 
 @torch.inference_mode()
 def _run(model: LoadedModel, texts: Sequence[str], *, pooling: str, batch_size: int,
-         max_length: int, padding_side: str, return_tokens: bool, progress: bool):
+         max_length: int, padding_side: str, return_tokens: bool, progress: bool, final_norm: bool = False):
     tok = model.tokenizer
     encoded = tok(list(texts), truncation=True, max_length=max_length, add_special_tokens=True)
     ids = encoded["input_ids"]
@@ -183,7 +183,10 @@ def _run(model: LoadedModel, texts: Sequence[str], *, pooling: str, batch_size: 
             enc = {k: v.to(model.device) for k, v in enc.items()}
             # the base model (no LM head): hidden states are the same, and no logits are computed
             out = model.model.base_model(**_forward_kwargs(model, enc, padding_side), output_hidden_states=True)
-            hs = torch.stack(out.hidden_states).float()  # (L+1, B, T, d)
+            hs = torch.stack(out.hidden_states)  # (L+1, B, T, d)
+            if final_norm:  # the last state already went through it (Hugging Face decoders)
+                hs = torch.cat([model.final_norm(hs[:-1]), hs[-1:]])
+            hs = hs.float()
             if hs.shape[0] != model.n_layers + 1:
                 raise RuntimeError(f"{model.name} returned {hs.shape[0]} hidden states, expected {model.n_layers + 1}")
             p = pool(hs, enc["attention_mask"], pooling)
@@ -205,7 +208,7 @@ def _run(model: LoadedModel, texts: Sequence[str], *, pooling: str, batch_size: 
 
 def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, batch_size: int = 32,
             max_length: int | None = None, padding_side: str = "right", return_tokens: bool = False,
-            cache: bool | str | Path = True, progress: bool | None = None):
+            cache: bool | str | Path = True, progress: bool | None = None, final_norm: bool = False):
     """Pooled hidden states of every layer for a list of texts.
 
     All L + 1 hidden states come from one forward pass per batch and are pooled before the
@@ -236,6 +239,10 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
     progress : bool, optional
         Progress bar; default: only when stderr is a terminal, or, inside a chapter executed by
         ``lrd run`` / ``lrd book`` from a terminal, in that terminal (:mod:`lrd.progress`).
+    final_norm : bool
+        Apply the model's final norm (``model.final_norm``) to the token states of every layer
+        before pooling, as a model truncated after block ``l`` would (the last layer already
+        has it); decoders only.
 
     Returns
     -------
@@ -258,10 +265,13 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
         raise ValueError("texts is empty")
     if not all(isinstance(t, str) and t for t in texts):
         raise ValueError("every text must be a non-empty string")
+    if final_norm and model.final_norm is None:
+        raise ValueError(f"{model.name} has no final norm (encoders have none); use final_norm=False")
     path = None
     if cache is not False and not return_tokens:
         root = lrd_home() / "states" if cache is True else Path(cache)
-        key = cache_key(model, texts, pooling=pooling, max_length=max_length, padding_side=padding_side)
+        extra = {"final_norm": True} if final_norm else {}  # default options keep their old keys
+        key = cache_key(model, texts, pooling=pooling, max_length=max_length, padding_side=padding_side, **extra)
         path = root / f"{model.fingerprint}-{key}.npy"
         if path.is_file():
             try:
@@ -269,7 +279,8 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
             except (ValueError, OSError):
                 path.unlink(missing_ok=True)  # unreadable entry: recompute it
     pooled, tokens = _run(model, texts, pooling=pooling, batch_size=batch_size, max_length=max_length,
-                          padding_side=padding_side, return_tokens=return_tokens, progress=progress)
+                          padding_side=padding_side, return_tokens=return_tokens, progress=progress,
+                          final_norm=final_norm)
     if path is not None:
         _atomic_save(path, pooled)
     return (pooled, tokens) if return_tokens else pooled

@@ -210,6 +210,24 @@ def relevance_scatter(table: pd.DataFrame, *, x: str = "cosine relevance", y: st
     for ax in grid.axes.flat:
         ax.set_xscale("log")
         ax.axhline(0, color="grey", lw=0.8)
+
+
+def variant_curves(results: pd.DataFrame, measurement: str, *, style: str, hue: str = "model",
+                   col: str | None = None, ylabel: str | None = None):
+    """Per-layer curves of one measurement in two or more variants (line ``style``) per ``hue``.
+
+    Used for the final-norm on/off comparison: ``style="final norm"``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    data = results[results["measurement"] == measurement]
+    if data.empty or style not in data:
+        raise ValueError(f"no rows for measurement {measurement!r} with a {style!r} column")
+    grid = sns.relplot(data=data, x="depth", y="value", hue=hue, style=style, col=col, kind="line",
+                       marker="o", markersize=3, height=3.6, aspect=1.4)
+    grid.set_axis_labels("depth (layer / L)", ylabel or measurement)
     plt.close(grid.figure)
     return grid.figure
 
@@ -277,5 +295,20 @@ def graph_memory(memory: pd.DataFrame):
     ax.legend(frameon=False)
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
+
+
+def correlation_heatmap(table: pd.DataFrame, *, index: str = "model", title: str | None = None):
+    """Heatmap of a (rows x metrics) table of correlations in [-1, 1], annotated.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    data = table.set_index(index) if index in table else table
+    fig, ax = plt.subplots(figsize=(1.3 * data.shape[1] + 2, 0.5 * data.shape[0] + 1.5))
+    sns.heatmap(data.astype(float), vmin=-1, vmax=1, cmap="RdBu_r", annot=True, fmt=".2f", ax=ax,
+                cbar_kws={"label": "Spearman correlation with the score"})
+    if title:
+        ax.set_title(title)
     plt.close(fig)
     return fig

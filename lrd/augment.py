@@ -1,0 +1,74 @@
+"""Augmented views of prompts for the invariance metrics (InfoNCE, LiDAR, DiME).
+
+The paper's code perturbs each prompt with nlpaug's ``SplitAug`` (split a word in two),
+``RandomCharAug`` (insert / substitute / swap / delete characters) and ``KeyboardAug``
+(keyboard-neighbour typos), applied in sequence with their default settings; each view is an
+independent draw. nlpaug needs no downloads for these three character/word augmenters.
+
+References
+----------
+Skean et al., "Layer by Layer", ICML 2025, Section 3 and the code OFSkean/information_flow
+(``text_augmentation``); Ma, "NLP Augmentation", https://github.com/makcedward/nlpaug, 2019.
+"""
+
+from __future__ import annotations
+
+import random
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+import numpy as np
+
+
+@contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Seed Python's and NumPy's global generators (nlpaug draws from both), then restore them."""
+    py_state, np_state = random.getstate(), np.random.get_state()
+    random.seed(seed)
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+
+
+def _augmenter():
+    import nlpaug.augmenter.char as nac
+    import nlpaug.augmenter.word as naw
+    import nlpaug.flow as naf
+
+    return naf.Sequential([naw.SplitAug(), nac.RandomCharAug(), nac.KeyboardAug()])
+
+
+def augment_views(texts: Sequence[str], n_views: int, *, seed: int = 0) -> list[list[str]]:
+    """``n_views`` independently augmented versions of every text (split, random char, keyboard).
+
+    Parameters
+    ----------
+    texts : sequence of str
+    n_views : int
+        Views per text (2 for InfoNCE and DiME, 16 for LiDAR in the paper).
+    seed : int
+        The same seed gives the same views.
+
+    Returns
+    -------
+    list of ``n_views`` lists of ``len(texts)`` strings
+        ``views[j][i]`` is view ``j`` of text ``i``; a text that an augmenter cannot change
+        (e.g. a single character) is kept as it is.
+    """
+    if n_views < 1:
+        raise ValueError(f"n_views must be >= 1, got {n_views}")
+    if not all(isinstance(t, str) and t for t in texts):
+        raise ValueError("every text must be a non-empty string")
+    aug = _augmenter()
+    with seeded(seed):
+        views = [[_one(aug, t) for t in texts] for _ in range(n_views)]
+    return views
+
+
+def _one(aug, text: str) -> str:
+    out = aug.augment(text)
+    out = out[0] if isinstance(out, list) else out
+    return out if isinstance(out, str) and out.strip() else text

@@ -1,0 +1,155 @@
+"""Augmentation-invariance metrics: InfoNCE, LiDAR and DiME, on embeddings of augmented views.
+
+Each prompt is perturbed several times (:func:`lrd.augment.augment_views`); a layer whose
+embeddings of the views of one prompt stay close to each other and far from other prompts'
+is "invariant". Views are compared after L2-normalising each embedding (cosine geometry).
+
+References
+----------
+Skean et al., "Layer by Layer: Uncovering Hidden Representations in Language Models",
+ICML 2025, Section 3 (augmentation-invariance metrics) and the code OFSkean/information_flow.
+Oord, Li, Vinyals, "Representation Learning with Contrastive Predictive Coding", 2018 (InfoNCE).
+Thilak et al., "LiDAR: Sensing Linear Probing Performance in Joint Embedding SSL Architectures",
+ICLR 2024. Skean, Osorio, Brockmeier, Giraldo, "DiME: Maximizing Mutual Information by a
+Difference of Matrix-Based Entropies", 2023.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import logsumexp
+
+from lrd.metrics.entropy import gram_entropy, spectrum_entropy
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(x, axis=-1, keepdims=True)
+    return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
+
+
+def _check_views(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim < 2:
+        raise ValueError(f"views must be two arrays of the same shape (..., N, d); got {a.shape} and {b.shape}")
+    if a.shape[-2] < 2:
+        raise ValueError(f"need at least 2 prompts, got {a.shape[-2]}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("views contain NaN or inf")
+    return a, b
+
+
+def infonce(view_a: np.ndarray, view_b: np.ndarray, *, temperature: float = 0.1) -> np.ndarray:
+    r"""InfoNCE between two views, reported as the bound :math:`1 - \mathcal L / \log N`.
+
+    With cosine similarities :math:`s_{ij} = \hat a_i^\top \hat b_j`,
+
+    .. math::
+
+        \mathcal L = -\frac1N \sum_i \log \frac{e^{s_{ii}/\tau}}{\sum_j e^{s_{ij}/\tau}},
+        \qquad \text{score} = 1 - \mathcal L / \log N,
+
+    about 1 when each prompt's two views match each other and nothing else, about 0 when
+    the views are unrelated (then :math:`\mathcal L \approx \log N`).
+
+    Parameters
+    ----------
+    view_a, view_b : arrays of shape (..., N, d)
+        Row ``i`` of each is an embedding of an augmented view of prompt ``i``.
+    temperature : float
+        :math:`\tau`; the paper uses 0.1.
+
+    Returns
+    -------
+    ndarray of shape (...)
+    """
+    a, b = _check_views(view_a, view_b)
+    if not temperature > 0:
+        raise ValueError(f"temperature must be positive, got {temperature}")
+    logits = np.einsum("...id,...jd->...ij", _unit(a), _unit(b)) / temperature
+    diag = np.diagonal(logits, axis1=-2, axis2=-1)
+    loss = (logsumexp(logits, axis=-1) - diag).mean(-1)
+    return 1.0 - loss / np.log(a.shape[-2])
+
+
+def lidar(views: np.ndarray, *, delta: float = 1e-4, alpha: float = 1.0) -> np.ndarray:
+    r"""LiDAR: entropy of the LDA matrix that separates prompts ("classes") from their views.
+
+    For prompts :math:`i = 1..N` with views :math:`z_{ij}`, :math:`j = 1..K`, class means
+    :math:`\mu_i` and grand mean :math:`\mu`,
+
+    .. math::
+
+        S_b = \frac1N \sum_i (\mu_i - \mu)(\mu_i - \mu)^\top, \quad
+        S_w = \frac{1}{NK} \sum_{ij} (z_{ij} - \mu_i)(z_{ij} - \mu_i)^\top + \delta I,
+
+    and LiDAR is the matrix entropy (nats) of :math:`S_w^{-1/2} S_b S_w^{-1/2}`: high when
+    many directions separate prompts relative to the spread of their augmentations.
+
+    Parameters
+    ----------
+    views : array of shape (..., N, K, d)
+        ``K >= 2`` views of each of ``N`` prompts (the paper uses ``K = 16``).
+    delta : float
+        Ridge added to :math:`S_w` (the paper's :math:`10^{-4}`).
+    alpha : float
+        Entropy order.
+
+    Returns
+    -------
+    ndarray of shape (...)
+    """
+    z = np.asarray(views, dtype=np.float64)
+    if z.ndim < 3 or z.shape[-2] < 2 or z.shape[-3] < 2:
+        raise ValueError(f"views must have shape (..., N, K, d) with N >= 2 and K >= 2, got {z.shape}")
+    if not np.isfinite(z).all():
+        raise ValueError("views contain NaN or inf")
+    z = _unit(z)
+    n, k, d = z.shape[-3:]
+    mu_i = z.mean(-2)  # (..., N, d)
+    cb = mu_i - mu_i.mean(-2, keepdims=True)
+    sb = np.einsum("...nd,...ne->...de", cb, cb) / n
+    cw = (z - mu_i[..., None, :]).reshape(*z.shape[:-3], n * k, d)
+    sw = np.einsum("...nd,...ne->...de", cw, cw) / (n * k) + delta * np.eye(d)
+    w, u = np.linalg.eigh(sw)
+    inv_sqrt = (u / np.sqrt(w)[..., None, :]) @ np.swapaxes(u, -1, -2)
+    lda = inv_sqrt @ sb @ inv_sqrt
+    return spectrum_entropy(np.linalg.eigvalsh((lda + np.swapaxes(lda, -1, -2)) / 2), alpha=alpha)
+
+
+def dime(view_a: np.ndarray, view_b: np.ndarray, *, n_permutations: int = 10, alpha: float = 1.0,
+         seed: int = 0) -> np.ndarray:
+    r"""DiME: difference of matrix-based entropies between mismatched and matched view pairs.
+
+    With cosine Gram matrices :math:`K_A = \hat A \hat A^\top`, :math:`K_B = \hat B \hat B^\top`
+    (:math:`N \times N`) and random permutation matrices :math:`P`,
+
+    .. math::
+
+        \mathrm{DiME} = \mathbb E_P\, S_\alpha(K_A \circ P K_B P^\top) - S_\alpha(K_A \circ K_B),
+
+    a lower bound on the mutual information between the views: clearly positive when
+    prompt :math:`i`'s two views agree, about 0 when they are independent.
+
+    Parameters
+    ----------
+    view_a, view_b : arrays of shape (..., N, d)
+    n_permutations : int
+        Permutations averaged (the paper's code uses 10).
+    alpha : float
+    seed : int
+        Seed of the permutations (the same permutations for every leading index).
+
+    Returns
+    -------
+    ndarray of shape (...)
+    """
+    a, b = _check_views(view_a, view_b)
+    if n_permutations < 1:
+        raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
+    ka = np.einsum("...id,...jd->...ij", _unit(a), _unit(a))
+    kb = np.einsum("...id,...jd->...ij", _unit(b), _unit(b))
+    rng = np.random.default_rng(seed)
+    perms = np.stack([rng.permutation(a.shape[-2]) for _ in range(n_permutations)])
+    permuted = kb[..., perms[:, :, None], perms[:, None, :]]  # (..., n_perm, N, N)
+    h_perm = gram_entropy(ka[..., None, :, :] * permuted, alpha=alpha).mean(-1)
+    return h_perm - gram_entropy(ka * kb, alpha=alpha)

@@ -1,0 +1,75 @@
+"""The metric suite of Skean et al. (ICML 2025) on one model, as tidy per-layer rows.
+
+Three entry points by what they need from the model:
+
+* :func:`pooled_metrics`: from an existing ``(L + 1, N, d)`` extraction (no forward pass):
+  dataset entropy and effective rank.
+* :func:`token_metrics`: one extra pass with ``return_tokens=True`` over a few prompts:
+  prompt entropy and curvature.
+* :func:`invariance_metrics`: ``n_views`` augmented views of a few prompts (cached pooled
+  extraction of ``n_views x n_prompts`` texts): InfoNCE and DiME on views 0 and 1, LiDAR on all.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from lrd.augment import augment_views
+from lrd.extract import extract
+from lrd.metrics.augmentation import dime, infonce, lidar
+from lrd.metrics.curvature import prompt_curvature
+from lrd.metrics.entropy import dataset_entropy, effective_rank, prompt_entropy
+from lrd.models import LoadedModel
+from lrd.report import per_layer
+
+
+def _rows(values: dict[str, np.ndarray], *, model: str, task: str) -> pd.DataFrame:
+    return pd.concat([per_layer(v, model=model, task=task, measurement=k) for k, v in values.items()],
+                     ignore_index=True)
+
+
+def pooled_metrics(states: np.ndarray, *, model: str, task: str, alpha: float = 1.0) -> pd.DataFrame:
+    """Dataset entropy (normalised) and effective rank (of the centred states) of every layer."""
+    centred = states - states.mean(axis=1, keepdims=True)
+    with threadpool_limits(1):  # many small decompositions: one thread avoids oversubscription
+        return _rows({"dataset entropy": dataset_entropy(states, alpha=alpha),
+                      "effective rank": effective_rank(centred)}, model=model, task=task)
+
+
+def token_metrics(model: LoadedModel, texts: Sequence[str], *, task: str, alpha: float = 1.0,
+                  progress: bool | None = None) -> pd.DataFrame:
+    """Prompt entropy (normalised) and curvature of every layer, averaged over ``texts``.
+
+    Texts shorter than 3 tokens are left out (curvature needs two steps, entropy two tokens).
+    """
+    _, tokens = extract(model, list(texts), pooling="mean", return_tokens=True, progress=progress)
+    tokens = [t for t in tokens if t.shape[1] >= 3]
+    if not tokens:
+        raise ValueError("every text is shorter than 3 tokens; token metrics need longer prompts")
+    with threadpool_limits(1):
+        return _rows({"prompt entropy": prompt_entropy(tokens, alpha=alpha), "curvature": prompt_curvature(tokens)},
+                     model=model.name, task=task)
+
+
+def view_states(model: LoadedModel, texts: Sequence[str], *, n_views: int = 16, seed: int = 0,
+                pooling: str = "mean", progress: bool | None = None) -> np.ndarray:
+    """Pooled states of augmented views, shape ``(L + 1, n_prompts, n_views, d)``."""
+    views = augment_views(texts, n_views, seed=seed)
+    flat = extract(model, [v for view in views for v in view], pooling=pooling, progress=progress)
+    return flat.reshape(flat.shape[0], n_views, len(texts), flat.shape[-1]).transpose(0, 2, 1, 3)
+
+
+def invariance_metrics(states: np.ndarray, *, model: str, task: str, temperature: float = 0.1,
+                       delta: float = 1e-4, n_permutations: int = 10) -> pd.DataFrame:
+    """InfoNCE (views 0, 1), LiDAR (all views) and DiME (views 0, 1) of every layer.
+
+    ``states`` is :func:`view_states`' ``(L + 1, N, K, d)`` array.
+    """
+    a, b = states[:, :, 0], states[:, :, 1]
+    with threadpool_limits(1):
+        return _rows({"InfoNCE": infonce(a, b, temperature=temperature), "LiDAR": lidar(states, delta=delta),
+                      "DiME": dime(a, b, n_permutations=n_permutations)}, model=model, task=task)

