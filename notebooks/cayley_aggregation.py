@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Aggregating all layers on a Cayley graph
 #
-# Ulanovski, Blyachman and Bechler-Speicher (2026) read a frozen model's pooled states of
+# {cite:t}`ulanovski2026ilse` read a frozen model's pooled states of
 # *all* layers as the nodes of a small graph and train a light graph neural network over it.
 # Their abstract (v3) claims:
 #
@@ -96,6 +96,7 @@ from lrd.papers import ILSE_CLAIMS, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE
 from lrd.report import Glue, save_results
 from lrd.training import TrainConfig
 
+lrd.book.check_parameters("cayley_aggregation", globals())
 glue = Glue("cayley_aggregation")
 for key, claim in ILSE_CLAIMS.items():
     glue(f"claim_{key}", claim.text)
@@ -163,7 +164,7 @@ summary.groupby("method", sort=False)["mean"].mean().round(3).to_frame("mean ove
 # %% tags=["hide-input"]
 paper_layout(summary)
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-methods", "caption": "Test score (accuracy, or Spearman on Lee-50) of every aggregation method, mean ± std over seeds, one panel per task."}}
 lrd.plots.method_scores(summary, ylabel="accuracy / Spearman")
 
 # %% [markdown]
@@ -221,7 +222,7 @@ for key, group in [("identity", "identity mapping"), ("positional", "positional 
 # Each seed draws {glue:text}`cayley_aggregation-few_shot` training examples per class (then
 # holds out 15% of them for early stopping), on {glue:text}`cayley_aggregation-ablation_model`.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-few-shot", "caption": "Few-shot test accuracy against training examples per class, one line per method, one panel per task."}}
 glue("few_shot", " / ".join(str(k) for k in few_shot))
 shots = [few_shot_scores(kept[(ablation_model, t)], task_data[t], few_shot_methods, few_shot, **options).assign(task=t)
          for t in few_shot_tasks if (ablation_model, t) in kept]
@@ -240,7 +241,7 @@ lrd.plots.few_shot_curves(shot_summary) if len(shot_summary) else None
 # (CPU: the profiler's allocation events; CUDA: `max_memory_allocated`). FC graphs with more
 # than a million edges are not run.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-memory", "caption": "Peak memory of one forward and backward pass of token-level GIN message passing against sequence length, fully connected against Cayley graph (log-log)."}}
 mem_shape = (len(ab_states), ab_states.shape[2]) if ab_states is not None else (25, 896)
 glue("memory_states", mem_shape[0])
 glue("memory_dim", mem_shape[1])
@@ -272,12 +273,19 @@ memory.assign(MiB=lambda d: (d["peak_bytes"] / 2 ** 20).round(1)).drop(columns="
 glue("paper_gain", ILSE_MAX_GAIN_PP)
 glue("paper_share", f"{ILSE_MAX_PARAM_SHARE:.1%}")
 classification = summary[summary["task"].map(lambda t: task_data[t].type != "sts")]
-glue("verdict_fc", verdict_fc(summary))
-glue("verdict_cayley_fc", verdict_cayley_vs_fc(summary, memory))
-glue("verdict_baselines", verdict_outperforms(summary))
-glue("verdict_gain", verdict_gain(classification, ILSE_MAX_GAIN_PP))
-glue("verdict_parameters", verdict_parameters(shares, ILSE_MAX_PARAM_SHARE))
-glue("verdict_few_shot", verdict_few_shot(shot_summary))
+methods_section = "every-method-on-every-model-and-task"
+glue.verdict("fc", claim=ILSE_CLAIMS["fc"], verdict=verdict_fc(summary),
+             aspect="FC-Encoder beats existing approaches", section=methods_section)
+glue.verdict("cayley_fc", claim=ILSE_CLAIMS["cayley"], verdict=verdict_cayley_vs_fc(summary, memory),
+             aspect="Cayley improves on FC (performance; memory)", section=methods_section)
+glue.verdict("baselines", claim=ILSE_CLAIMS["baselines"], verdict=verdict_outperforms(summary),
+             aspect="consistently outperforms baselines", section=methods_section)
+glue.verdict("gain", claim=ILSE_CLAIMS["baselines"], verdict=verdict_gain(classification, ILSE_MAX_GAIN_PP),
+             aspect=f"up to {ILSE_MAX_GAIN_PP:.0f} points over the last layer", section="results-in-the-papers-layout")
+glue.verdict("parameters", claim=ILSE_CLAIMS["baselines"], verdict=verdict_parameters(shares, ILSE_MAX_PARAM_SHARE),
+             aspect=f"at most {ILSE_MAX_PARAM_SHARE:.1%} extra parameters", section="parameters")
+glue.verdict("few_shot", claim=ILSE_CLAIMS["few_shot"], verdict=verdict_few_shot(shot_summary),
+             aspect="effective in few-shot regimes", section="few-shot")
 seconds_path = Path(results_dir) / "cayley_aggregation_seconds.json"  # wall times vary: saved, not printed
 seconds_path.parent.mkdir(parents=True, exist_ok=True)
 seconds_path.write_text(json.dumps(seconds))
