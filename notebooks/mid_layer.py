@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Mid-layer superiority: every layer scored, and the metrics that predict it
 #
-# Skean et al. (ICML 2025) evaluate the output of every layer of a language model as a text
+# {cite:t}`skean2025layer` evaluate the output of every layer of a language model as a text
 # embedding and report (abstract):
 #
 # > {glue:text}`mid_layer-claim_intermediate`
@@ -114,7 +114,7 @@ csv_path = save_results(results, "mid_layer", results_dir)
 # One panel per task; depth is $l/L$ (0 = embeddings, 1 = last block); {glue:text}`mid_layer-pooling`
 # pooling over {glue:text}`mid_layer-n_samples` rows per task.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-scores", "caption": "MTEB main score of every layer's pooled embedding against depth $l/L$, one panel per task."}}
 glue("pooling", pooling)
 glue("n_samples", n_samples)
 lrd.plots.layer_curves(results, "score", col="task", col_wrap=3, ylabel="MTEB main score")
@@ -160,13 +160,13 @@ per_model.round(3)
 # and dataset entropy (every task, averaged) per layer. A valley is a layer in the middle whose
 # entropy is below both ends; its depth is $\min(S_0, S_L) - \min_{0<l<L} S_l$.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-prompt-entropy", "caption": "Normalised prompt entropy (mean matrix-based entropy of each prompt's token matrix) against depth $l/L$."}}
 glue("n_token_prompts", n_token_prompts)
 glue("token_task", token_task)
 lrd.plots.layer_curves(results[results["task"] == token_task], "prompt entropy", col=None,
                        ylabel="prompt entropy (normalised)")
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-dataset-entropy", "caption": "Normalised dataset entropy (matrix-based entropy of the pooled prompts) against depth $l/L$, one panel per task."}}
 lrd.plots.layer_curves(results, "dataset entropy", col="task", col_wrap=3, ylabel="dataset entropy (normalised)")
 
 # %% tags=["hide-input"]
@@ -186,7 +186,7 @@ drops.round(3)
 # score over layers is {glue:text}`mid_layer-norm_mean_change`; the best layer moves for
 # {glue:text}`mid_layer-norm_best_moves` of {glue:text}`mid_layer-norm_n_models` decoders.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-final-norm", "caption": "MTEB main score of the decoders' layers against depth $l/L$, with and without the final norm applied to every layer's tokens."}}
 glue("norm_task", norm_task)
 glue("n_norm", n_norm)
 both = pd.concat(normed, ignore_index=True) if normed else pd.DataFrame(columns=["model", "layer", "final norm"])
@@ -204,7 +204,7 @@ lrd.plots.variant_curves(both, "score", style="final norm", ylabel="MTEB main sc
 # {glue:text}`mid_layer-aug_task` (the task whose prompts the token-level and augmentation
 # metrics were measured on), per model.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-correlations", "caption": "Spearman correlation across layers between each label-free metric and the MTEB main score, per model."}}
 glue("aug_task", aug_task)
 METRICS = ["prompt entropy", "dataset entropy", "effective rank", "curvature", "InfoNCE", "LiDAR", "DiME"]
 corr = metric_correlations(results[results["task"] == aug_task], "score", METRICS)
@@ -239,7 +239,12 @@ choices.set_index(["metric", "model"]).drop(columns="task").round(3)
 # %% tags=["hide-input"]
 glue("n_models", len(models))
 glue("n_aug_prompts", n_aug_prompts)
-glue("verdict_gain", gain_verdict(table, SKEAN_GAIN_RANGE))
-glue("verdict_valley", valley_verdict(drops))
-glue("verdict_choice", choice_verdict(choices[choices["metric"] == "DiME"]))
+glue.verdict("gain", claim=MID_LAYER_CLAIMS["intermediate"], verdict=gain_verdict(table, SKEAN_GAIN_RANGE),
+             section="best-layer-against-the-last")
+glue.verdict("valley", claim=MID_LAYER_CLAIMS["compression"], verdict=valley_verdict(drops),
+             aspect="a mid-depth prompt-entropy valley in decoders, not encoders",
+             section="entropy-across-depth-is-there-a-compression-valley")
+glue.verdict("choice", claim=MID_LAYER_CLAIMS["metrics"], verdict=choice_verdict(choices[choices["metric"] == "DiME"]),
+             aspect="a label-free metric (DiME) picks a better layer than the last",
+             section="choosing-a-layer-without-labels")
 glue_path = glue.save(results_dir)
