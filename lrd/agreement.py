@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import stats
 
 __all__ = ["bootstrap_rank_correlations", "estimation_shares", "pruning_sets", "correlation_verdict",
-           "pruning_verdict", "counterexample_verdict", "strength"]
+           "intact_accuracy_interval", "pruning_verdict", "counterexample_verdict", "strength"]
 
 
 def strength(rho: float) -> str:
@@ -138,34 +138,108 @@ def pruning_sets(scores: dict[str, np.ndarray], ks: list[int], *, distance: np.n
     return pd.DataFrame(rows, columns=["rule", "seed", "k", "removed"])
 
 
-def correlation_verdict(table: pd.DataFrame) -> str:
-    """Verdict on "the correlation between cosine similarity and performance degradation is
-    often weak or moderate" from a table with a ``spearman`` column (one row per model/task)."""
-    rho = table["spearman"].dropna()
-    if rho.empty:
+def intact_accuracy_interval(n_correct: int, n: int, *, level: float = 0.95) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) ``level`` interval of an accuracy of ``n_correct`` out of ``n`` items.
+
+    >>> lo, hi = intact_accuracy_interval(16, 16)
+    >>> round(lo, 3), hi
+    (0.794, 1.0)
+    """
+    if not (0 <= n_correct <= n and n > 0):
+        raise ValueError(f"need 0 <= n_correct <= n and n > 0, got {n_correct} of {n}")
+    ci = stats.binomtest(int(n_correct), int(n)).proportion_ci(confidence_level=level, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def _range(values: pd.Series, fmt: str) -> str:
+    lo, hi = fmt.format(values.min()), fmt.format(values.max())
+    return lo if lo == hi else f"from {lo} to {hi}"
+
+
+def correlation_verdict(table: pd.DataFrame, *, strong: float = 0.7) -> str:
+    r"""Verdict on "the correlation between cosine similarity and performance degradation is
+    often weak or moderate", one row per model/task.
+
+    Columns: ``spearman`` (required); ``spearman_lo``, ``spearman_hi`` (bootstrap interval,
+    optional); ``acc (intact)``, ``n items``, ``chance`` (optional, together).
+
+    Accuracy relevance is only signal where the intact model is above chance: removing a block
+    from a model that guesses moves its accuracy by noise. A pair counts only when the lower end
+    of the exact binomial 95% interval of its intact accuracy lies above ``chance``; with none,
+    the verdict is "not testable". Among the pairs that count, a pair is *clearly weak or
+    moderate* when its Spearman interval lies inside :math:`(-0.7, 0.7)` and *clearly strong*
+    when it lies outside :math:`[-0.7, 0.7]` on one side (without intervals, the point estimate
+    decides). The word: "reproduced" when at least half are clearly weak or moderate, "partly
+    reproduced" when some are, "not reproduced" when at least half are clearly strong (and none
+    clearly weak or moderate), else "not testable" (the intervals are too wide to tell).
+    """
+    t = table[np.isfinite(table["spearman"].astype(float))]
+    if t.empty:
         return "not testable: accuracy relevance was constant over layers for every model and task"
-    labels = rho.map(strength)
-    n_wm, n = int((labels != "strong").sum()), len(rho)
-    span = f"Spearman from {rho.min():.2f} to {rho.max():.2f}"
-    if n_wm == n:
-        return f"reproduced: weak or moderate in all {n} model-task pairs ({span})"
-    if n_wm >= n / 2:
-        return f"reproduced: weak or moderate in {n_wm} of {n} model-task pairs ({span})"
-    if n_wm > 0:
-        return f"partly reproduced: weak or moderate in only {n_wm} of {n} model-task pairs ({span})"
-    return f"not reproduced: strong in all {n} model-task pairs ({span})"
+    n_all = len(t)
+    has_ci = {"spearman_lo", "spearman_hi"} <= set(t.columns)
+    lo = t["spearman_lo"].astype(float) if has_ci else t["spearman"].astype(float)
+    hi = t["spearman_hi"].astype(float) if has_ci else t["spearman"].astype(float)
+    ci_note = ""
+    if has_ci:
+        n_zero = int(((lo <= 0) & (hi >= 0)).sum())
+        ci_note = f"; the 95% bootstrap interval of Spearman's rho includes 0 in {n_zero} of {n_all}"
+    acc_note = ""
+    if {"acc (intact)", "n items", "chance"} <= set(t.columns):
+        above = []
+        for acc, n, ch in zip(t["acc (intact)"], t["n items"], t["chance"]):
+            a_lo, _ = intact_accuracy_interval(int(round(acc * n)), int(n))
+            above.append(a_lo > ch)
+        above = np.array(above)
+        acc_note = (f"; intact accuracy clearly above chance (lower end of its exact 95% binomial interval "
+                    f"above chance) in {int(above.sum())} of {n_all}")
+        if not above.any():
+            acc, items, rho = t["acc (intact)"], t["n items"].astype(int), t["spearman"]
+            return (f"not testable: no model-task pair has intact accuracy clearly above chance, so accuracy "
+                    f"relevance is noise (intact accuracy {_range(acc, '{:.0%}')} on {_range(items, '{}')} items, "
+                    f"Spearman {_range(rho, '{:.2f}')}{ci_note})")
+        t, lo, hi = t[above], lo[above], hi[above]
+    n = len(t)
+    clear_wm = int(((lo > -strong) & (hi < strong)).sum())
+    clear_strong = int(((lo >= strong) | (hi <= -strong)).sum())
+    span = f"Spearman from {t['spearman'].min():.2f} to {t['spearman'].max():.2f}"
+    what = "95% interval" if has_ci else "estimate"
+    tail = f"({span}{ci_note}{acc_note})"
+    if clear_wm == n:
+        return f"reproduced: {what} of |rho| below {strong} in all {n} model-task pairs that count {tail}"
+    if clear_wm >= n / 2:
+        return f"reproduced: {what} of |rho| below {strong} in {clear_wm} of {n} model-task pairs that count {tail}"
+    if clear_wm > 0:
+        return (f"partly reproduced: {what} of |rho| below {strong} in only {clear_wm} of {n} model-task pairs "
+                f"that count {tail}")
+    if clear_strong >= n / 2:
+        return f"not reproduced: {what} of |rho| at least {strong} in {clear_strong} of {n} model-task pairs {tail}"
+    return (f"not testable: the 95% intervals of Spearman's rho are too wide to tell weak or moderate from strong "
+            f"in the {n} model-task pairs that count {tail}")
 
 
 def pruning_verdict(curves: pd.DataFrame, *, better: str = "accuracy (calibration)",
-                    worse: str = "cosine (BI)") -> str:
+                    worse: str = "cosine (BI)", random: str = "random") -> str:
     """Verdict on "accuracy-drop relevance gives better pruning than cosine" from mean accuracy
-    over the budgets (column ``acc``, one row per rule/seed/k; random rules averaged by median)."""
-    by = curves[curves["k"] > 0].groupby(["rule", "seed"])["acc"].mean().groupby("rule").median()
+    over the budgets (column ``acc``, one row per rule/seed/k; random rules averaged by median).
+
+    A difference between the two rules no larger than the spread (max - min) of the random
+    orders' mean accuracies is within noise: the verdict is then "not testable", not a win or
+    a loss. Without random orders the point estimates decide.
+    """
+    pruned = curves[curves["k"] > 0]
+    by = pruned.groupby(["rule", "seed"])["acc"].mean().groupby("rule").median()
     if better not in by or worse not in by:
         return f"not testable: need both rules {better!r} and {worse!r}"
     b, w = by[better], by[worse]
     rank = int((by > b).sum()) + 1
     tail = f"mean accuracy over budgets {b:.3f} vs {w:.3f}; rank {rank} of {len(by)} rules"
+    seeds = pruned[pruned["rule"] == random].groupby("seed")["acc"].mean()
+    if len(seeds) > 1:
+        spread = float(seeds.max() - seeds.min())
+        tail += f"; random orders spread {spread:.3f} over {len(seeds)} seeds"
+        if abs(b - w) <= spread:
+            return f"not testable: the two rules differ by no more than random orders do ({tail})"
     if b > w:
         return f"reproduced: ranking blocks by accuracy drop prunes better than cosine ({tail})"
     if b == w:

@@ -14,9 +14,9 @@
 # %% [markdown]
 # # Cosine similarity against ablation as a measure of layer relevance
 #
-# Hinostroza et al. (2026) argue that the cosine similarity between a layer's input and output,
-# the usual way to call a layer unimportant, is a poor guide to what removing the layer costs
-# (abstract, arXiv:2605.14075):
+# {cite:t}`hinostroza2026rethinking` argue that the cosine similarity between a layer's input and
+# output, the usual way to call a layer unimportant, is a poor guide to what removing the layer
+# costs (abstract):
 #
 # > {glue:text}`cosine_vs_ablation-claim_proxy`
 #
@@ -49,7 +49,7 @@ encoder_scorer = "probe"  # lrd.relevance.ENCODER_SCORERS
 n_boot = 1000  # bootstrap resamples of items
 margin = 0.3333  # over/under-estimation margin in percentile ranks
 batch_size = 32
-threads = 1  # torch CPU threads (1 is much faster on a shared, oversubscribed CPU); 0 = torch default
+threads = 1  # torch CPU threads, 1 is much faster on a shared, oversubscribed CPU, 0 = torch default
 device = "cpu"
 results_dir = "results"
 
@@ -71,6 +71,7 @@ from lrd.scoring import build_requests, mc_accuracy
 
 import torch
 
+lrd.book.check_parameters("cosine_vs_ablation", globals())
 if threads:
     torch.set_num_threads(threads)
 glue = Glue("cosine_vs_ablation")
@@ -100,11 +101,13 @@ def task_split(name, split, n):
 
 # %% tags=["hide-input"]
 glue("n_items", n_items)
-rows, correct, acc_norm, plan = [], {}, {}, None
+rows, correct, acc_norm, chance, plan = [], {}, {}, {}, None
 for name in models:
     model = lrd.load_model(name, device=device)
     for task in tasks:
-        req = build_requests(model, task_split(task, "test", n_items))
+        split = task_split(task, "test", n_items)
+        chance[name, task] = float(np.mean(1 / split.frame["choices"].map(len)))  # expected accuracy of guessing
+        req = build_requests(model, split)
         sets = [[l] for l in range(1, model.n_layers + 1)]
         if name == pruning_model:  # rank blocks on the calibration split first (once)
             if plan is None:
@@ -131,11 +134,11 @@ csv_path = save_results(relevance, "cosine_vs_ablation", results_dir)
 # is measured on few items, so single blocks differ by multiples of
 # {glue:text}`cosine_vs_ablation-quantum` (one item of {glue:text}`cosine_vs_ablation-n_items`).
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-heatmaps", "caption": "Cosine relevance (left) and accuracy relevance (right) of every block of each decoder, per task."}}
 glue("quantum", 1 / n_items)
 lrd.plots.relevance_heatmaps(relevance)
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-scatter", "caption": "Accuracy relevance against cosine relevance, one point per decoder block and task."}}
 wide = relevance.pivot_table(index=["model", "task", "layer"], columns="measurement", values="value").reset_index()
 lrd.plots.relevance_scatter(wide)
 
@@ -162,7 +165,8 @@ for (name, task), c in correct.items():
     cos, acc = part["cosine relevance"].to_numpy(), part["accuracy relevance"].to_numpy()
     corr = bootstrap_rank_correlations(c, cos, n_boot=n_boot)
     est = estimation_shares(cos, acc, margin=margin)
-    agree.append({"model": name, "task": task, "acc (intact)": c[0].mean(), "acc_norm (intact)": acc_norm[name, task],
+    agree.append({"model": name, "task": task, "acc (intact)": c[0].mean(), "n items": c.shape[1],
+                  "chance": chance[name, task], "acc_norm (intact)": acc_norm[name, task],
                   **corr, "strength": strength(corr["spearman"]),
                   "over": est["over"], "under": est["under"], "blocks under-estimated": est["layers_under"]})
 agree = pd.DataFrame(agree)
@@ -172,14 +176,21 @@ agree.round(3)
 # Cosine relevance over-estimates {glue:text}`cosine_vs_ablation-share_over` and under-estimates
 # {glue:text}`cosine_vs_ablation-share_under` of the blocks (averaged over decoders and
 # tasks). The mean Spearman correlation is {glue:text}`cosine_vs_ablation-mean_spearman`; the
-# intact accuracies are in the table (chance is 50% on COPA and PIQA, 25% on ARC-Easy).
+# intact accuracies and chance (the expected accuracy of guessing) are in the table.
+#
+# **When accuracy relevance is signal.** If the intact model answers at chance, removing a block
+# changes its accuracy by noise, and no correlation with it means anything. A model-task pair
+# counts for the verdict only when the lower end of the exact 95% binomial interval of its intact
+# accuracy lies above chance; among those, a pair is clearly weak or moderate when its bootstrap
+# interval of $\rho$ lies inside $(-0.7, 0.7)$ (`lrd.agreement.correlation_verdict`). With no
+# pair that counts, or intervals too wide to tell, the claim is not testable on our panel.
 
 # %% tags=["hide-input"]
 glue("share_over", f"{agree['over'].mean():.0%}")
 glue("share_under", f"{agree['under'].mean():.0%}")
 glue("mean_spearman", f"{agree['spearman'].mean():.2f}")
-verdict_correlation = correlation_verdict(agree)
-glue("verdict_correlation", verdict_correlation)
+glue.verdict("correlation", claim=ABLATION_CLAIMS["correlation"], verdict=correlation_verdict(agree),
+             section="does-cosine-relevance-rank-blocks-like-accuracy-relevance")
 
 # %% [markdown]
 # ## Encoders: the same question with an embedding score
@@ -209,7 +220,7 @@ for name in encoders:
 encoder_relevance = pd.concat(enc_rows, ignore_index=True)
 pd.DataFrame(enc_agree).round(3)
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-encoder-heatmaps", "caption": "Cosine relevance (left) and embedding-score relevance (right) of every block of each encoder."}}
 lrd.plots.relevance_heatmaps(encoder_relevance)
 
 # %% [markdown]
@@ -230,8 +241,9 @@ toy_table = pd.DataFrame({"block": [1, 2, 3], "cosine relevance": toy.cosine_rel
 glue("toy_cosine", f"{toy.cosine_relevance[1]:.1e}")
 glue("toy_acc", f"{toy.accuracy:.0%}")
 glue("toy_acc_without", f"{toy.accuracy_without[1]:.0%}")
-verdict_theory = counterexample_verdict(toy.cosine_relevance[1], toy.accuracy, toy.accuracy_without[1], toy.chance)
-glue("verdict_theory", verdict_theory)
+glue.verdict("theory", claim=ABLATION_CLAIMS["theory"],
+             verdict=counterexample_verdict(toy.cosine_relevance[1], toy.accuracy, toy.accuracy_without[1], toy.chance),
+             section="a-layer-with-almost-no-cosine-relevance-that-the-network-cannot-do-without")
 toy_table.assign(**{"cosine relevance": toy_table["cosine relevance"].map("{:.2e}".format)}).set_index("block")
 
 # %% [markdown]
@@ -255,7 +267,7 @@ toy_table.assign(**{"cosine relevance": toy_table["cosine relevance"].map("{:.2e
 # calibration items); *random* {glue:text}`cosine_vs_ablation-n_random` random orders (median
 # and range). Every rule except accuracy uses the same calibration items.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-pruning", "caption": "Evaluation accuracy (mean over tasks) of the pruning model against the number of blocks removed, per pruning rule."}}
 glue("pruning_model", pruning_model)
 glue("n_calibration", n_calibration)
 glue("n_random", n_random)
@@ -263,7 +275,7 @@ curves = pd.DataFrame()
 if plan is not None:
     curves = pruning_table(plan, np.mean([correct[pruning_model, t][0].mean() for t in tasks]), tasks)
 verdict_pruning = pruning_verdict(curves) if not curves.empty else "not testable: no pruning model in the panel"
-glue("verdict_pruning", verdict_pruning)
+glue.verdict("pruning", claim=ABLATION_CLAIMS["pruning"], verdict=verdict_pruning, section="pruning-by-each-relevance")
 lrd.plots.pruning_curves(curves) if not curves.empty else None
 
 # %% tags=["hide-input"]
@@ -294,7 +306,8 @@ curves.pivot_table(index=["rule", "seed"], columns="k", values="acc").round(3) i
 # ran in {glue:text}`cosine_vs_ablation-minutes` minutes.
 
 # %% tags=["hide-input"]
-glue("verdict_olmo", "not testable: OLMo is not in our offline panel")
+glue.verdict("olmo", claim=ABLATION_CLAIMS["olmo"], verdict="not testable: OLMo is not in our offline panel",
+             section="the-claims-against-our-measurement")
 glue("block_forwards", f"{work['block forwards']:.0f}")
 glue("token_passes", f"{work['token passes']:,.0f}")
 glue_path = glue.save(results_dir)

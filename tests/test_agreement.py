@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 import torch
 
-from lrd.agreement import (bootstrap_rank_correlations, correlation_verdict, estimation_shares, pruning_sets,
-                           pruning_verdict, strength)
+from lrd.agreement import (bootstrap_rank_correlations, correlation_verdict, estimation_shares,
+                           intact_accuracy_interval, pruning_sets, pruning_verdict, strength)
 from lrd.relevance import angular_distance, encoder_removal_states, gromov_block, probe_accuracy
 
 
@@ -80,6 +80,31 @@ def test_verdicts_read_their_tables():
     curves = pd.DataFrame({"rule": ["accuracy (calibration)", "cosine (BI)"], "seed": -1, "k": 2, "acc": [0.7, 0.5]})
     assert pruning_verdict(curves).startswith("reproduced")
     assert pruning_verdict(curves.assign(acc=[0.4, 0.5])).startswith("not reproduced")
+    # random orders spreading 0.3 make a 0.2 difference noise; spreading 0.1, they do not
+    noisy = pd.concat([curves, pd.DataFrame({"rule": "random", "seed": [0, 1, 2], "k": 2, "acc": [0.3, 0.6, 0.45]})])
+    assert pruning_verdict(noisy).startswith("not testable: the two rules differ by no more than random")
+    tight = noisy.assign(acc=[0.7, 0.5, 0.5, 0.6, 0.55])
+    assert pruning_verdict(tight).startswith("reproduced")
+
+
+def test_correlation_verdict_is_not_testable_when_no_intact_accuracy_is_clearly_above_chance():
+    # 16 items, chance 1/2: 11 of 16 right (69%) has an exact 95% interval reaching below 1/2; 15 of 16 does not
+    assert intact_accuracy_interval(11, 16)[0] < 0.5 < intact_accuracy_interval(15, 16)[0]
+    weak = {"spearman": [0.1, -0.2], "spearman_lo": [-0.3, -0.5], "spearman_hi": [0.4, 0.2], "n items": 16,
+            "chance": [0.5, 0.25]}
+    near_chance = correlation_verdict(pd.DataFrame({**weak, "acc (intact)": [11 / 16, 6 / 16]}))
+    assert near_chance.startswith("not testable: no model-task pair has intact accuracy clearly above chance")
+    assert "includes 0 in 2 of 2" in near_chance
+    # one pair clearly above chance (15/16 vs 1/2), its interval inside (-0.7, 0.7): that pair alone decides
+    one = correlation_verdict(pd.DataFrame({**weak, "acc (intact)": [15 / 16, 6 / 16]}))
+    assert one.startswith("reproduced:") and "in all 1 model-task pairs" in one and "above chance" in one
+    # above chance, but the intervals reach |rho| >= 0.7 without being clearly strong: the data cannot tell
+    wide = correlation_verdict(pd.DataFrame({**weak, "spearman_lo": [-0.6, -0.8], "spearman_hi": [0.9, 0.5],
+                                             "acc (intact)": [1.0, 1.0]}))
+    assert wide.startswith("not testable: the 95% intervals")
+    strong = correlation_verdict(pd.DataFrame({**weak, "spearman": [0.9, 0.85], "spearman_lo": [0.75, 0.72],
+                                               "spearman_hi": [0.95, 0.9], "acc (intact)": [1.0, 1.0]}))
+    assert strong.startswith("not reproduced")
 
 
 def test_encoder_sweep_matches_removed_layers(tiny_encoder):
