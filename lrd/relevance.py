@@ -357,9 +357,24 @@ def probe_accuracy(states: np.ndarray, task, *, C: float = 1.0) -> float:
     return float(clf.score(x[~train], y[~train]))
 
 
-# Encoder scores (higher = better) by name, so that a chapter parameter can choose one; the
-# mid-layer evaluation can be registered here when it exists.
-ENCODER_SCORERS = {"probe": probe_accuracy}
+def mteb_score(states: np.ndarray, task) -> float:
+    """The MTEB main score of one layer's pooled states, by the mid-layer chapter's protocol.
+
+    ``states`` of shape (len(task.texts), d); :func:`lrd.evaluate.evaluate_layers` on it alone
+    (classification: logistic regression on 8 examples per label, 10 experiments, accuracy).
+    """
+    from lrd.evaluate import evaluate_layers
+
+    return float(evaluate_layers(np.asarray(states)[None], task)[0])
+
+
+# Encoder scores (higher = better) by name, so that a chapter parameter can choose one, with the
+# sentence a chapter prints for each.
+ENCODER_SCORERS = {"mteb": mteb_score, "probe": probe_accuracy}
+ENCODER_SCORER_DESCRIPTIONS = {
+    "mteb": "the task's MTEB main score by the protocol of the mid-layer chapter (lrd.evaluate)",
+    "probe": "the test accuracy of a logistic-regression probe on the task's train/test split",
+}
 
 
 def relevance_rows(sweep: SweepResult, requests: MCRequests, *, model: str, task: str,

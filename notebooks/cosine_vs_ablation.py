@@ -45,7 +45,7 @@ n_random = 5  # random pruning orders
 encoders = ["minilm"]  # add "mpnet" (12 blocks, ~5x the cost of minilm)
 encoder_task = "sst2"
 n_encoder = 500  # texts, as the other embedding chapters
-encoder_scorer = "probe"  # lrd.relevance.ENCODER_SCORERS
+encoder_scorer = "mteb"  # lrd.relevance.ENCODER_SCORERS: "mteb" or "probe"
 n_boot = 1000  # bootstrap resamples of items
 margin = 0.3333  # over/under-estimation margin in percentile ranks
 batch_size = 32
@@ -64,8 +64,8 @@ from lrd.agreement import (bootstrap_rank_correlations, correlation_verdict, cou
                            estimation_shares, pruning_verdict, strength)
 from lrd.counterexample import counterexample
 from lrd.papers import ABLATION_CLAIMS
-from lrd.relevance import (ENCODER_SCORERS, calibration_plan, encoder_removal_states, pruning_accuracy,
-                           pruning_table, relevance_rows, removal_sweep)
+from lrd.relevance import (ENCODER_SCORER_DESCRIPTIONS, ENCODER_SCORERS, calibration_plan, encoder_removal_states,
+                           pruning_accuracy, pruning_table, relevance_rows, removal_sweep)
 from lrd.report import Glue, per_layer, save_results
 from lrd.scoring import build_requests, mc_accuracy
 
@@ -195,15 +195,15 @@ glue.verdict("correlation", claim=ABLATION_CLAIMS["correlation"], verdict=correl
 # %% [markdown]
 # ## Encoders: the same question with an embedding score
 #
-# For the encoders, accuracy is replaced by an embedding score: the test accuracy of a
-# logistic-regression probe on mean-pooled final-layer states of
-# {glue:text}`cosine_vs_ablation-encoder_task` ({glue:text}`cosine_vs_ablation-n_encoder`
-# texts, train/test split of the task), intact and with each block removed (resumed sweep as
-# for the decoders). The score is a parameter (`encoder_scorer`).
+# For the encoders, accuracy is replaced by an embedding score of the mean-pooled final-layer
+# states of {glue:text}`cosine_vs_ablation-encoder_task` ({glue:text}`cosine_vs_ablation-n_encoder`
+# texts): {glue:text}`cosine_vs_ablation-encoder_scorer`, intact and with each block removed
+# (resumed sweep as for the decoders). The score is a parameter (`encoder_scorer`).
 
 # %% tags=["hide-input"]
 glue("encoder_task", encoder_task)
 glue("n_encoder", n_encoder)
+glue("encoder_scorer", ENCODER_SCORER_DESCRIPTIONS[encoder_scorer])
 enc_rows, enc_agree = [], []
 data = lrd.load_task(encoder_task, n=n_encoder)
 for name in encoders:

@@ -9,7 +9,8 @@ import torch
 
 from lrd.agreement import (bootstrap_rank_correlations, correlation_verdict, estimation_shares,
                            intact_accuracy_interval, pruning_sets, pruning_verdict, strength)
-from lrd.relevance import angular_distance, encoder_removal_states, gromov_block, probe_accuracy
+from lrd.relevance import (ENCODER_SCORER_DESCRIPTIONS, ENCODER_SCORERS, angular_distance, encoder_removal_states,
+                           gromov_block, mteb_score, probe_accuracy)
 
 
 def _correct(drops: list[int], n: int = 20) -> np.ndarray:
@@ -133,3 +134,19 @@ def test_probe_accuracy_separable_and_invariant_to_rotation():
     task = Task("toy", "classification", frame, ("a", "b"), "test")
     q, _ = np.linalg.qr(rng.normal(size=(5, 5)))
     assert probe_accuracy(x, task) == 1.0 == probe_accuracy(x @ q, task)
+
+
+def test_mteb_scorer_is_the_mid_layer_evaluation_of_one_layer():
+    from lrd.evaluate import evaluate_layers
+    from lrd.tasks import Task
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 40)
+    x = rng.standard_normal((80, 6)) + 3.0 * y[:, None]  # separable: every protocol scores 1
+    frame = pd.DataFrame({"text": [f"t{i}" for i in range(80)], "label": y, "split": ["train", "test"] * 40})
+    task = Task("toy", "classification", frame, ("a", "b"), "test")
+    assert set(ENCODER_SCORERS) == set(ENCODER_SCORER_DESCRIPTIONS)
+    assert mteb_score(x, task) == evaluate_layers(x[None], task)[0] == 1.0
+    noise = rng.standard_normal((80, 6))
+    assert mteb_score(noise, task) == pytest.approx(evaluate_layers(noise[None], task)[0])
+    assert mteb_score(noise, task) < 0.8
