@@ -61,7 +61,7 @@
 # %% tags=["parameters"]
 models = ["minilm", "mpnet", "smollm2", "gemma3", "qwen"]  # offline keys, hub ids or folders
 tasks = ["mmlu_subject", "tweet_sentiment", "sst2", "sarcasm", "lee50"]  # classification, and STS
-n_samples = 500  # texts per task (shared extraction with the mid_layer chapter)
+n_samples = 300  # texts per task; 300 shares the states of lrd_families and mid_layer (cache)
 methods = ["last", "best", "mean", "elmo", "mlp", "deepset", "dwatt", "fc", "cayley"]
 seeds = [0, 1, 2]
 gnn_layers = 1  # K; the paper searches {1, 2}

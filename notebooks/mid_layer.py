@@ -52,7 +52,7 @@
 # %% tags=["parameters"]
 models = ["minilm", "mpnet", "smollm2", "gemma3", "qwen"]  # offline keys, hub ids or folders
 tasks = ["sst2", "sarcasm", "mmlu_subject", "lee50"]  # also: tweet_sentiment, mrpc (pair classification)
-n_samples = 500  # rows per task (shared with the cayley_aggregation chapter's cache)
+n_samples = 300  # rows per task; 300 shares SST-2 and Lee-50 states with lrd_families and all with cayley_aggregation (cache)
 n_bootstrap = 3  # clustering experiments per layer (MTEB uses 10; k-means dominates the CPU time)
 pooling = "mean"
 token_task = "sst2"  # task whose prompts feed the token-level metrics
