@@ -19,12 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from lrd.metrics.entropy import gram_entropy, spectrum_entropy
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    norm = np.linalg.norm(x, axis=-1, keepdims=True)
-    return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
+from lrd.metrics.entropy import gram_entropy, spectrum_entropy, unit_rows
 
 
 def _check_views(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -65,7 +60,7 @@ def infonce(view_a: np.ndarray, view_b: np.ndarray, *, temperature: float = 0.1)
     a, b = _check_views(view_a, view_b)
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
-    logits = np.einsum("...id,...jd->...ij", _unit(a), _unit(b)) / temperature
+    logits = np.einsum("...id,...jd->...ij", unit_rows(a), unit_rows(b)) / temperature
     diag = np.diagonal(logits, axis1=-2, axis2=-1)
     loss = (logsumexp(logits, axis=-1) - diag).mean(-1)
     return 1.0 - loss / np.log(a.shape[-2])
@@ -103,7 +98,7 @@ def lidar(views: np.ndarray, *, delta: float = 1e-4, alpha: float = 1.0) -> np.n
         raise ValueError(f"views must have shape (..., N, K, d) with N >= 2 and K >= 2, got {z.shape}")
     if not np.isfinite(z).all():
         raise ValueError("views contain NaN or inf")
-    z = _unit(z)
+    z = unit_rows(z)
     n, k, d = z.shape[-3:]
     mu_i = z.mean(-2)  # (..., N, d)
     cb = mu_i - mu_i.mean(-2, keepdims=True)
@@ -146,8 +141,8 @@ def dime(view_a: np.ndarray, view_b: np.ndarray, *, n_permutations: int = 10, al
     a, b = _check_views(view_a, view_b)
     if n_permutations < 1:
         raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
-    ka = np.einsum("...id,...jd->...ij", _unit(a), _unit(a))
-    kb = np.einsum("...id,...jd->...ij", _unit(b), _unit(b))
+    ka = np.einsum("...id,...jd->...ij", unit_rows(a), unit_rows(a))
+    kb = np.einsum("...id,...jd->...ij", unit_rows(b), unit_rows(b))
     rng = np.random.default_rng(seed)
     perms = np.stack([rng.permutation(a.shape[-2]) for _ in range(n_permutations)])
     permuted = kb[..., perms[:, :, None], perms[:, None, :]]  # (..., n_perm, N, N)

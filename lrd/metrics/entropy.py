@@ -156,7 +156,11 @@ def normalize_rows(x: np.ndarray) -> np.ndarray:
     x : array of shape (..., n, d)
     """
     x = np.asarray(x, dtype=np.float64)
-    x = x - x.mean(-2, keepdims=True)
+    return unit_rows(x - x.mean(-2, keepdims=True))
+
+
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    """Scale each row (last axis) to unit L2 norm; a zero row stays zero."""
     norm = np.linalg.norm(x, axis=-1, keepdims=True)
     return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
 
