@@ -6,11 +6,11 @@ from lrd import aggregation, book, cayley, layer_choice, metrics, plots, report,
 from lrd.ablation import removed_layers
 from lrd.assets import fetch, lrd_home
 from lrd.evaluate import evaluate_layers
-from lrd.extract import extract, pool
+from lrd.extract import extract, extract_variants, pool
 from lrd.models import LoadedModel, load_model
 from lrd.report import Glue, Verdict
 from lrd.tasks import Task, load_task
 
 __all__ = ["Glue", "LoadedModel", "Task", "Verdict", "aggregation", "book", "cayley", "evaluate_layers", "extract",
-           "fetch", "layer_choice", "load_model", "load_task", "lrd_home", "metrics", "plots", "pool", "removed_layers",
+           "extract_variants", "fetch", "layer_choice", "load_model", "load_task", "lrd_home", "metrics", "plots", "pool", "removed_layers",
            "report", "stats", "tasks", "__version__"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -57,15 +58,25 @@ def augment_views(texts: Sequence[str], n_views: int, *, seed: int = 0) -> list[
     list of ``n_views`` lists of ``len(texts)`` strings
         ``views[j][i]`` is view ``j`` of text ``i``; a text that an augmenter cannot change
         (e.g. a single character) is kept as it is.
+
+    Notes
+    -----
+    nlpaug is single-threaded Python (about 60 ms a view); since the views depend only on
+    ``(texts, n_views, seed)``, the last few calls are memoised in the process, so a chapter
+    that embeds the same views with every model of its panel augments them once.
     """
     if n_views < 1:
         raise ValueError(f"n_views must be >= 1, got {n_views}")
     if not all(isinstance(t, str) and t for t in texts):
         raise ValueError("every text must be a non-empty string")
+    return [list(view) for view in _augment_views(tuple(texts), int(n_views), int(seed))]
+
+
+@lru_cache(maxsize=8)
+def _augment_views(texts: tuple[str, ...], n_views: int, seed: int) -> tuple[tuple[str, ...], ...]:
     aug = _augmenter()
     with seeded(seed):
-        views = [[_one(aug, t) for t in texts] for _ in range(n_views)]
-    return views
+        return tuple(tuple(_one(aug, t) for t in texts) for _ in range(n_views))
 
 
 def _one(aug, text: str) -> str:

@@ -286,7 +286,7 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, batch_si
     cosine : ndarray of shape (L,)
         Cosine relevance of each block (over real tokens).
     """
-    from lrd.extract import batches_by_length, pool
+    from lrd.extract import batch_token_limit, batches_by_length, pool
 
     hf, row = anatomy(model)
     blocks = list(_get(hf, row["blocks"]))
@@ -296,7 +296,8 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, batch_si
     pooled = np.zeros((n + 1, len(texts), model.hidden_size), dtype=np.float32)
     cos_sum, n_tok = np.zeros(n), 0
     progress = sys.stderr.isatty() if progress is None else progress
-    for idx in tqdm(batches_by_length([len(x) for x in ids], batch_size), disable=not progress,
+    budget = batch_token_limit(model, None)
+    for idx in tqdm(batches_by_length([len(x) for x in ids], batch_size, budget), disable=not progress,
                     desc=f"ablate {model.name}", unit="batch"):
         enc = tok.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt", padding_side="right")
         enc = {k: v.to(model.device) for k, v in enc.items()}

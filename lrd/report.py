@@ -118,10 +118,13 @@ class Glue:
         self.verdicts: list[dict[str, Any]] = []
         self.tests_no_claims = False
 
-    def __call__(self, name: str, value: Any) -> str:
+    def __call__(self, name: str, value: Any, *, volatile: bool = False) -> str:
+        """Glue ``value`` as ``<chapter>-<name>``; ``volatile=True`` (wall times, rates) puts it
+        into the page but not into the results JSON, whose values must not change run to run."""
         key = f"{self.chapter}-{name}"
         value = _plain(value, self.digits)
-        self.values[key] = value
+        if not volatile:
+            self.values[key] = value
         if not self.record_only:
             from myst_nb import glue
 

@@ -182,21 +182,33 @@ def build_requests(model: LoadedModel, task: Task, *, max_length: int = 1024, ta
                       task.frame["label"].to_numpy().astype(int), np.asarray(clen, dtype=float))
 
 
-def _batches(requests: MCRequests, batch_size: int) -> list[np.ndarray]:
-    order = np.argsort([-len(x) for x in requests.inputs], kind="stable")
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+def _batches(requests: MCRequests, batch_size: int, max_tokens: int | None = None) -> list[np.ndarray]:
+    """Rows by decreasing length, ``batch_size`` a batch at most and at most ``max_tokens``
+    padded tokens (:func:`lrd.extract.batches_by_length`)."""
+    from lrd.extract import batches_by_length
+
+    return batches_by_length([len(x) for x in requests.inputs], batch_size, max_tokens)
 
 
 @dataclass
 class Batch:
-    """One left-padded batch of rows: model keyword arguments and where each request reads."""
+    """One left-padded batch of rows: model keyword arguments and the positions it scores.
+
+    Only the positions whose next-token distribution scores a continuation token are sent
+    through the output head (the head of a 262k-token vocabulary costs more than the whole
+    body of a small decoder): ``flat_rows[p], flat_positions[p]`` is scored position ``p``,
+    ``flat_targets[p]`` the token it must predict and ``flat_requests[p]`` the index, within
+    ``requests``, of the request it belongs to.
+    """
 
     rows: np.ndarray
     kwargs: dict  # input_ids, attention_mask (2-D, or 4-D block-causal when rows are packed), position_ids
     token_mask: torch.Tensor  # (B, W) bool, real tokens
     requests: list[int]  # request indices scored by this batch
-    keep: int  # logits kept: the last `keep` positions
-    where: list[tuple[int, list[int]]]  # per request: (batch row, kept-logit positions)
+    flat_rows: torch.Tensor
+    flat_positions: torch.Tensor
+    flat_targets: torch.Tensor
+    flat_requests: torch.Tensor
 
 
 def _encode_batch(model: LoadedModel, requests: MCRequests, rows: np.ndarray, req_of_row: dict) -> Batch:
@@ -220,43 +232,80 @@ def _encode_batch(model: LoadedModel, requests: MCRequests, rows: np.ndarray, re
     else:
         attn = real.long()
     reqs = [j for r in rows.tolist() for j in req_of_row[r]]
-    offset = {r: width - len(requests.inputs[r]) for r in rows.tolist()}
-    first = min(offset[requests.input_index[j]] + requests.targets[j][0] for j in reqs)
-    keep = width - first
     b_of = {r: b for b, r in enumerate(rows.tolist())}
-    where = [(b_of[requests.input_index[j]], [offset[requests.input_index[j]] + t - first for t in requests.targets[j]])
-             for j in reqs]
+    flat_rows, flat_pos, flat_tgt, flat_req = [], [], [], []
+    for k, j in enumerate(reqs):
+        r = requests.input_index[j]
+        offset = width - len(requests.inputs[r])
+        flat_rows += [b_of[r]] * len(requests.targets[j])
+        flat_pos += [offset + t for t in requests.targets[j]]
+        flat_tgt += list(requests.continuations[j])
+        flat_req += [k] * len(requests.targets[j])
     kwargs = {"input_ids": ids.to(model.device), "attention_mask": attn.to(model.device),
               "position_ids": pos.to(model.device)}
-    return Batch(rows, kwargs, real.to(model.device), reqs, keep, where)
+    as_long = lambda x: torch.tensor(x, dtype=torch.long, device=model.device)  # noqa: E731
+    return Batch(rows, kwargs, real.to(model.device), reqs, as_long(flat_rows), as_long(flat_pos),
+                 as_long(flat_tgt), as_long(flat_req))
 
 
 def request_logprobs(model: LoadedModel, batch: Batch, requests: MCRequests, logits: torch.Tensor) -> torch.Tensor:
     """Summed continuation log-probability of each request of a batch, shape (len(batch.requests),).
 
-    ``logits`` are the model's last ``batch.keep`` positions, shape (B, keep, V).
+    ``logits`` are the model's logits at the batch's scored positions, shape (P, V)
+    (:func:`model_logits`): :math:`\\log p(y_p) = z_{p, y_p} - \\operatorname{logsumexp}_v z_{p, v}`,
+    summed over each request's positions.
     """
-    logp = torch.log_softmax(logits.float(), dim=-1)
-    out = []
-    for j, (b, where) in zip(batch.requests, batch.where):
-        cont = torch.tensor(requests.continuations[j], device=logp.device)
-        out.append(logp[b, where].gather(-1, cont[:, None]).sum())
-    return torch.stack(out)
+    z = logits.float()
+    lp = z.gather(-1, batch.flat_targets[:, None]).squeeze(-1) - torch.logsumexp(z, dim=-1)
+    return torch.zeros(len(batch.requests), dtype=lp.dtype, device=lp.device).index_add(0, batch.flat_requests, lp)
+
+
+# Causal-LM families whose logits are exactly ``output_logits(base_model(...).last_hidden_state)``
+# (their head, plus Gemma's optional final soft-capping), checked in tests/test_scoring.py; the head
+# is then applied to the scored positions only. Other models use their own forward.
+PLAIN_HEADS = {"llama", "qwen2", "gemma3_text", "gpt2", "gpt_neox", "opt"}
+
+
+def output_logits(model: LoadedModel, hidden: torch.Tensor) -> torch.Tensor:
+    """The output head applied to final hidden states (..., d) -> (..., V), as the causal-LM
+    forward applies it, including Gemma-style final soft-capping when the config sets it."""
+    hf = model.model
+    logits = hf.get_output_embeddings()(hidden)
+    cap = getattr(hf.config, "final_logit_softcapping", None)
+    if cap:
+        logits = torch.tanh(logits / cap) * cap
+    return logits
+
+
+def model_logits(model: LoadedModel, batch: Batch) -> torch.Tensor:
+    """Logits at the batch's scored positions, shape (P, V).
+
+    For the architectures of :data:`PLAIN_HEADS` the body runs once and the head only at the
+    P scored positions; any other causal LM runs its own forward (with ``logits_to_keep`` when
+    it has it) and the positions are picked from its logits, so its own logit processing applies.
+    """
+    hf = model.model
+    if hf.config.model_type in PLAIN_HEADS:
+        hidden = hf.base_model(**batch.kwargs, use_cache=False).last_hidden_state
+        return output_logits(model, hidden[batch.flat_rows, batch.flat_positions])
+    width = batch.kwargs["input_ids"].shape[1]
+    keep = width - int(batch.flat_positions.min())
+    kw = {"logits_to_keep": keep} if _supports_keep(model) else {}
+    logits = hf(**batch.kwargs, use_cache=False, **kw).logits[:, -keep:]
+    return logits[batch.flat_rows, batch.flat_positions - (width - keep)]
 
 
 def _supports_keep(model: LoadedModel) -> bool:
     return "logits_to_keep" in inspect.signature(model.model.forward).parameters
 
 
-def model_logits(model: LoadedModel, batch: Batch) -> torch.Tensor:
-    """Logits of the last ``batch.keep`` positions (the head is applied only there if it can be)."""
-    kw = {"logits_to_keep": batch.keep} if _supports_keep(model) else {}
-    return model.model(**batch.kwargs, use_cache=False, **kw).logits[:, -batch.keep:]
-
-
 def forward_batches(model: LoadedModel, requests: MCRequests, *, batch_size: int = 32,
-                    progress: bool | None = None):
+                    progress: bool | None = None, max_batch_tokens: int | None = None):
     """Yield ``(batch, run)`` per length-sorted batch; ``run()`` returns ``(request indices, lls)``.
+
+    Batches hold at most ``batch_size`` rows and ``max_batch_tokens`` padded tokens (default:
+    :func:`lrd.extract.batch_token_limit`, 512 on CPU, where it makes removal sweeps about
+    30% faster, none on an accelerator).
 
     ``run()`` does the forward pass under whatever block list is installed when it is called;
     callers that patch the model between calls (the resumed ablation sweep) call it again.
@@ -265,7 +314,10 @@ def forward_batches(model: LoadedModel, requests: MCRequests, *, batch_size: int
     req_of_row: dict[int, list[int]] = {}
     for j, r in enumerate(requests.input_index.tolist()):
         req_of_row.setdefault(r, []).append(j)
-    for rows in tqdm(_batches(requests, batch_size), disable=not progress, desc=f"score {model.name}", unit="batch"):
+    from lrd.extract import batch_token_limit
+
+    budget = batch_token_limit(model, max_batch_tokens)
+    for rows in tqdm(_batches(requests, batch_size, budget), disable=not progress, desc=f"score {model.name}", unit="batch"):
         batch = _encode_batch(model, requests, rows, req_of_row)
 
         def run(batch=batch) -> tuple[list[int], np.ndarray]:

@@ -1,17 +1,20 @@
 """The metric suite of Skean et al. (ICML 2025) on one model, as tidy per-layer rows.
 
-Three entry points by what they need from the model:
+Entry points by what they need from the model:
 
+* :func:`task_pass`: one forward pass over a task's texts for everything a chapter needs from
+  them (pooled states, optionally the final-norm variant and token states of the first prompts).
 * :func:`pooled_metrics`: from an existing ``(L + 1, N, d)`` extraction (no forward pass):
   dataset entropy and effective rank.
-* :func:`token_metrics`: one extra pass with ``return_tokens=True`` over a few prompts:
-  prompt entropy and curvature.
+* :func:`token_rows` (from token states) and :func:`token_metrics` (one extra pass with
+  ``return_tokens=True`` over a few prompts): prompt entropy and curvature.
 * :func:`invariance_metrics`: ``n_views`` augmented views of a few prompts (cached pooled
   extraction of ``n_views x n_prompts`` texts): InfoNCE and DiME on views 0 and 1, LiDAR on all.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -19,7 +22,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from lrd.augment import augment_views
-from lrd.extract import extract
+from lrd.extract import extract, extract_variants
 from lrd.metrics.augmentation import dime, infonce, lidar
 from lrd.metrics.curvature import prompt_curvature
 from lrd.metrics.entropy import dataset_entropy, effective_rank, prompt_entropy
@@ -40,19 +43,53 @@ def pooled_metrics(states: np.ndarray, *, model: str, task: str, alpha: float = 
                       "effective rank": effective_rank(centred)}, model=model, task=task)
 
 
-def token_metrics(model: LoadedModel, texts: Sequence[str], *, task: str, alpha: float = 1.0,
-                  progress: bool | None = None) -> pd.DataFrame:
-    """Prompt entropy (normalised) and curvature of every layer, averaged over ``texts``.
+@dataclass
+class TaskPass:
+    """What :func:`task_pass` got from one forward pass over a task's texts."""
 
-    Texts shorter than 3 tokens are left out (curvature needs two steps, entropy two tokens).
+    states: np.ndarray  # (L + 1, N, d) pooled states
+    normed: np.ndarray | None  # the same with the final norm on every layer, if asked for
+    tokens: list[np.ndarray] | None  # (L + 1, T_i, d) token states of the first prompts, if asked for
+
+
+def task_pass(model: LoadedModel, texts: Sequence[str], *, pooling: str = "mean", final_norm: bool = False,
+              n_token_prompts: int = 0, progress: bool | None = None) -> TaskPass:
+    """Pooled states of ``texts`` and, from the SAME forward pass, optionally their final-norm
+    variant (``final_norm``) and the token states of the first ``n_token_prompts`` texts.
+
+    Each pooled variant is cached as :func:`lrd.extract` caches it (a later ``extract`` call
+    finds it); token states are not cached, so asking for them always runs the model once.
     """
-    _, tokens = extract(model, list(texts), pooling="mean", return_tokens=True, progress=progress)
+    variants = [{"pooling": pooling}] + ([{"pooling": pooling, "final_norm": True}] if final_norm else [])
+    tokens = None
+    if n_token_prompts:
+        arrays, tokens = extract_variants(model, texts, variants, return_tokens=True, progress=progress)
+        tokens = tokens[:n_token_prompts]
+    else:
+        arrays = extract_variants(model, texts, variants, progress=progress)
+    return TaskPass(arrays[0], arrays[1] if final_norm else None, tokens)
+
+
+def token_rows(tokens: Sequence[np.ndarray], *, model: str, task: str, alpha: float = 1.0) -> pd.DataFrame:
+    """Prompt entropy (normalised) and curvature of every layer, averaged over prompts.
+
+    ``tokens`` are per-prompt ``(L + 1, T_i, d)`` token states (``lrd.extract(...,
+    return_tokens=True)``); prompts shorter than 3 tokens are left out (curvature needs two
+    steps, entropy two tokens).
+    """
     tokens = [t for t in tokens if t.shape[1] >= 3]
     if not tokens:
         raise ValueError("every text is shorter than 3 tokens; token metrics need longer prompts")
     with threadpool_limits(1):
         return _rows({"prompt entropy": prompt_entropy(tokens, alpha=alpha), "curvature": prompt_curvature(tokens)},
-                     model=model.name, task=task)
+                     model=model, task=task)
+
+
+def token_metrics(model: LoadedModel, texts: Sequence[str], *, task: str, alpha: float = 1.0,
+                  progress: bool | None = None) -> pd.DataFrame:
+    """:func:`token_rows` of ``texts``, from their own forward pass (``return_tokens=True``)."""
+    _, tokens = extract(model, list(texts), pooling="mean", return_tokens=True, progress=progress)
+    return token_rows(tokens, model=model.name, task=task, alpha=alpha)
 
 
 def view_states(model: LoadedModel, texts: Sequence[str], *, n_views: int = 16, seed: int = 0,

@@ -313,6 +313,5 @@ glue("token_passes", f"{work['token passes']:,.0f}")
 glue_path = glue.save(results_dir)
 
 # %% tags=["hide-input", "nbval-ignore-output"]
-glue("rate", f"{work['token passes'] / max(work['seconds'], 1e-9):,.0f}")
-glue("minutes", f"{(time.perf_counter() - t_start) / 60:.1f}")
-glue_path = glue.save(results_dir)
+glue("rate", f"{work['token passes'] / max(work['seconds'], 1e-9):,.0f}", volatile=True)
+glue("minutes", f"{(time.perf_counter() - t_start) / 60:.1f}", volatile=True)

@@ -55,13 +55,12 @@ tasks = ["sst2", "sarcasm", "mmlu_subject", "lee50"]  # also: tweet_sentiment, m
 n_samples = 300  # rows per task; 300 shares SST-2 and Lee-50 states with lrd_families and all with cayley_aggregation (cache)
 n_bootstrap = 3  # clustering experiments per layer (MTEB uses 10; k-means dominates the CPU time)
 pooling = "mean"
-token_task = "sst2"  # task whose prompts feed the token-level metrics
-n_token_prompts = 64  # prompts for prompt entropy and curvature
-aug_task = "sst2"  # task whose prompts are augmented (InfoNCE, LiDAR, DiME)
+token_task = "sarcasm"  # task whose prompts feed the token-level metrics (one of tasks; same forward pass)
+n_token_prompts = 300  # prompts of token_task for prompt entropy and curvature (tokens come from the task's own pass)
+aug_task = "sarcasm"  # task whose prompts are augmented (InfoNCE, LiDAR, DiME); short headlines keep views cheap
 n_aug_prompts = 16  # prompts augmented
 n_views = 16  # views per prompt (LiDAR; InfoNCE and DiME use the first two)
-norm_task = "sst2"  # task of the final-norm on/off comparison (decoders)
-n_norm = 200  # rows of norm_task used for it
+norm_task = "sarcasm"  # task of the final-norm on/off comparison (decoders; one of tasks, same forward pass; "" skips it)
 device = "cpu"
 results_dir = "results"
 
@@ -69,16 +68,18 @@ results_dir = "results"
 import pandas as pd
 
 import lrd
-from dataclasses import replace
 
 from lrd.evaluate import chance_score, layer_scores
 from lrd.layer_choice import (best_vs_last, choice_verdict, gain_verdict, label_free_choice,
                               metric_correlations, valley_drop, valley_verdict)
 from lrd.papers import MID_LAYER_CLAIMS, SKEAN_GAIN_RANGE
 from lrd.report import Glue, save_results
-from lrd.suite import invariance_metrics, pooled_metrics, token_metrics, view_states
+from lrd.suite import invariance_metrics, pooled_metrics, task_pass, token_rows, view_states
 
 lrd.book.check_parameters("mid_layer", globals())
+for option, value in {"token_task": token_task, "aug_task": aug_task, "norm_task": norm_task}.items():
+    if value and value not in tasks:
+        raise ValueError(f"{option} {value!r} is not one of tasks {tasks}; add it to tasks or choose one of them")
 glue = Glue("mid_layer")
 for key, claim in MID_LAYER_CLAIMS.items():
     glue(f"claim_{key}", claim.text)
@@ -91,18 +92,18 @@ rows, kinds, normed = [], {}, []
 for name in models:
     model = lrd.load_model(name, device=device)
     kinds[name] = model.kind
-    for task, data in task_data.items():
-        states = lrd.extract(model, data.texts, pooling=pooling)
-        rows += [layer_scores(states, data, model=name, n_bootstrap=n_bootstrap),
-                 pooled_metrics(states, model=name, task=task)]
-    rows.append(token_metrics(model, task_data[token_task].texts[:n_token_prompts], task=token_task))
+    for task, data in task_data.items():  # one forward pass per task, whatever it feeds
+        run = task_pass(model, data.texts, pooling=pooling, final_norm=task == norm_task and model.final_norm is not None,
+                        n_token_prompts=n_token_prompts if task == token_task else 0)
+        scores = layer_scores(run.states, data, model=name, n_bootstrap=n_bootstrap)
+        rows += [scores, pooled_metrics(run.states, model=name, task=task)]
+        if run.tokens is not None:
+            rows.append(token_rows(run.tokens, model=name, task=task))
+        if run.normed is not None:
+            normed += [layer_scores(run.normed, data, model=name, n_bootstrap=n_bootstrap).assign(**{"final norm": "on"}),
+                       scores.assign(**{"final norm": "off"})]
     views = view_states(model, task_data[aug_task].texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
     rows.append(invariance_metrics(views, model=name, task=aug_task))
-    if model.final_norm is not None and norm_task in task_data:  # first n_norm rows (single-text task)
-        data = replace(task_data[norm_task], frame=task_data[norm_task].frame.iloc[:n_norm])
-        on = lrd.extract(model, data.texts, pooling=pooling, final_norm=True)
-        off = lrd.extract(model, task_data[norm_task].texts, pooling=pooling)[:, :len(data.texts)]
-        normed += [layer_scores(x, data, model=name).assign(**{"final norm": v}) for x, v in ((on, "on"), (off, "off"))]
     del model
 results = pd.concat(rows, ignore_index=True)
 results["kind"] = results["model"].map(kinds)
@@ -161,7 +162,7 @@ per_model.round(3)
 # entropy is below both ends; its depth is $\min(S_0, S_L) - \min_{0<l<L} S_l$.
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-prompt-entropy", "caption": "Normalised prompt entropy (mean matrix-based entropy of each prompt's token matrix) against depth $l/L$."}}
-glue("n_token_prompts", n_token_prompts)
+glue("n_token_prompts", min(n_token_prompts, len(task_data[token_task].texts)))
 glue("token_task", token_task)
 lrd.plots.layer_curves(results[results["task"] == token_task], "prompt entropy", col=None,
                        ylabel="prompt entropy (normalised)")
@@ -180,15 +181,13 @@ drops.round(3)
 #
 # Hugging Face returns the last block's output after the final norm, the other layers before
 # it; the paper's code truncates the model, so every layer it scores has gone through the
-# final norm. Scores of the decoders on the first {glue:text}`mid_layer-n_norm` rows of
-# {glue:text}`mid_layer-norm_task` with and without the
+# final norm. Scores of the decoders on {glue:text}`mid_layer-norm_task` with and without the
 # final norm applied to every layer's tokens before pooling. The mean absolute change of the
 # score over layers is {glue:text}`mid_layer-norm_mean_change`; the best layer moves for
 # {glue:text}`mid_layer-norm_best_moves` of {glue:text}`mid_layer-norm_n_models` decoders.
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-final-norm", "caption": "MTEB main score of the decoders' layers against depth $l/L$, with and without the final norm applied to every layer's tokens."}}
 glue("norm_task", norm_task)
-glue("n_norm", n_norm)
 both = pd.concat(normed, ignore_index=True) if normed else pd.DataFrame(columns=["model", "layer", "final norm"])
 changes = both.pivot_table(index=["model", "layer"], columns="final norm", values="value")
 glue("norm_mean_change", float((changes["on"] - changes["off"]).abs().mean()) if normed else float("nan"))

@@ -191,3 +191,28 @@ def test_panel_default_max_length_is_512_so_cache_keys_are_unchanged(key, requir
 
     require_panel(key)
     assert resolve_max_length(lrd.load_model(key), None) == 512
+
+
+@pytest.mark.parametrize("max_tokens", [None, 1, 7, 20, 1000])
+def test_token_budget_batches_cover_every_text_once(max_tokens):
+    from lrd.extract import batches_by_length
+
+    lengths = [3, 17, 5, 5, 40, 1, 9, 12, 2, 8]
+    batches = batches_by_length(lengths, 4, max_tokens)
+    flat = np.concatenate(batches)
+    assert sorted(flat.tolist()) == list(range(len(lengths)))
+    for b in batches:
+        longest = max(lengths[i] for i in b)
+        assert len(b) <= 4
+        assert max_tokens is None or len(b) == 1 or len(b) * longest <= max_tokens
+    if max_tokens == 20:  # longest first: 40 alone, then 17 alone (2 x 17 > 20), 12 alone, then pairs
+        assert [len(b) for b in batches][:3] == [1, 1, 1]
+
+
+def test_token_budget_does_not_change_the_states(tiny_decoder):
+    texts = ["a dog is good", "the cat sat on the mat and the dog sat on the cat", "bad", "the layer model text is bad"]
+    plain = lrd.extract(tiny_decoder, texts, max_batch_tokens=10_000, cache=False)
+    small = lrd.extract(tiny_decoder, texts, max_batch_tokens=4, cache=False)
+    np.testing.assert_allclose(small, plain, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="max_batch_tokens"):
+        lrd.extract(tiny_decoder, texts, max_batch_tokens=0, cache=False)

@@ -277,3 +277,13 @@ def test_lrd_book_keeps_going_past_a_failing_chapter(monkeypatch, capsys, tmp_pa
     assert ran == ["bad", "good"]
     err = capsys.readouterr()
     assert "bad FAILED (ValueError: boom)" in err.err and "failed chapters: bad" in err.out
+
+
+def test_volatile_glue_is_not_saved(tmp_path):
+    """Wall times and rates are glued into the page but kept out of the results JSON (nbval and
+    the committed references compare it, and it must not change run to run)."""
+    glue = Glue("demo", record_only=True)
+    glue("n", 3)
+    glue("minutes", 1.234, volatile=True)
+    saved = json.loads(glue.save(tmp_path).read_text())
+    assert saved["demo-n"] == 3 and "demo-minutes" not in saved

@@ -134,3 +134,32 @@ def test_packed_context_equals_unpacked_on_the_panel(key, require_panel):
     packed = loglikelihoods(model, build_requests(model, task), batch_size=2)
     plain = loglikelihoods(model, build_requests(model, task, share_context=False), batch_size=2)
     np.testing.assert_allclose(packed, plain, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("family", sorted(__import__("lrd.scoring", fromlist=["PLAIN_HEADS"]).PLAIN_HEADS))
+@pytest.mark.parametrize("softcap", [None, 3.0])
+def test_head_on_selected_positions_equals_the_models_own_logits(family, softcap):
+    """model_logits runs the body, then the head at the scored positions only: for every family
+    of PLAIN_HEADS this must be exactly the causal LM's own logits (Gemma's soft-capping too)."""
+    from types import SimpleNamespace
+
+    from test_ablation import FAMILIES
+    from lrd.scoring import PLAIN_HEADS, output_logits
+
+    cls, cfg = FAMILIES[family]()
+    if softcap is not None:
+        if family != "gemma3_text":
+            pytest.skip("only Gemma has final logit soft-capping")
+        cfg.final_logit_softcapping = softcap
+    torch.manual_seed(0)
+    hf = cls(cfg).eval()
+    assert hf.config.model_type in PLAIN_HEADS
+    ids = torch.randint(3, 40, (2, 9), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        full = hf(input_ids=ids).logits
+        hidden = hf.base_model(input_ids=ids).last_hidden_state
+        rows, cols = torch.tensor([0, 0, 1, 1]), torch.tensor([1, 8, 0, 5])
+        mine = output_logits(SimpleNamespace(model=hf), hidden[rows, cols])
+    torch.testing.assert_close(mine, full[rows, cols], rtol=1e-5, atol=1e-5)
+    if softcap is not None:
+        assert mine.abs().max() <= softcap

@@ -1,0 +1,40 @@
+"""lrd.augment: nlpaug views for the invariance metrics (seeded, memoised, validated)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from lrd.augment import augment_views
+
+TEXTS = ["the movie was a delight from start to finish", "a dull, lifeless and overlong film"]
+
+
+def test_views_are_seeded_and_differ_from_the_text():
+    a = augment_views(TEXTS, 4, seed=0)
+    assert len(a) == 4 and all(len(v) == len(TEXTS) for v in a)
+    assert a == augment_views(TEXTS, 4, seed=0)
+    assert a != augment_views(TEXTS, 4, seed=1)
+    assert all(view[i] != TEXTS[i] for view in a for i in range(len(TEXTS)))
+    assert len({view[0] for view in a}) > 1  # independent draws per view
+
+
+def test_memoised_views_are_copies_and_global_generators_are_restored():
+    random.seed(123)
+    np.random.seed(123)
+    expect_py, expect_np = random.random(), np.random.rand()
+    random.seed(123)
+    np.random.seed(123)
+    first = augment_views(TEXTS, 2, seed=5)
+    assert (random.random(), np.random.rand()) == (expect_py, expect_np)
+    first[0][0] = "changed by the caller"
+    assert augment_views(TEXTS, 2, seed=5)[0][0] != "changed by the caller"
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="n_views"):
+        augment_views(TEXTS, 0)
+    with pytest.raises(ValueError, match="non-empty"):
+        augment_views(["ok", ""], 2)
