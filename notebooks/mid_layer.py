@@ -76,7 +76,7 @@ from lrd.layer_choice import (best_vs_last, choice_verdict, gain_verdict, label_
                               metric_correlations, valley_drop, valley_verdict)
 from lrd.papers import MID_LAYER_CLAIMS, SKEAN_GAIN_RANGE
 from lrd.report import Glue, save_results
-from lrd.suite import invariance_metrics, pooled_metrics, token_metrics, view_states
+from lrd.units import compute, mid_layer_units
 
 lrd.book.check_parameters("mid_layer", globals())
 glue = Glue("mid_layer")
@@ -88,22 +88,12 @@ glue("n_bootstrap", n_bootstrap)
 task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
 
 rows, kinds, normed = [], {}, []
-for name in models:
-    model = lrd.load_model(name, device=device)
-    kinds[name] = model.kind
-    for task, data in task_data.items():
-        states = lrd.extract(model, data.texts, pooling=pooling)
-        rows += [layer_scores(states, data, model=name, n_bootstrap=n_bootstrap),
-                 pooled_metrics(states, model=name, task=task)]
-    rows.append(token_metrics(model, task_data[token_task].texts[:n_token_prompts], task=token_task))
-    views = view_states(model, task_data[aug_task].texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
-    rows.append(invariance_metrics(views, model=name, task=aug_task))
-    if model.final_norm is not None and norm_task in task_data:  # first n_norm rows (single-text task)
-        data = replace(task_data[norm_task], frame=task_data[norm_task].frame.iloc[:n_norm])
-        on = lrd.extract(model, data.texts, pooling=pooling, final_norm=True)
-        off = lrd.extract(model, task_data[norm_task].texts, pooling=pooling)[:, :len(data.texts)]
-        normed += [layer_scores(x, data, model=name).assign(**{"final norm": v}) for x, v in ((on, "on"), (off, "off"))]
-    del model
+units = mid_layer_units(models, tasks, n_samples, n_bootstrap, pooling, token_task, n_token_prompts, aug_task,
+                        n_aug_prompts, n_views, norm_task, n_norm, device=device)
+for name, done in zip(models, compute(units)):  # one cached unit per model (lrd.units.mid_layer_model)
+    kinds[name] = done["kind"]
+    rows += done["rows"]
+    normed += done["normed"]
 results = pd.concat(rows, ignore_index=True)
 results["kind"] = results["model"].map(kinds)
 csv_path = save_results(results, "mid_layer", results_dir)
