@@ -183,15 +183,3 @@ def save(name: str, key: str, value: Any, root: str | Path | None = None) -> Pat
 
 def contains(name: str, key: str, root: str | Path | None = None) -> bool:
     return entry_path(name, key, root).is_file()
-
-
-def cached(name: str, key: str, compute: Callable[[], Any], root: str | Path | None = None) -> Any:
-    """``load(name, key)`` when cached, else ``compute()`` stored with :func:`save`."""
-    value = load(name, key, root, default=_MISSING_VALUE)
-    if value is _MISSING_VALUE:
-        value = compute()
-        save(name, key, value, root)
-    return value
-
-
-_MISSING_VALUE = object()

@@ -171,16 +171,17 @@ def source_fingerprint(name: str, dtype: torch.dtype = torch.float32) -> str | N
     manifest or the weight files' ends; milliseconds); ``None`` for a hub id, whose fingerprint
     needs the loaded tensors. Builds an offline pack first if it is missing.
     """
-    from transformers import AutoConfig
-
     source, _ = _resolve(name)
     folder = Path(source)
     if not folder.is_dir():
         return None
-    try:
-        config = AutoConfig.from_pretrained(source)
-    except (OSError, ValueError):
-        return None  # not a model folder: load_model will say what is wrong
+    with hf_progress(False):  # also silences tqdm.auto's warning when transformers is first imported
+        from transformers import AutoConfig
+
+        try:
+            config = AutoConfig.from_pretrained(source)
+        except (OSError, ValueError):
+            return None  # not a model folder: load_model will say what is wrong
     config.dtype = dtype  # as from_pretrained(dtype=...) records it
     return _fingerprint(config.to_dict(), folder)
 
