@@ -117,7 +117,8 @@ def _sweep(args: argparse.Namespace) -> int:
             client.close()
             if cluster is not None:
                 cluster.close()
-        print(f"lrd sweep: {sweep.summary(outcomes)} ({time.perf_counter() - t0:.1f} s)")
+        first, *failed = sweep.summary(outcomes).split("\n")
+        print("\n".join([f"lrd sweep: {first} ({time.perf_counter() - t0:.1f} s)", *failed]))
         if any(o.status == "failed" for o in outcomes):
             print("lrd sweep: chapters not executed (a failed unit would fail them); fix the cause and run the "
                   "same command again: only the missing units are computed", file=sys.stderr)
