@@ -6,6 +6,7 @@ Examples
     lrd run models_and_tasks -p models '["minilm"]'
     lrd run models_and_tasks --profile ci -o /tmp/out.ipynb
     lrd book                        # every chapter at full parameters, then jupyter-book build
+    lrd sweep lrd_families -p models '["minilm", "qwen"]'   # units on a Dask cluster, then the chapter
 """
 
 from __future__ import annotations
@@ -77,6 +78,61 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    """Declare the units, show which are cached (``--dry-run`` stops there), run the missing
+    ones on a Dask cluster, report failures, then execute the chapters (unless ``--no-run``)."""
+    import os
+
+    from lrd import book, sweep, units
+
+    params = {k: book.parse_parameter(v) for k, v in args.parameters}
+    targets = [c for c in book.chapters() if c in units.CHAPTER_UNITS] if args.chapter == "all" else [args.chapter]
+    plan = _checked_parameters(targets, params, args.profile)
+    todo = [u for c in targets for u in units.units(c, plan[c])]
+    state = sweep.status(todo)
+    missing = [u for u, cached in state if not cached]
+    print(f"lrd sweep: {len(todo)} units in {len(sweep.batches(todo))} model batches for {', '.join(targets)}; "
+          f"{len(todo) - len(missing)} cached, {len(missing)} to compute (results in {units.cache.results_dir()})")
+    if args.dry_run:
+        for u, cached in state:
+            print(f"  {'cached ' if cached else 'unknown' if cached is None else 'missing'}  {u.chapter}: {u.label}")
+        return 0
+    if missing:
+        from distributed import Client
+
+        cluster = None
+        if args.scheduler:
+            client = Client(args.scheduler)
+            threads = args.threads
+        else:
+            n = args.workers or sweep.default_workers(len(sweep.batches(missing)))
+            cluster = sweep.local_cluster(n)
+            client = Client(cluster)
+            threads = args.threads or max(1, (os.cpu_count() or 1) // n)
+        try:
+            print(f"lrd sweep: Dask dashboard {client.dashboard_link}", flush=True)
+            t0 = time.perf_counter()
+            outcomes = sweep.sweep(missing, client=client, threads=threads)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        first, *failed = sweep.summary(outcomes).split("\n")
+        print("\n".join([f"lrd sweep: {first} ({time.perf_counter() - t0:.1f} s)", *failed]))
+        if any(o.status == "failed" for o in outcomes):
+            print("lrd sweep: chapters not executed (a failed unit would fail them); fix the cause and run the "
+                  "same command again: only the missing units are computed", file=sys.stderr)
+            return 1
+    if args.no_run:
+        return 0
+    for chapter in targets:
+        out = Path(args.output_dir) / f"{chapter}.ipynb" if args.output_dir else None
+        t0 = time.perf_counter()
+        path = _execute("lrd sweep", chapter, parameters=plan[chapter], profile_name=args.profile, output=out)
+        print(f"lrd sweep: {chapter} -> {path} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
 def _book(args: argparse.Namespace) -> int:
     """Execute every chapter (a failing one is reported, kept as executed, and shown as failed on
     the landing page), then build the book; exit status 1 when a chapter failed."""
@@ -128,6 +184,28 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--no-execute", action="store_true", help="render the notebooks already in book/")
     b.add_argument("--lenient", action="store_true", help="do not turn Sphinx warnings into errors")
     b.set_defaults(func=_book)
+
+    w = sub.add_parser(
+        "sweep", help="compute a chapter's units on a Dask cluster, then execute the chapter",
+        description="Declare the units (model loads, extractions, per-layer evaluations, ablation passes) that "
+                    "a chapter's parameters imply, compute the ones missing from the result cache on a Dask "
+                    "cluster (a LocalCluster sized to this machine, or --scheduler), one model per worker at a "
+                    "time, then execute the chapter with papermill as `lrd run` does; it finds every unit "
+                    "cached. Workers must share $LRD_HOME with this process (same machine or shared "
+                    "filesystem). A failing unit is reported with its error, the others go on, and the "
+                    "chapter is not executed; running the command again computes only the missing units.")
+    w.add_argument("chapter", help="a chapter of _toc.yml with units (e.g. lrd_families), or 'all'")
+    w.add_argument("-p", "--parameter", dest="parameters", nargs=2, action="append", default=[],
+                   metavar=("KEY", "VALUE"), help="override a parameter (as for lrd run)")
+    w.add_argument("--profile", default="default", help="declared profile in notebooks/profiles.yml (e.g. ci)")
+    w.add_argument("--scheduler", metavar="ADDRESS",
+                   help="address of a running Dask scheduler (tcp://host:8786); default: start a LocalCluster")
+    w.add_argument("--workers", type=int, help="LocalCluster workers (default: one per core, ~4 GB RAM each)")
+    w.add_argument("--threads", type=int, help="torch threads per worker (default: cores / workers locally)")
+    w.add_argument("--dry-run", action="store_true", help="list the units and whether each is cached; compute nothing")
+    w.add_argument("--no-run", action="store_true", help="fill the cache only; do not execute the chapters")
+    w.add_argument("--output-dir", type=Path, help="folder for executed notebooks (default book/)")
+    w.set_defaults(func=_sweep)
 
     args = parser.parse_args(argv)
     try:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -21,7 +19,8 @@ import torch
 from tqdm import tqdm
 
 from lrd import progress as lrd_progress
-from lrd.assets import hold_lock, lrd_home, remove_stale_temp_files
+from lrd.assets import lrd_home
+from lrd.cache import atomic_write
 from lrd.models import LoadedModel
 
 POOLINGS = ("mean", "last", "cls")
@@ -128,29 +127,10 @@ def cache_key(model: LoadedModel, texts: Sequence[str], **options) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
 
-_SWEPT: set[Path] = set()  # cache folders already cleared of orphaned temp files by this process
-
-
 def _atomic_save(path: Path, array: np.ndarray) -> None:
-    """Write through a locked temporary sibling, then rename: readers never see half a file.
-
-    The first save into a folder also removes temporary files that killed writers left there
-    (:func:`lrd.assets.remove_stale_temp_files`; files other live processes are writing are
-    locked and kept).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.parent not in _SWEPT:
-        remove_stale_temp_files(path.parent, ".*.npy.tmp")
-        _SWEPT.add(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".npy.tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            hold_lock(f)
-            np.save(f, array)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write through a locked temporary sibling, then rename: readers never see half a file
+    (:func:`lrd.cache.atomic_write`, which also removes temporary files killed writers left)."""
+    atomic_write(path, lambda f: np.save(f, array), ".npy.tmp")
 
 
 def batches_by_length(lengths: Sequence[int], batch_size: int, max_tokens: int | None = None) -> list[np.ndarray]:

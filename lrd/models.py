@@ -137,8 +137,12 @@ def fingerprint(model: torch.nn.Module, source: str | None = None) -> str:
     by its config and, for every weight file, its size and the sha256 of its first and last
     4 MiB; anything else (a hub id) by its config, revision and a strided sample of every tensor.
     """
-    h = hashlib.sha256(json.dumps(model.config.to_dict(), sort_keys=True, default=str).encode())
     folder = Path(source) if source and Path(source).is_dir() else None
+    return _fingerprint(model.config.to_dict(), folder, model)
+
+
+def _fingerprint(config: dict, folder: Path | None, model: torch.nn.Module | None = None) -> str | None:
+    h = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
     if folder is not None and (folder / assets.MANIFEST).is_file():
         h.update(json.dumps(json.loads((folder / assets.MANIFEST).read_text())["files"], sort_keys=True).encode())
     elif weights := sorted([*folder.glob("*.safetensors"), *folder.glob("*.bin")]) if folder else []:
@@ -149,6 +153,8 @@ def fingerprint(model: torch.nn.Module, source: str | None = None) -> str:
                 fh.seek(max(size - (1 << 22), 0))
                 tail = fh.read()
             h.update(f"{f.name}:{size}".encode() + hashlib.sha256(head + tail).digest())
+    elif model is None:
+        return None  # a hub model: its tensors are needed
     else:
         h.update(str(getattr(model.config, "_commit_hash", "")).encode())
         with torch.no_grad():
@@ -156,6 +162,28 @@ def fingerprint(model: torch.nn.Module, source: str | None = None) -> str:
                 sample = t.detach().flatten()[:: max(t.numel() // 4096, 1)].to("cpu", torch.float64)
                 h.update(f"{name}:{tuple(t.shape)}".encode() + sample.numpy().tobytes())
     return h.hexdigest()[:20]
+
+
+def source_fingerprint(name: str, dtype: torch.dtype = torch.float32) -> str | None:
+    """:func:`fingerprint` of what ``load_model(name, dtype=dtype)`` would load, without loading it.
+
+    Known from the files for an offline key or a local folder (reads only the config, the
+    manifest or the weight files' ends; milliseconds); ``None`` for a hub id, whose fingerprint
+    needs the loaded tensors. Builds an offline pack first if it is missing.
+    """
+    source, _ = _resolve(name)
+    folder = Path(source)
+    if not folder.is_dir():
+        return None
+    with hf_progress(False):  # also silences tqdm.auto's warning when transformers is first imported
+        from transformers import AutoConfig
+
+        try:
+            config = AutoConfig.from_pretrained(source)
+        except (OSError, ValueError):
+            return None  # not a model folder: load_model will say what is wrong
+    config.dtype = dtype  # as from_pretrained(dtype=...) records it
+    return _fingerprint(config.to_dict(), folder)
 
 
 def offline_keys() -> list[str]:

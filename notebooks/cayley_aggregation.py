@@ -88,13 +88,14 @@ import pandas as pd
 
 import lrd
 from lrd.cayley import graph_summary, smallest_n
-from lrd.fusion_eval import encoder_variants, few_shot_scores, parameter_share, task_scores
+from lrd.fusion_eval import parameter_share
 from lrd.fusion_verdicts import (paper_layout, summarize, verdict_cayley_vs_fc, verdict_fc, verdict_few_shot,
                                  verdict_gain, verdict_outperforms, verdict_parameters)
 from lrd.memory import token_graph_memory
 from lrd.papers import ILSE_CLAIMS, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE
 from lrd.report import Glue, save_results
 from lrd.training import TrainConfig
+from lrd.units import cayley_aggregation_units, compute
 
 lrd.book.check_parameters("cayley_aggregation", globals())
 glue = Glue("cayley_aggregation")
@@ -108,10 +109,13 @@ glue("max_epochs", max_epochs)
 glue("patience", patience)
 glue("n_seeds", len(seeds))
 glue("sts_folds", sts_folds)
-options = dict(seeds=seeds, config=config, gnn_layers=gnn_layers)
 task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
-full_task = {t: lrd.load_task(t) if d.type == "sts" else d for t, d in task_data.items()}  # all 1225 Lee pairs
-task_texts = {t: d.texts if set(full_task[t].texts) <= set(d.texts) else full_task[t].texts for t, d in task_data.items()}
+# cached units (lrd.units; `lrd sweep` runs them on a cluster): every method per (model, task), and the
+# ablations and few-shot runs on the ablation model
+parts = cayley_aggregation_units(models, tasks, n_samples, methods, seeds, gnn_layers, max_epochs, patience,
+                                 ablation_model, ablation_task, n_mappings, few_shot, few_shot_tasks,
+                                 few_shot_methods, train_threads=train_threads, device=device)
+done = {part: compute(units) for part, units in parts.items()}
 
 # %% [markdown]
 # ## The Cayley graphs
@@ -131,20 +135,15 @@ pd.DataFrame([graph_summary(n) for n in range(2, 9)]).set_index("n")
 # {glue:text}`cayley_aggregation-n_samples` texts per task, the task's own train/test halves).
 
 # %% tags=["hide-input"]
-scores, shares, kept, n_states, seconds = [], [], {}, {}, {"extract": 0.0, "train": 0.0}
-for name in models:
-    model = lrd.load_model(name, device=device)
-    for t, texts in task_texts.items():
-        t0 = time.perf_counter()
-        states = lrd.extract(model, texts, pooling="mean")
-        t1 = time.perf_counter()
-        scores.append(task_scores(states, full_task[t], methods, texts=texts, **options).assign(model=name, task=t))
-        seconds["extract"], seconds["train"] = seconds["extract"] + t1 - t0, seconds["train"] + time.perf_counter() - t1
-        kept.update({(name, t): states} if name == ablation_model else {})
-    n_states[name] = model.n_layers + 1
-    shares.append({"model": name, **parameter_share(model.n_params, model.hidden_size, model.n_layers + 1,
-                                                    task_data[tasks[0]].n_classes or 2, gnn_layers=gnn_layers)})
-    del model
+scores, shares, n_states, seconds = [], [], {}, {"extract": 0.0, "train": 0.0}
+for unit, d in zip(parts["scores"], done["scores"]):
+    scores.append(d["scores"])
+    seconds = {k: v + d["seconds"][k] for k, v in seconds.items()}
+    info = d["model"]
+    if unit.model not in n_states:
+        n_states[unit.model] = info["n_states"]
+        shares.append({"model": unit.model, **parameter_share(info["n_params"], info["hidden_size"], info["n_states"],
+                                                              task_data[tasks[0]].n_classes or 2, gnn_layers=gnn_layers)})
 scores = pd.concat(scores, ignore_index=True)
 shares = pd.DataFrame(shares)
 summary = summarize(scores)
@@ -190,12 +189,7 @@ shares.set_index("model").assign(share=lambda d: d["share"].map("{:.3%}".format)
 glue("ablation_model", ablation_model)
 glue("ablation_task", ablation_task)
 glue("n_mappings", n_mappings)
-ab_states = kept.get((ablation_model, ablation_task))
-variants = {"identity mapping": {}, "positional encoding": {"positional": True},
-            "edges listed twice (reference)": {"reference_duplicates": True},
-            **{f"random mapping {i}": {"mapping_seed": 1000 + i} for i in range(n_mappings)}}
-ablation = (encoder_variants(ab_states, full_task[ablation_task], variants, texts=task_texts[ablation_task],
-                             **options) if ab_states is not None else pd.DataFrame(columns=["variant", "score"]))
+ablation = done["ablation"][0] if done["ablation"] else pd.DataFrame(columns=["variant", "score"])
 ablation["group"] = ablation["variant"].str.replace(r" \d+$", "", regex=True)
 ablation_table = ablation.groupby("group", sort=False)["score"].agg(["mean", "std", "count"])
 ablation_table.round(3)
@@ -224,8 +218,7 @@ for key, group in [("identity", "identity mapping"), ("positional", "positional 
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-few-shot", "caption": "Few-shot test accuracy against training examples per class, one line per method, one panel per task."}}
 glue("few_shot", " / ".join(str(k) for k in few_shot))
-shots = [few_shot_scores(kept[(ablation_model, t)], task_data[t], few_shot_methods, few_shot, **options).assign(task=t)
-         for t in few_shot_tasks if (ablation_model, t) in kept]
+shots = done["few_shot"]
 shots = pd.concat(shots, ignore_index=True).assign(model=ablation_model) if shots else pd.DataFrame()
 shot_summary = summarize(shots, by=("model", "task", "shots", "method")) if len(shots) else pd.DataFrame()
 lrd.plots.few_shot_curves(shot_summary) if len(shot_summary) else None
@@ -242,7 +235,8 @@ lrd.plots.few_shot_curves(shot_summary) if len(shot_summary) else None
 # than a million edges are not run.
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-memory", "caption": "Peak memory of one forward and backward pass of token-level GIN message passing against sequence length, fully connected against Cayley graph (log-log)."}}
-mem_shape = (len(ab_states), ab_states.shape[2]) if ab_states is not None else (25, 896)
+ab_info = next((d["model"] for u, d in zip(parts["scores"], done["scores"]) if u.model == ablation_model), None)
+mem_shape = (ab_info["n_states"], ab_info["hidden_size"]) if done["ablation"] else (25, 896)
 glue("memory_states", mem_shape[0])
 glue("memory_dim", mem_shape[1])
 memory = token_graph_memory(mem_shape[0], memory_tokens, dim=mem_shape[1], device=device)

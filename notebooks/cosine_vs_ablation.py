@@ -68,6 +68,7 @@ from lrd.relevance import (ENCODER_SCORER_DESCRIPTIONS, ENCODER_SCORERS, calibra
                            pruning_accuracy, pruning_table, relevance_rows, removal_sweep)
 from lrd.report import Glue, per_layer, save_results
 from lrd.scoring import build_requests, mc_accuracy
+from lrd.units import compute, cosine_vs_ablation_units
 
 import torch
 
@@ -102,29 +103,15 @@ def task_split(name, split, n):
 # %% tags=["hide-input"]
 glue("n_items", n_items)
 rows, correct, acc_norm, chance, plan = [], {}, {}, {}, None
-for name in models:
-    model = lrd.load_model(name, device=device)
-    for task in tasks:
-        split = task_split(task, "test", n_items)
-        chance[name, task] = float(np.mean(1 / split.frame["choices"].map(len)))  # expected accuracy of guessing
-        req = build_requests(model, split)
-        sets = [[l] for l in range(1, model.n_layers + 1)]
-        if name == pruning_model:  # rank blocks on the calibration split first (once)
-            if plan is None:
-                calib = {t: build_requests(model, task_split(t, "train", n_calibration)) for t in tasks}
-                plan, cal_sweeps = calibration_plan(model, calib, pruning_ks, n_random=n_random, batch_size=batch_size)
-                for sw, r in zip(cal_sweeps, calib.values()):
-                    tally(sw, r)
-            sets = sets + [list(s) for s in plan["removed"]]
-        sweep = removal_sweep(model, req, sets, batch_size=batch_size)
-        tally(sweep, req)
-        r, c = relevance_rows(sweep, req, model=name, task=task)
-        rows.append(r)
-        correct[name, task] = c
-        acc_norm[name, task] = mc_accuracy(sweep.lls[:1], req)["acc_norm"].mean()
-        if name == pruning_model:
-            plan[task] = pruning_accuracy(sweep, req, plan)
-    del model
+units = cosine_vs_ablation_units(models, tasks, n_items, n_calibration, pruning_model, pruning_ks, n_random, encoders,
+                                 encoder_task, n_encoder, encoder_scorer, batch_size=batch_size, device=device)
+for name, done in zip(models, compute(units["decoders"])):  # one cached unit per decoder (lrd.units.ablation_decoder)
+    rows += done["rows"]
+    correct.update({(name, t): v for t, v in done["correct"].items()})
+    acc_norm.update({(name, t): v for t, v in done["acc_norm"].items()})
+    chance.update({(name, t): v for t, v in done["chance"].items()})
+    plan = done["plan"] if name == pruning_model else plan
+    work = {k: v + done["work"][k] for k, v in work.items()}
 relevance = pd.concat(rows, ignore_index=True)
 csv_path = save_results(relevance, "cosine_vs_ablation", results_dir)
 
@@ -206,17 +193,14 @@ glue("n_encoder", n_encoder)
 glue("encoder_scorer", ENCODER_SCORER_DESCRIPTIONS[encoder_scorer])
 enc_rows, enc_agree = [], []
 data = lrd.load_task(encoder_task, n=n_encoder)
-for name in encoders:
-    model = lrd.load_model(name, device=device)
-    pooled, cos = encoder_removal_states(model, data.texts, batch_size=batch_size)
-    score = np.array([ENCODER_SCORERS[encoder_scorer](p, data) for p in pooled])
+for name, done in zip(encoders, compute(units["encoders"])):  # one cached unit per encoder (lrd.units.ablation_encoder)
+    cos, score = done["cos"], done["score"]
     layers = np.arange(1, len(cos) + 1)
     enc_rows += [per_layer(cos, model=name, task=encoder_task, measurement="cosine relevance", layers=layers),
                  per_layer(score[0] - score[1:], model=name, task=encoder_task, measurement="accuracy relevance",
                            layers=layers)]
     rho = pd.Series(score[0] - score[1:]).corr(pd.Series(cos), method="spearman")
     enc_agree.append({"model": name, "probe acc (intact)": score[0], "spearman": rho, "strength": strength(rho)})
-    del model
 encoder_relevance = pd.concat(enc_rows, ignore_index=True)
 pd.DataFrame(enc_agree).round(3)
 

@@ -57,30 +57,20 @@ results_dir = "results"
 import pandas as pd
 
 import lrd
-from lrd.metrics import lrd_profile, mean_cosine_similarity, model_scores, profile_rows
 from lrd.papers import LRD_CLAIMS
 from lrd.report import Glue, save_results
 from lrd.stats import architecture_verdicts, separation_table, task_verdict, variance_explained
+from lrd.units import compute, lrd_families_units
 
 lrd.book.check_parameters("lrd_families", globals())
 glue = Glue("lrd_families")
 glue("claim_differences", LRD_CLAIMS["differences"].text)
 glue("variance", f"{variance:.0%}")
 glue("k", k)
-task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
-
-rows, scores = [], []
-for name in models:
-    model = lrd.load_model(name, device=device)
-    for task, data in task_data.items():
-        states = lrd.extract(model, data.texts[:n_samples], pooling=pooling)
-        profile = lrd_profile(states, k=k, variance=variance)
-        rows.append(profile_rows(profile, model=name, task=task))
-        scores.append({"model": name, "kind": model.kind, "task": task, "N": states.shape[1],
-                       **model_scores(profile), "final mean cosine": mean_cosine_similarity(states)[-1]})
-    del model
-results = pd.concat(rows, ignore_index=True)
-scores = pd.DataFrame(scores)
+# one cached unit per (model, task): extraction, Frenet, NRS, GFMI (lrd.units; `lrd sweep` runs them on a cluster)
+done = compute(lrd_families_units(models, tasks, n_samples, pooling=pooling, k=k, variance=variance, device=device))
+results = pd.concat([d["rows"] for d in done], ignore_index=True)
+scores = pd.DataFrame([d["scores"] for d in done])
 csv_path = save_results(results, "lrd_families", results_dir)
 
 # %% [markdown]

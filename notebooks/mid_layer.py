@@ -74,7 +74,7 @@ from lrd.layer_choice import (best_vs_last, choice_verdict, gain_verdict, label_
                               metric_correlations, valley_drop, valley_verdict)
 from lrd.papers import MID_LAYER_CLAIMS, SKEAN_GAIN_RANGE
 from lrd.report import Glue, save_results
-from lrd.suite import invariance_metrics, pooled_metrics, task_pass, token_rows, view_states
+from lrd.units import compute, mid_layer_units
 
 lrd.book.check_parameters("mid_layer", globals())
 for option, value in {"token_task": token_task, "aug_task": aug_task, "norm_task": norm_task}.items():
@@ -89,22 +89,12 @@ glue("n_bootstrap", n_bootstrap)
 task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
 
 rows, kinds, normed = [], {}, []
-for name in models:
-    model = lrd.load_model(name, device=device)
-    kinds[name] = model.kind
-    for task, data in task_data.items():  # one forward pass per task, whatever it feeds
-        run = task_pass(model, data.texts, pooling=pooling, final_norm=task == norm_task and model.final_norm is not None,
-                        n_token_prompts=n_token_prompts if task == token_task else 0)
-        scores = layer_scores(run.states, data, model=name, n_bootstrap=n_bootstrap)
-        rows += [scores, pooled_metrics(run.states, model=name, task=task)]
-        if run.tokens is not None:
-            rows.append(token_rows(run.tokens, model=name, task=task))
-        if run.normed is not None:
-            normed += [layer_scores(run.normed, data, model=name, n_bootstrap=n_bootstrap).assign(**{"final norm": "on"}),
-                       scores.assign(**{"final norm": "off"})]
-    views = view_states(model, task_data[aug_task].texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
-    rows.append(invariance_metrics(views, model=name, task=aug_task))
-    del model
+units = mid_layer_units(models, tasks, n_samples, n_bootstrap, pooling, token_task, n_token_prompts, aug_task,
+                        n_aug_prompts, n_views, norm_task, device=device)
+for name, done in zip(models, compute(units)):  # one cached unit per model (lrd.units.mid_layer_model)
+    kinds[name] = done["kind"]
+    rows += done["rows"]
+    normed += done["normed"]
 results = pd.concat(rows, ignore_index=True)
 results["kind"] = results["model"].map(kinds)
 csv_path = save_results(results, "mid_layer", results_dir)

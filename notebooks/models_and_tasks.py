@@ -37,25 +37,21 @@ results_dir = "results"
 import pandas as pd
 
 import lrd
-from lrd.metrics import mean_cosine_similarity
-from lrd.report import Glue, per_layer, save_results
+from lrd.report import Glue, save_results
 from lrd.tasks import load_task, offline_task_names
+from lrd.units import compute, models_and_tasks_units
 
 lrd.book.check_parameters("models_and_tasks", globals())
 glue = Glue("models_and_tasks")
 glue.no_claims()  # this chapter introduces the panel; it tests no paper claim
 probe = load_task(task, n=n_samples)
 
-panel, timings, curves = [], [], []
-for name in models:
-    model = lrd.load_model(name, device=device)
-    panel.append(model.summary())
-    timings.append({"model": name, "load time (s)": round(model.load_seconds, 1)})
-    states = lrd.extract(model, probe.texts, pooling=pooling)
-    curves.append(per_layer(mean_cosine_similarity(states), model=name, task=task, measurement="mean cosine"))
-    del model, states
+# one cached unit per model: load, extract, per-layer mean cosine (lrd.units; `lrd sweep` runs them on a cluster)
+done = compute(models_and_tasks_units(models, task, n_samples, pooling=pooling, device=device))
+panel = [d["summary"] for d in done]
+timings = [{"model": name, "load time (s)": round(d["load_seconds"], 1)} for name, d in zip(models, done)]
+results = pd.concat([d["curve"] for d in done], ignore_index=True)
 panel = pd.DataFrame(panel).set_index("model")
-results = pd.concat(curves, ignore_index=True)
 
 # %% [markdown]
 # ## The panel
@@ -81,7 +77,8 @@ panel
 
 # %% [markdown]
 # Load time is the wall time of `lrd.load_model` (weights, tokenizer, fingerprint) on the
-# machine that executed this chapter; it varies between runs and is not checked by CI.
+# machine that computed the model's unit (a cached unit keeps the time of the run that
+# computed it); it varies between runs and is not checked by CI.
 
 # %% tags=["nbval-ignore-output"]
 pd.DataFrame(timings).set_index("model")

@@ -1,0 +1,185 @@
+"""A content-addressed cache of computed results (metric tables, scores, arrays), written atomically.
+
+A result is stored under ``$LRD_HOME/results/<name>-<key>.pkl`` where ``key`` hashes everything
+the result depends on:
+
+* the **inputs**: the model's fingerprint (:func:`lrd.models.fingerprint`, the same that keys
+  the hidden-state cache), the task's content (every row, :func:`task_digest`) and the
+  parameters of the computation;
+* the **code**: the source of the computing function and of every ``lrd`` module it imports,
+  transitively (:func:`code_digest`), plus the versions of the numerical libraries
+  (:data:`LIBRARIES`). Editing any of those modules, or upgrading numpy, torch, ..., gives new
+  keys, so a result computed by older code is never returned; the old entry is simply unused.
+
+Writes go through a locked temporary sibling renamed into place (:func:`atomic_write`, shared
+with :mod:`lrd.extract`), so a killed writer leaves no entry, only a hidden ``.tmp`` file that
+the next writer removes once no live process holds it.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import inspect
+import json
+import os
+import pickle
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Iterable
+
+from lrd.assets import hold_lock, lrd_home, remove_stale_temp_files
+
+#: Libraries whose versions are part of every result key (an upgrade can change numbers).
+LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "torch", "transformers", "mteb")
+
+_SWEPT: set[tuple[Path, str]] = set()  # (folder, pattern) already cleared of orphaned temp files
+
+
+def atomic_write(path: Path, write: Callable[[BinaryIO], None], suffix: str) -> None:
+    """Write ``path`` through a locked temporary sibling, then rename: readers never see half a file.
+
+    ``write(f)`` writes the content to the open binary file ``f``. The temporary file is
+    ``.<stem>-XXXX<suffix>`` (e.g. ``suffix=".npy.tmp"``); it is locked while written
+    (:func:`lrd.assets.hold_lock`). The first write into a folder also removes temporary files
+    with that suffix that killed writers left there (:func:`lrd.assets.remove_stale_temp_files`;
+    files that live writers hold are kept).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if (path.parent, suffix) not in _SWEPT:
+        remove_stale_temp_files(path.parent, f".*{suffix}")
+        _SWEPT.add((path.parent, suffix))
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            hold_lock(f)
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def results_dir(root: str | Path | None = None) -> Path:
+    """Where results are cached: ``root``, or ``$LRD_HOME/results``."""
+    return Path(root) if root is not None else lrd_home() / "results"
+
+
+def digest(payload: Any) -> str:
+    """sha256 (32 hex digits) of a JSON-able payload, with sorted keys."""
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def _module_file(name: str) -> Path | None:
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    return Path(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
+
+
+def _lrd_imports(path: Path) -> set[str]:
+    """``lrd`` modules imported anywhere in a source file (top level or inside functions)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("lrd.")}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "lrd" or node.module.startswith("lrd."):
+                if node.module != "lrd":
+                    found.add(node.module)
+                # `from lrd import stats` / `from lrd.metrics import frenet`: submodules too
+                found |= {f"{node.module}.{a.name}" for a in node.names if _module_file(f"{node.module}.{a.name}")}
+    return found
+
+
+@functools.cache
+def module_closure(*roots: str) -> tuple[str, ...]:
+    """The ``lrd`` modules ``roots`` import, transitively (by reading their sources), sorted.
+
+    ``lrd/__init__.py`` is not followed (it imports every module); ``import lrd`` followed by
+    ``lrd.x(...)`` is not seen, so library modules import what they use by name.
+    """
+    seen: set[str] = set()
+    todo = [r for r in roots if r != "lrd"]
+    while todo:
+        name = todo.pop()
+        if name in seen or (path := _module_file(name)) is None:
+            continue
+        seen.add(name)
+        todo += [m for m in _lrd_imports(path) if m not in seen]
+    return tuple(sorted(seen))
+
+
+def code_digest(func: Callable, modules: Iterable[str] = ()) -> str:
+    """Hash of the code behind ``func``: its own source, the source of every ``lrd`` module its
+    module imports (transitively, :func:`module_closure`) and of ``modules``, and the versions
+    of :data:`LIBRARIES` and of lrd.
+
+    Any edit to one of those files changes the digest (and so every key built on it).
+    """
+    from lrd import __version__
+
+    h = hashlib.sha256(inspect.getsource(func).encode())
+    for name in module_closure(func.__module__, *modules):
+        h.update(name.encode() + b"\0" + _module_file(name).read_bytes())
+    versions = {}
+    for lib in LIBRARIES:
+        try:
+            versions[lib] = metadata.version(lib)
+        except metadata.PackageNotFoundError:
+            versions[lib] = None
+    h.update(json.dumps({"lrd": __version__, **versions}, sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+def task_digest(task) -> str:
+    """Content hash of a :class:`lrd.tasks.Task`: name, type, labels and every row."""
+    frame = task.frame
+    payload = {"name": task.name, "type": task.type, "labels": task.label_names, "columns": list(frame.columns),
+               "rows": frame.to_json(orient="values", default_handler=str)}
+    return digest(payload)
+
+
+def entry_path(name: str, key: str, root: str | Path | None = None) -> Path:
+    """The cache file of a result (``<root>/<name>-<key>.pkl``)."""
+    return results_dir(root) / f"{name}-{key}.pkl"
+
+
+_MISSING = object()
+
+
+def load(name: str, key: str, root: str | Path | None = None, default: Any = _MISSING) -> Any:
+    """The cached result, or ``default`` (a KeyError when no default) when there is none.
+
+    An unreadable entry (truncated by something other than :func:`save`) is deleted and counts
+    as missing.
+    """
+    path = entry_path(name, key, root)
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except FileNotFoundError:
+        pass
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+        path.unlink(missing_ok=True)
+    if default is _MISSING:
+        raise KeyError(f"no cached result {path.name} in {path.parent}")
+    return default
+
+
+def save(name: str, key: str, value: Any, root: str | Path | None = None) -> Path:
+    """Store ``value`` (DataFrame, array, dict, ... anything picklable) atomically; its path."""
+    path = entry_path(name, key, root)
+    atomic_write(path, lambda f: pickle.dump(value, f, protocol=5), ".pkl.tmp")
+    return path
+
+
+def contains(name: str, key: str, root: str | Path | None = None) -> bool:
+    return entry_path(name, key, root).is_file()

@@ -1,0 +1,152 @@
+"""Run chapters' units (:mod:`lrd.units`) on a Dask cluster, filling the result cache.
+
+Units are grouped by model into **batches**; one batch is one Dask task, so a model is loaded
+once per batch and a worker holds one model at a time (workers run one task at a time: one
+thread each). Inside a batch a failing unit is recorded with its error and the others go on;
+a batch whose worker dies is rescheduled by Dask on another worker (up to
+``distributed.scheduler.allowed-failures`` times), and redoes only its units that are not yet
+in the cache, since every result is written atomically when its unit completes.
+
+Workers must share ``$LRD_HOME`` (the models, data, hidden-state and result caches) with the
+process that executes the chapters afterwards: same machine, or a shared filesystem.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+from lrd.units import ModelSlot, Unit, run_unit
+
+
+@dataclass
+class Outcome:
+    """What became of one unit: ``status`` is ``"cached"``, ``"computed"`` or ``"failed"``."""
+
+    label: str
+    status: str
+    seconds: float = 0.0
+    error: str = ""
+
+
+def batches(units: Sequence[Unit]) -> list[list[Unit]]:
+    """Units grouped by (model, device), in order of first appearance; duplicates (same
+    function, model and parameters, e.g. from two chapters) dropped."""
+    groups: dict[tuple, list[Unit]] = defaultdict(list)
+    seen = set()
+    for u in units:
+        ident = (u.name, u.model, repr(sorted(u.params.items())))
+        if ident not in seen:
+            seen.add(ident)
+            groups[(u.model, u.device)].append(u)
+    return list(groups.values())
+
+
+def run_batch(units: Sequence[Unit], root=None, threads: int | None = None) -> list[Outcome]:
+    """Run units of one model one after another (one load); never raises for a unit's error.
+
+    ``threads``: torch CPU threads for this batch (None leaves torch's setting).
+    """
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    slot, out = ModelSlot(), []
+    try:
+        for u in units:
+            t0 = time.perf_counter()
+            try:
+                _, status = run_unit(u, slot, root=root)
+                out.append(Outcome(u.label, status, time.perf_counter() - t0))
+            except Exception as err:  # reported, and the other units go on
+                line = "".join(traceback.format_exception_only(type(err), err)).strip()
+                out.append(Outcome(u.label, "failed", time.perf_counter() - t0, line))
+    finally:
+        slot.clear()
+    return out
+
+
+def status(units: Sequence[Unit], root=None) -> list[tuple[Unit, bool | None]]:
+    """Each unit with whether its result is cached (None: unknown until its hub model is loaded)."""
+    return [(u, u.is_cached(root)) for u in units]
+
+
+def default_workers(n_batches: int, *, memory_per_worker: float = 4e9) -> int:
+    """Workers of a LocalCluster sized to this machine: one per core, at most one per
+    ``memory_per_worker`` bytes of RAM and at most one per batch."""
+    cores = os.cpu_count() or 1
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        mem = memory_per_worker * cores
+    return max(1, min(cores, int(mem // memory_per_worker), n_batches))
+
+
+def local_cluster(n_workers: int, **kwargs):
+    """A ``distributed.LocalCluster`` of ``n_workers`` one-thread worker processes (no memory
+    limit: a model may need more than an equal share; the OS decides)."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0, **kwargs)
+
+
+def _check_workers(client, log) -> None:
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    if not info:
+        log("warning: the cluster has no workers yet; tasks wait until one joins")
+    many = [a for a, w in info.items() if w.get("nthreads", 1) > 1]
+    if many:
+        log(f"warning: {len(many)} worker(s) run several threads, so they may hold several models at once; "
+            "start workers with `dask worker ADDRESS --nthreads 1` to bound memory")
+
+
+def sweep(units: Sequence[Unit], *, client=None, root=None, threads: int | None = None, progress: bool = True,
+          log=None) -> list[Outcome]:
+    """Run ``units`` on ``client``'s cluster (one task per model batch) and report every unit.
+
+    Parameters
+    ----------
+    units : sequence of Unit
+    client : distributed.Client
+        Connected to a cluster whose workers share ``$LRD_HOME``.
+    root : path, optional
+        Result cache folder (default ``$LRD_HOME/results``, as the workers see it).
+    threads : int, optional
+        torch threads per worker.
+    progress : bool
+        Dask's progress bar (``distributed.progress``) on stderr.
+    """
+    from distributed import progress as dask_progress
+
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    _check_workers(client, log)
+    groups = batches(units)
+    futures = [client.submit(run_batch, b, root, threads, pure=False, key=f"lrd-{b[0].model.replace('/', '_')}-{i}")
+               for i, b in enumerate(groups)]
+    if progress and futures:
+        dask_progress(futures)
+        print(file=sys.stderr)
+    out: list[Outcome] = []
+    for batch, fut in zip(groups, futures):
+        try:
+            out += fut.result()
+        except Exception as err:  # the batch itself failed (e.g. its worker died too often)
+            line = "".join(traceback.format_exception_only(type(err), err)).strip()
+            out += [Outcome(u.label, "failed", 0.0, line) for u in batch]
+    return out
+
+
+def summary(outcomes: Sequence[Outcome]) -> str:
+    """One line of counts, then one line per failed unit with its error."""
+    counts = defaultdict(int)
+    for o in outcomes:
+        counts[o.status] += 1
+    lines = [f"{len(outcomes)} units: {counts['computed']} computed, {counts['cached']} already cached, "
+             f"{counts['failed']} failed"]
+    lines += [f"  FAILED {o.label}: {o.error}" for o in outcomes if o.status == "failed"]
+    return "\n".join(lines)

