@@ -26,7 +26,7 @@ from lrd.models import LoadedModel
 POOLINGS = ("mean", "last", "cls")
 EXTRACT_VERSION = "1"  # bump when extraction semantics change: invalidates the cache
 DEFAULT_MAX_LENGTH = 512  # cap of the default max_length (part of every cache key)
-# Padded tokens per batch on CPU (``max_batch_tokens=None``). Measured (benchmarks/extract.py):
+# Padded tokens per batch on CPU (``max_batch_tokens=None``). Measured (benchmarks/batch_tokens.py):
 # 160 MMLU questions (mean 50, max 448 tokens) through Qwen2.5-0.5B take 91 s in batches of 32
 # and 41 s with at most 512 padded tokens a batch (smollm2 30 -> 13 s, mpnet 27 -> 11 s); short
 # texts are unaffected. Accelerators keep plain batches of ``batch_size``.
