@@ -50,6 +50,7 @@ from lrd.report import Verdict
 from lrd.stats import ALPHA, PermutationTest, verdict_word
 
 __all__ = ["BUDGETS", "PRUNE_RULES", "MEASUREMENT_RULES", "budget_blocks", "measurement_scores", "budget_plan",
+           "budgets_of", "plan_changes",
            "sign_flip_test", "rule_summary", "winners", "only_rule_verdict", "best_median_verdict",
            "budget_pattern_verdict"]
 
@@ -127,6 +128,28 @@ def budget_plan(scores: dict[str, np.ndarray], n_blocks: int, fractions: Sequenc
     budgets = pd.DataFrame({"fraction": list(ks), "k": list(ks.values())})
     plan = budgets.merge(base, on="k")[["rule", "seed", "fraction", "k", "removed"]]
     return plan.sort_values(["rule", "seed", "fraction"], ignore_index=True)
+
+
+def budgets_of(plan_k: pd.DataFrame, n_blocks: int, fractions: Sequence[float] = BUDGETS) -> pd.DataFrame:
+    """A plan listed by number of blocks ``k`` (``rule, seed, k, removed``, e.g. from
+    :func:`lrd.relevance.calibration_plan`) listed by budget instead: one row per rule, seed
+    and fraction, ``k = budget_blocks(n_blocks, fraction)``."""
+    ks = pd.DataFrame({"fraction": list(fractions), "k": [budget_blocks(n_blocks, f) for f in fractions]})
+    missing = set(ks["k"]) - set(plan_k["k"])
+    if missing:
+        raise ValueError(f"the plan has no rows for k = {sorted(missing)}; build it with ks = {sorted(set(ks['k']))}")
+    return ks.merge(plan_k, on="k")[["rule", "seed", "fraction", "k", "removed"]]
+
+
+def plan_changes(plan: pd.DataFrame, scores: dict[tuple, float], intact: float, **labels) -> pd.DataFrame:
+    """The plan with each row's downstream ``score`` (looked up by its removed blocks), the
+    ``intact`` score, ``change = score - intact`` and constant label columns (model, task, ...)."""
+    missing = {tuple(s) for s in plan["removed"]} - set(scores)
+    if missing:
+        raise ValueError(f"no score for removal sets {sorted(missing)}")
+    out = plan.assign(score=[scores[tuple(s)] for s in plan["removed"]], intact=intact, **labels)
+    out["change"] = out["score"] - intact
+    return out
 
 
 def sign_flip_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n_permutations: int = 20000,
