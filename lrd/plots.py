@@ -340,8 +340,11 @@ def pruning_winners(summary: pd.DataFrame, *, by: str = "kind", value: str = "me
 def _pruning_winners(summary, *, by, value, baseline):
     from matplotlib.patches import Rectangle
 
+    from lrd.pruning import PRUNE_RULES
+
     groups = list(pd.unique(summary[by]))
-    rules = sorted(summary["rule"].unique())
+    present = set(summary["rule"])
+    rules = [r for r in PRUNE_RULES if r in present] + sorted(present - set(PRUNE_RULES))
     fig, axes = plt.subplots(1, len(groups), figsize=(7, 0.42 * len(rules) + 1.8), squeeze=False, sharey=True)
     rel = summary.assign(delta=summary[value] - summary[baseline])
     lim = max(float(rel["delta"].abs().max()), 1e-9)
@@ -358,9 +361,10 @@ def _pruning_winners(summary, *, by, value, baseline):
         for rule, f in beats[["rule", "fraction"]].itertuples(index=False):
             ax.plot(list(grid.columns).index(f) + 0.88, rules.index(rule) + 0.2, "o", ms=3.5, color="black")
         ax.set_xticklabels([f"{f:.0%}" for f in grid.columns])
-        ax.set_xlabel("budget (share of blocks removed)")
+        ax.set_xlabel("")
         ax.set_ylabel("" if ax is not axes[0][0] else "prune rule")
         ax.set_title(f"{g}s" if by == "kind" else str(g))
+    fig.supxlabel("budget (share of blocks removed)", fontsize=11)
     fig.tight_layout()
     plt.close(fig)
     return fig
