@@ -184,7 +184,9 @@ csv_path = save_results(scores, "selection_and_pruning", results_dir)
 # {glue:text}`selection_and_pruning-aug_task`, {glue:text}`selection_and_pruning-n_views`
 # views) are label-free. A model's **downstream score** is the mean over the embedding tasks of
 # its last layer's MTEB main score (the mid-layer protocol), and for decoders also the mean
-# multiple-choice accuracy, our stand-in for the paper's MMLU panel. Per model and task:
+# multiple-choice accuracy on {glue:text}`selection_and_pruning-mc_tasks`
+# ({glue:text}`selection_and_pruning-n_items` test items each, the same items the pruning
+# section evaluates), our stand-in for the paper's base-LLM MMLU panel. Per model and task:
 
 # %% tags=["hide-input"]
 glue("n_tasks", len(tasks))
@@ -252,9 +254,9 @@ glue.verdict("selection", claim=LRD_CLAIMS["selection"], aspect="all three score
              verdict=selection_verdict(per_model, embedding_avg, LRD_SCORES, strongest="d_0L"),
              section="model-selection")
 _ = glue.verdict("selection_llm", claim=LRD_CLAIMS["selection"], aspect="same direction on a base-LLM panel",
-             verdict=selection_verdict(per_model.loc[mc_avg.index], mc_avg, LRD_SCORES, strongest="d_0L",
-                                       panel="decoders") if len(mc_avg) else "not testable: no decoder in the panel",
-             section="model-selection")
+                 verdict=selection_verdict(per_model.loc[mc_avg.index], mc_avg, LRD_SCORES, strongest="d_0L",
+                                           panel="decoders") if len(mc_avg) else "not testable: no decoder in the panel",
+                 section="model-selection")
 
 # %% [markdown]
 # ## Pruning
@@ -319,10 +321,14 @@ summary.set_index(["fraction", "rule"]).round(3) if not summary.empty else None
 #
 # {numref}`selection_and_pruning-fig-winners` separates encoders from decoders: every cell is
 # a rule's median change minus random's median at one budget, the box marks the best rule of
-# each budget and a dot the rules that beat random beyond chance within that kind.
+# each budget and a dot the rules that beat random beyond chance within that kind (with few
+# pairs per kind this may be impossible: the smallest attainable p-value is
+# {glue:text}`selection_and_pruning-p_min_kind`).
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "selection_and_pruning-fig-winners", "caption": "Median change of the downstream score (pruned minus intact, over model-task pairs) minus random pruning's, per prune rule and budget, for encoders and decoders; boxed: the best rule at each budget; dot: beats random beyond chance (sign-flip test)."}}
 by_kind = rule_summary(changes, by="kind") if not changes.empty else pd.DataFrame()
+glue("p_min_kind", ", ".join(f"{g}s {p:.2g}" for g, p in by_kind.groupby("kind")["p_min"].max().items())
+     if not by_kind.empty else "n/a")
 lrd.plots.pruning_winners(by_kind) if not by_kind.empty else None
 
 # %% tags=["hide-input"]
