@@ -62,10 +62,9 @@ import lrd
 from lrd.evaluate import evaluate_layers
 from lrd.metrics import dataset_entropy, dime, lrd_profile, model_scores
 from lrd.papers import LRD_CLAIMS
-from lrd.pruning import (MEASUREMENT_RULES, PRUNE_RULES, best_median_verdict, budget_blocks, budget_pattern_verdict,
-                         budget_plan, budgets_of, measurement_scores, only_rule_verdict, plan_changes,
-                         rule_summary, winners)
-from lrd.relevance import angular_distance, calibration_plan, encoder_removal_states, mteb_score, removal_sweep
+from lrd.pruning import (PRUNE_RULES, best_median_verdict, budget_blocks, budget_pattern_verdict, budget_plan,
+                         budgets_of, measurement_scores, only_rule_verdict, plan_changes, rule_summary, winners)
+from lrd.relevance import angular_distance, calibration_plan, encoder_removal_states, removal_sweep
 from lrd.report import Glue, save_results
 from lrd.scoring import build_requests, mc_accuracy
 from lrd.selection import selection_table, selection_verdict
