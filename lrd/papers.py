@@ -40,6 +40,8 @@ LRD_CLAIMS = {
                        "and the same direction holds on a smaller base-LLM MMLU panel."),
     "pruning": Claim(LRD, "abstract", "For pruning, GFMI is the only measurement-guided rule that beats Random at "
                      "the 15% and 20% budgets and has the best median change at every budget."),
+    "pruning_frenet_nrs": Claim(LRD, "abstract", "Frenet is effective only at the lightest budget, while NRS does not "
+                                "transfer from model selection to pruning."),
 }
 
 

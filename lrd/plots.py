@@ -312,3 +312,86 @@ def correlation_heatmap(table: pd.DataFrame, *, index: str = "model", title: str
         ax.set_title(title)
     plt.close(fig)
     return fig
+
+
+def pruning_winners(summary: pd.DataFrame, *, by: str = "kind", value: str = "median change",
+                    baseline: str = "random median"):
+    """Which prune rule wins at which budget, one heatmap panel per group of models (``by``).
+
+    Cells: a rule's median change of the downstream score over (model, task) pairs minus
+    random pruning's median, per budget; the best rule of each budget is boxed, and a dot marks
+    rules that beat random beyond chance (column ``beats random``).
+
+    Parameters
+    ----------
+    summary : DataFrame
+        :func:`lrd.pruning.rule_summary` with ``by``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.patches import Rectangle
+
+    with use_book_style():
+        return _pruning_winners(summary, by=by, value=value, baseline=baseline)
+
+
+def _pruning_winners(summary, *, by, value, baseline):
+    from matplotlib.patches import Rectangle
+
+    from lrd.pruning import PRUNE_RULES
+
+    groups = list(pd.unique(summary[by]))
+    present = set(summary["rule"])
+    rules = [r for r in PRUNE_RULES if r in present] + sorted(present - set(PRUNE_RULES))
+    fig, axes = plt.subplots(1, len(groups), figsize=(7, 0.42 * len(rules) + 1.8), squeeze=False, sharey=True)
+    rel = summary.assign(delta=summary[value] - summary[baseline])
+    lim = max(float(rel["delta"].abs().max()), 1e-9)
+    for ax, g in zip(axes[0], groups):
+        part = rel[rel[by] == g]
+        grid = part.pivot_table(index="rule", columns="fraction", values="delta").reindex(rules)
+        sns.heatmap(grid, ax=ax, cmap="RdBu", vmin=-lim, vmax=lim, annot=True, fmt="+.2f", cbar=ax is axes[0][-1],
+                    cbar_kws={"label": "median change minus random's"}, annot_kws={"fontsize": 8})
+        for j, f in enumerate(grid.columns):
+            best = grid[f].idxmax() if grid[f].notna().any() else None
+            if best is not None:
+                ax.add_patch(Rectangle((j, rules.index(best)), 1, 1, fill=False, lw=2.2, ec="black"))
+        beats = part[part["beats random"]]
+        for rule, f in beats[["rule", "fraction"]].itertuples(index=False):
+            ax.plot(list(grid.columns).index(f) + 0.88, rules.index(rule) + 0.2, "o", ms=3.5, color="black")
+        ax.set_xticklabels([f"{f:.0%}" for f in grid.columns])
+        ax.set_xlabel("")
+        ax.set_ylabel("" if ax is not axes[0][0] else "prune rule")
+        ax.set_title(f"{g}s" if by == "kind" else str(g))
+    fig.supxlabel("budget (share of blocks removed)", fontsize=11)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def selection_scatter(scores: pd.DataFrame, downstream: pd.Series, measures: list[str], *,
+                      ylabel: str = "downstream score"):
+    """Downstream score against each model-level score, one panel per score, one point per model
+    (the book's model colours; encoders circles, decoders squares).
+
+    Parameters
+    ----------
+    scores : DataFrame indexed by model with the ``measures`` as columns (and ``kind``)
+    downstream : Series indexed by model
+    """
+    with use_book_style():
+        palette = model_palette(scores.index)
+        fig, axes = plt.subplots(1, len(measures), figsize=(7, 2.6), squeeze=False)
+        for ax, m in zip(axes[0], measures):
+            for model, row in scores.iterrows():
+                if model in downstream.index:
+                    ax.plot(row[m], downstream[model], "o" if row.get("kind") == "encoder" else "s",
+                            color=palette[model], label=model, ms=7)
+            ax.set_xlabel(m)
+            ax.set_ylabel(ylabel if ax is axes[0][0] else "")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False, bbox_to_anchor=(0.5, 1.08))
+        fig.tight_layout()
+        plt.close(fig)
+        return fig

@@ -275,14 +275,25 @@ def taylor_importance(model: LoadedModel, requests: MCRequests, *, batch_size: i
 
 
 @torch.inference_mode()
-def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, batch_size: int = 32,
-                           max_length: int = 512, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Mean-pooled final-layer states with each block removed, resumed from the intact pass.
+def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Sequence[Sequence[int]] | None = None,
+                           batch_size: int = 32, max_length: int = 512,
+                           progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Mean-pooled final-layer states with blocks removed, resumed from the intact pass.
+
+    Each removal set :math:`S` is resumed from the intact pass's recorded output of block
+    :math:`\\min S - 1`, so blocks before the first removed one are not recomputed; the result
+    equals running the model under :func:`lrd.ablation.removed_layers` (checked in the tests).
+
+    Parameters
+    ----------
+    sets : sequence of sequences of int, optional
+        Blocks (1..L) removed together, one entry per output row after the intact one;
+        default: each block alone, ``[[1], ..., [L]]``.
 
     Returns
     -------
-    pooled : ndarray of shape (L + 1, n_texts, d)
-        Row 0 intact, row ``l`` with block ``l`` removed.
+    pooled : ndarray of shape (1 + len(sets), n_texts, d)
+        Row 0 intact, row ``i`` with ``sets[i - 1]`` removed (default: row ``l`` without block ``l``).
     cosine : ndarray of shape (L,)
         Cosine relevance of each block (over real tokens).
     """
@@ -291,9 +302,13 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, batch_si
     hf, row = anatomy(model)
     blocks = list(_get(hf, row["blocks"]))
     n = len(blocks)
+    sets = [[l] for l in range(1, n + 1)] if sets is None else [sorted({int(i) for i in s}) for s in sets]
+    bad = [s for s in sets if s and not (1 <= s[0] and s[-1] <= n)]
+    if bad:
+        raise ValueError(f"removal sets {bad} have blocks outside 1..{n}")
     tok = model.tokenizer
     ids = tok(list(texts), truncation=True, max_length=max_length)["input_ids"]
-    pooled = np.zeros((n + 1, len(texts), model.hidden_size), dtype=np.float32)
+    pooled = np.zeros((len(sets) + 1, len(texts), model.hidden_size), dtype=np.float32)
     cos_sum, n_tok = np.zeros(n), 0
     progress = sys.stderr.isatty() if progress is None else progress
     budget = batch_token_limit(model, None)
@@ -309,11 +324,14 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, batch_si
         for i in range(n):
             a, b = rec["in"][i].float(), _hidden(rec["out"][i]).float()
             cos_sum[i] += torch.nn.functional.cosine_similarity(a, b, dim=-1)[m].sum().item()
-        for l in range(1, n + 1):
-            new, _ = _resumed(blocks, None, rec["out"], l - 1, {l - 1})
+        for row_i, s in enumerate(sets, start=1):
+            if not s:
+                pooled[row_i, idx] = pooled[0, idx]
+                continue
+            new, _ = _resumed(blocks, None, rec["out"], s[0] - 1, {i - 1 for i in s})
             with replaced_blocks(model, new):
                 out = hf(**enc).last_hidden_state
-            pooled[l, idx] = pool(out, enc["attention_mask"], "mean").float().cpu().numpy()
+            pooled[row_i, idx] = pool(out, enc["attention_mask"], "mean").float().cpu().numpy()
     return pooled, 1.0 - cos_sum / max(n_tok, 1)
 
 

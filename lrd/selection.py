@@ -1,0 +1,164 @@
+"""Label-free model selection: do model-level scores rank models like their downstream score?
+
+For a panel of :math:`n` models with a label-free score :math:`s_m` and a downstream score
+:math:`y_m`, the agreement is Spearman's rank correlation
+
+.. math:: \\rho(s, y) = \\operatorname{corr}(\\operatorname{rank}(s), \\operatorname{rank}(y)).
+
+Under chance (the score says nothing about the downstream score) every assignment of the
+downstream scores to the models is equally likely, so the exact p-value of a positive
+correlation is the share of the :math:`n!` permutations of :math:`y` whose correlation is at
+least the observed one. With :math:`n` models no result can have a p-value below
+:math:`1/n!` (:math:`1/120` for five models, :math:`1/6` for three): three models can never
+show a correlation beyond chance at the 5% level.
+
+References
+----------
+Jiang, Yang, Tam, arXiv:2605.12714 (2026), abstract and Sec. 6 (model selection by the
+model-level scores d_{0,L}, mean NRS and mean GFMI).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from lrd.report import Verdict
+from lrd.stats import ALPHA, PermutationTest, verdict_word
+
+__all__ = ["spearman_permutation_test", "selection_table", "selection_verdict"]
+
+_TOL = 1e-12
+
+
+def _rank_rows(x: np.ndarray) -> np.ndarray:
+    r = rankdata(x, axis=-1)
+    r = r - r.mean(-1, keepdims=True)
+    norm = np.sqrt((r ** 2).sum(-1, keepdims=True))
+    return np.divide(r, norm, out=np.zeros_like(r), where=norm > 0)
+
+
+def _permutations(n: int, *, max_exact: int, n_permutations: int, seed: int) -> tuple[np.ndarray, bool]:
+    if math.factorial(n) <= max_exact:
+        return np.array(list(itertools.permutations(range(n)))), True
+    rng = np.random.default_rng(seed)
+    return np.argsort(rng.random((n_permutations, n)), axis=1), False
+
+
+def spearman_permutation_test(scores: np.ndarray, downstream: np.ndarray, *, statistic: str = "min",
+                              max_exact: int = 40320, n_permutations: int = 20000, seed: int = 0) -> PermutationTest:
+    r"""Exact permutation test of a positive Spearman correlation between score(s) and a downstream score.
+
+    Parameters
+    ----------
+    scores : array of shape (n_models,) or (n_scores, n_models)
+        Label-free model-level scores (higher = predicted better).
+    downstream : array of shape (n_models,)
+    statistic : {"min", "max"}
+        With several scores, the statistic is the smallest (``"min"``: *every* score
+        correlates positively) or largest (``"max"``: *some* score does) correlation. The
+        same permutation of ``downstream`` is applied to every score, so the dependence
+        between scores measured on the same models is kept and the number of scores is
+        accounted for.
+    max_exact : int
+        Enumerate all :math:`n!` permutations up to this many (8 models), else draw
+        ``n_permutations`` at random (p-value ``(1 + count) / (1 + n)``).
+
+    Returns
+    -------
+    PermutationTest
+        ``statistic`` the observed correlation (min or max over scores), ``p_value`` the share
+        of permutations with a statistic at least as large, ``p_min`` the smallest p-value the
+        design can give (share of permutations reaching the largest attainable statistic).
+
+    Examples
+    --------
+    Three models ranked perfectly: still p = 1/6, the best three models can do.
+
+    >>> t = spearman_permutation_test(np.array([1., 2, 3]), np.array([10., 20, 30]))
+    >>> round(t.statistic, 6), round(t.p_value, 4), round(t.p_min, 4)
+    (1.0, 0.1667, 0.1667)
+    """
+    x = np.atleast_2d(np.asarray(scores, dtype=float))
+    y = np.asarray(downstream, dtype=float)
+    if y.ndim != 1 or x.shape[1] != len(y) or len(y) < 2:
+        raise ValueError(f"need scores (n_scores, n_models) and downstream (n_models,) with n_models >= 2, "
+                         f"got {x.shape} and {y.shape}")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("scores and downstream must be finite; drop models with missing values first")
+    if statistic not in ("min", "max"):
+        raise ValueError(f"statistic must be 'min' or 'max', got {statistic!r}")
+    agg = np.min if statistic == "min" else np.max
+    perms, exact = _permutations(len(y), max_exact=max_exact, n_permutations=n_permutations, seed=seed)
+    rx, ry = _rank_rows(x), _rank_rows(y)
+    null = agg(rx @ ry[perms].T, axis=0)  # (P,)
+    observed = float(agg(rx @ ry))
+    count = int((null >= observed - _TOL).sum())
+    top = int((null >= null.max() - _TOL).sum())
+    if exact:
+        p, p_min = count / len(perms), top / len(perms)
+    else:
+        p, p_min = (1 + count) / (1 + len(perms)), max(1 / math.factorial(len(y)), 1 / (1 + len(perms)))
+    return PermutationTest(observed, float(p), float(p_min), len(perms), exact, x.shape[0])
+
+
+def selection_table(scores: pd.DataFrame, downstream: pd.Series, measures: Sequence[str]) -> pd.DataFrame:
+    """Spearman correlation of each model-level measure with the downstream score, with its exact p-value.
+
+    Parameters
+    ----------
+    scores : DataFrame indexed by model, one column per measure
+    downstream : Series indexed by model
+    measures : the columns to correlate
+
+    Returns
+    -------
+    DataFrame indexed by measure: ``rho``, ``p`` (one-sided, exact), ``p_min``, ``n`` (models).
+    """
+    common = [m for m in scores.index if m in downstream.index and np.isfinite(downstream[m])]
+    rows = {}
+    for name in measures:
+        x = scores.loc[common, name].astype(float)
+        ok = np.isfinite(x.to_numpy())
+        if ok.sum() < 2:
+            rows[name] = {"rho": np.nan, "p": np.nan, "p_min": np.nan, "n": int(ok.sum())}
+            continue
+        t = spearman_permutation_test(x.to_numpy()[ok], downstream[common].to_numpy(dtype=float)[ok])
+        rows[name] = {"rho": t.statistic, "p": t.p_value, "p_min": t.p_min, "n": int(ok.sum())}
+    return pd.DataFrame(rows).T.astype({"n": int})
+
+
+def selection_verdict(scores: pd.DataFrame, downstream: pd.Series, measures: Sequence[str], *, strongest: str,
+                      alpha: float = ALPHA, panel: str = "models") -> Verdict:
+    """Verdict on "all the ``measures`` correlate positively with the downstream score, ``strongest`` the most".
+
+    The joint test takes the smallest correlation over the measures inside every permutation
+    (:func:`spearman_permutation_test` with ``statistic="min"``). "not testable" when no result
+    on this many models can reach ``alpha``; "reproduced" when every measure correlates
+    positively beyond chance and ``strongest`` has the largest correlation; "partly reproduced"
+    when they all do but another measure is stronger.
+    """
+    common = [m for m in scores.index if m in downstream.index]
+    x = scores.loc[common, list(measures)].to_numpy(dtype=float).T
+    y = downstream[common].to_numpy(dtype=float)
+    keep = np.isfinite(x).all(0) & np.isfinite(y)
+    if keep.sum() < 2:
+        return Verdict("not testable", f"fewer than two {panel} with every score and a downstream score")
+    test = spearman_permutation_test(x[:, keep], y[keep], statistic="min")
+    table = selection_table(scores.loc[np.array(common)[keep]], downstream, measures)
+    top = table["rho"].astype(float).idxmax()
+    rhos = ", ".join(f"{m} {r:+.2f}" for m, r in table["rho"].items())
+    n = int(keep.sum())
+    evidence = (f"Spearman over {n} {panel}: {rhos}; smallest {test.statistic:+.2f}, exact p = {test.p_value:.2g} "
+                f"under chance; strongest {top}")
+    word = verdict_word(test.p_value, test.p_min, complete=top == strongest, alpha=alpha)
+    if word == "not testable":
+        evidence += f" (with {n} {panel} no result can have p below {test.p_min:.2g})"
+    kind = "exact" if test.exact else "Monte Carlo"
+    return Verdict(word, evidence, test.p_value, f"{kind} permutation test over {test.n_permutations} orderings of "
+                   f"the downstream scores, minimum correlation over {test.n_comparisons} scores")
