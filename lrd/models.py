@@ -141,7 +141,13 @@ def fingerprint(model: torch.nn.Module, source: str | None = None) -> str:
     return _fingerprint(model.config.to_dict(), folder, model)
 
 
+# Config entries that say where a model was loaded from, not what it is: left out of the
+# fingerprint, so the same files give the same cache keys wherever $LRD_HOME or the folder lives.
+_LOCATION_KEYS = ("_name_or_path", "_commit_hash")
+
+
 def _fingerprint(config: dict, folder: Path | None, model: torch.nn.Module | None = None) -> str | None:
+    config = {k: v for k, v in config.items() if k not in _LOCATION_KEYS}
     h = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
     if folder is not None and (folder / assets.MANIFEST).is_file():
         h.update(json.dumps(json.loads((folder / assets.MANIFEST).read_text())["files"], sort_keys=True).encode())

@@ -496,6 +496,139 @@ def cosine_vs_ablation_units(models: Sequence[str], tasks: Sequence[str], n_item
 
 
 # --------------------------------------------------------------------------------------------
+# selection_and_pruning
+
+
+def _mc_removal_scores(model: LoadedModel, sets, *, mc_tasks, n_items: int, batch_size: int) -> dict:
+    """Accuracy of every removal set on every multiple-choice task (resumed sweep)."""
+    from lrd.relevance import removal_sweep
+    from lrd.scoring import build_requests, mc_accuracy
+
+    out = {}
+    for t in mc_tasks:
+        req = build_requests(model, _mc_split(t, "test", n_items))
+        sweep = removal_sweep(model, req, sets, batch_size=batch_size)
+        acc = mc_accuracy(sweep.lls, req)["acc"].mean(1)
+        out[t] = {tuple(s): float(a) for s, a in zip(sweep.sets, acc)}
+    return out
+
+
+def _encoder_removal_scores(model: LoadedModel, sets, *, task_data: dict, n_bootstrap: int, batch_size: int) -> dict:
+    """MTEB main score of every removal set on every embedding task (resumed, one pass per task)."""
+    from lrd.evaluate import evaluate_layers
+    from lrd.relevance import encoder_removal_states
+
+    out = {}
+    for t, data in task_data.items():
+        pooled, _ = encoder_removal_states(model, data.texts, sets=sets, batch_size=batch_size)
+        scores = evaluate_layers(pooled, data, n_bootstrap=n_bootstrap)
+        out[t] = {s: float(v) for s, v in zip([()] + [tuple(x) for x in sets], scores)}
+    return out
+
+
+def _prune_plan(model: LoadedModel, profile_states: np.ndarray, *, k: int, variance: float, budgets, n_random: int,
+                mc_tasks, n_calibration: int, encoder_calib, n_bootstrap: int, batch_size: int) -> pd.DataFrame:
+    """Every rule's removal sets per budget. Label-free rules read the LRD profile of the
+    calibration texts; labelled rules: decoders rank blocks on calibration items of the
+    multiple-choice tasks (:func:`lrd.relevance.calibration_plan`), encoders by the MTEB score
+    on ``encoder_calib`` with each block removed."""
+    from lrd.evaluate import evaluate_layers
+    from lrd.metrics import lrd_profile
+    from lrd.pruning import budget_blocks, budget_plan, budgets_of, measurement_scores
+    from lrd.relevance import angular_distance, calibration_plan, encoder_removal_states
+    from lrd.scoring import build_requests
+
+    label_free = measurement_scores(lrd_profile(profile_states, k=k, variance=variance))
+    if model.kind == "decoder":
+        ks = sorted({budget_blocks(model.n_layers, f) for f in budgets})
+        calib = {t: build_requests(model, _mc_split(t, "train", n_calibration)) for t in mc_tasks}
+        plan_k, _ = calibration_plan(model, calib, ks, n_random=n_random, batch_size=batch_size)
+        return pd.concat([budgets_of(plan_k, model.n_layers, budgets),
+                          budget_plan(label_free, model.n_layers, budgets, n_random=0)], ignore_index=True)
+    pooled, cosine = encoder_removal_states(model, encoder_calib.texts, batch_size=batch_size)
+    score = evaluate_layers(pooled, encoder_calib, n_bootstrap=n_bootstrap)
+    signals = {"cosine (BI)": cosine, "accuracy (calibration)": score[0] - score[1:], **label_free}
+    return budget_plan(signals, model.n_layers, budgets, distance=angular_distance(profile_states), n_random=n_random)
+
+
+def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int, pooling: str, k: int,
+                    variance: float, n_bootstrap: int, aug_task: str, n_aug_prompts: int, n_views: int,
+                    mc_tasks: Sequence[str], n_items: int, n_calibration: int, calibration_task: str,
+                    n_encoder_calibration: int, prune: bool, budgets: Sequence[float], n_random: int,
+                    batch_size: int) -> dict:
+    """One model of the selection and pruning chapter: model-level scores per embedding task
+    (LRD, mean dataset entropy, last-layer MTEB score), DiME, decoders' intact multiple-choice
+    accuracy and, when ``prune``, every prune rule's plan and score changes per task."""
+    from threadpoolctl import threadpool_limits
+
+    from lrd.evaluate import evaluate_layers
+    from lrd.extract import extract
+    from lrd.metrics import dataset_entropy, dime, lrd_profile, model_scores
+    from lrd.pruning import plan_changes
+    from lrd.suite import view_states
+
+    name, clock = model.name, time.perf_counter()
+    task_data = {t: load_task(t, n=n_samples) for t in tasks}
+    score_rows = []
+    for task, data in task_data.items():
+        states = extract(model, data.texts, pooling=pooling)
+        profile = lrd_profile(states, k=k, variance=variance)
+        with threadpool_limits(1):
+            entropy = dataset_entropy(states)
+        last = evaluate_layers(states[-1:], data, n_bootstrap=n_bootstrap)[0]
+        score_rows.append({"model": name, "kind": model.kind, "task": task, **model_scores(profile),
+                           "mean dataset entropy": float(entropy.mean()), "last-layer score": last})
+    aug = task_data[aug_task] if aug_task in task_data else load_task(aug_task, n=n_samples)
+    views = view_states(model, aug.texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
+    with threadpool_limits(1):
+        dime_value = float(dime(views[:, :, 0], views[:, :, 1]).mean())
+    seconds = {"scores": time.perf_counter() - clock}
+    plan, changes, by_task = None, [], None
+    prune = prune and model.n_layers >= 2
+    if prune:
+        calib_data = load_task(calibration_task, n=n_samples)
+        profile_states = extract(model, calib_data.texts[:n_samples], pooling=pooling)
+        plan = _prune_plan(model, profile_states, k=k, variance=variance, budgets=budgets, n_random=n_random,
+                           mc_tasks=mc_tasks, n_calibration=n_calibration,
+                           encoder_calib=load_task(calibration_task, n=n_encoder_calibration),
+                           n_bootstrap=n_bootstrap, batch_size=batch_size)
+        seconds["prune orders"] = time.perf_counter() - clock - seconds["scores"]
+        sets = sorted({tuple(s) for s in plan["removed"]})
+        if model.kind == "decoder":
+            by_task = _mc_removal_scores(model, sets, mc_tasks=mc_tasks, n_items=n_items, batch_size=batch_size)
+        else:
+            by_task = _encoder_removal_scores(model, sets, task_data=task_data, n_bootstrap=n_bootstrap,
+                                              batch_size=batch_size)
+        for task, got in by_task.items():
+            changes.append(plan_changes(plan, got, got[()], model=name, kind=model.kind, task=task))
+    mc_intact = None
+    if model.kind == "decoder":
+        if by_task is None:
+            by_task = _mc_removal_scores(model, [], mc_tasks=mc_tasks, n_items=n_items, batch_size=batch_size)
+        mc_intact = float(np.mean([got[()] for got in by_task.values()]))
+    seconds["total"] = time.perf_counter() - clock
+    return {"kind": model.kind, "n_blocks": model.n_layers, "score_rows": score_rows, "dime": dime_value,
+            "plan": plan, "changes": changes, "mc_intact": mc_intact, "seconds": seconds}
+
+
+def selection_and_pruning_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, pooling: str, k: int,
+                                variance: float, n_bootstrap: int, aug_task: str, n_aug_prompts: int, n_views: int,
+                                mc_tasks: Sequence[str], n_items: int, n_calibration: int, calibration_task: str,
+                                n_encoder_calibration: int, pruning_models: Sequence[str], budgets: Sequence[float],
+                                n_random: int, batch_size: int, device: str = "cpu") -> list[Unit]:
+    """One unit per model (:func:`selection_model`); models of ``pruning_models`` are pruned."""
+    params = dict(tasks=list(tasks), n_samples=n_samples, pooling=pooling, k=k, variance=variance,
+                  n_bootstrap=n_bootstrap, aug_task=aug_task, n_aug_prompts=n_aug_prompts, n_views=n_views,
+                  mc_tasks=list(mc_tasks), n_items=n_items, n_calibration=n_calibration,
+                  calibration_task=calibration_task, n_encoder_calibration=n_encoder_calibration,
+                  budgets=list(budgets), n_random=n_random, batch_size=batch_size)
+    read = tuple(dict.fromkeys([(t, n_samples) for t in [*tasks, aug_task, calibration_task]]
+                               + [(calibration_task, n_encoder_calibration)] + [(t, None) for t in mc_tasks]))
+    return [Unit("selection_and_pruning", selection_model, m, {**params, "prune": m in pruning_models}, tasks=read,
+                 device=device) for m in models]
+
+
+# --------------------------------------------------------------------------------------------
 # Chapters -> units
 
 
@@ -506,6 +639,7 @@ CHAPTER_UNITS: dict[str, Callable] = {
     "mid_layer": mid_layer_units,
     "cosine_vs_ablation": cosine_vs_ablation_units,
     "cayley_aggregation": cayley_aggregation_units,
+    "selection_and_pruning": selection_and_pruning_units,
 }
 
 

@@ -46,29 +46,23 @@ pruning_models = ["minilm", "smollm2", "gemma3"]  # models pruned (mpnet: ~5x mi
 budgets = [0.05, 0.10, 0.15, 0.20]  # shares of blocks removed
 n_random = 5  # random prune orders
 batch_size = 32
-threads = 1  # torch CPU threads, 1 is fastest on a shared CPU, 0 = torch default
+threads = 0  # torch CPU threads, 0 = torch default (all cores); 1 is faster on a CPU shared with other jobs
 device = "cpu"
 results_dir = "results"
 
 # %% tags=["hide-input"]
 import time
 
-import numpy as np
 import pandas as pd
 import torch
-from threadpoolctl import threadpool_limits
 
 import lrd
-from lrd.evaluate import evaluate_layers
-from lrd.metrics import dataset_entropy, dime, lrd_profile, model_scores
 from lrd.papers import LRD_CLAIMS
-from lrd.pruning import (PRUNE_RULES, best_median_verdict, budget_blocks, budget_pattern_verdict, budget_plan,
-                         budgets_of, measurement_scores, only_rule_verdict, plan_changes, rule_summary, winners)
-from lrd.relevance import angular_distance, calibration_plan, encoder_removal_states, removal_sweep
+from lrd.pruning import (PRUNE_RULES, best_median_verdict, budget_blocks, budget_pattern_verdict, only_rule_verdict,
+                         rule_summary, winners)
 from lrd.report import Glue, save_results
-from lrd.scoring import build_requests, mc_accuracy
 from lrd.selection import selection_table, selection_verdict
-from lrd.suite import view_states
+from lrd.units import compute, selection_and_pruning_units
 
 lrd.book.check_parameters("selection_and_pruning", globals())
 if threads:
@@ -77,52 +71,6 @@ glue = Glue("selection_and_pruning")
 for key in ("selection", "pruning", "pruning_frenet_nrs"):
     glue(f"claim_{'frenet_nrs' if key == 'pruning_frenet_nrs' else key}", LRD_CLAIMS[key].text)
 t_start = time.perf_counter()
-task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
-calib_data = lrd.load_task(calibration_task, n=n_samples)
-encoder_calib = lrd.load_task(calibration_task, n=n_encoder_calibration)
-
-
-def mc_split(name, split, n):
-    return lrd.load_task(name).split(split).subset(n, seed=0)
-
-
-def mc_scores(model, sets):
-    """Accuracy of every removal set on every multiple-choice task (resumed sweep)."""
-    out = {}
-    for t in mc_tasks:
-        req = build_requests(model, mc_split(t, "test", n_items))
-        sweep = removal_sweep(model, req, sets, batch_size=batch_size)
-        acc = mc_accuracy(sweep.lls, req)["acc"].mean(1)
-        out[t] = dict(zip(sweep.sets, acc))
-    return out
-
-
-def encoder_scores(model, sets):
-    """MTEB main score of every removal set on every embedding task (resumed, one pass per task)."""
-    out = {}
-    for t, data in task_data.items():
-        pooled, _ = encoder_removal_states(model, data.texts, sets=sets, batch_size=batch_size)
-        out[t] = dict(zip([()] + [tuple(s) for s in sets], evaluate_layers(pooled, data, n_bootstrap=n_bootstrap)))
-    return out
-
-
-def encoder_plan(model, profile_states):
-    """Labelled and label-free prune orders of an encoder, ranked on the calibration task."""
-    pooled, cosine = encoder_removal_states(model, encoder_calib.texts, batch_size=batch_size)
-    score = evaluate_layers(pooled, encoder_calib, n_bootstrap=n_bootstrap)
-    signals = {"cosine (BI)": cosine, "accuracy (calibration)": score[0] - score[1:],
-               **measurement_scores(lrd_profile(profile_states, k=k, variance=variance))}
-    return budget_plan(signals, model.n_layers, budgets, distance=angular_distance(profile_states), n_random=n_random)
-
-
-def decoder_plan(model, profile_states):
-    """Labelled rules from calibration items (cosine_vs_ablation's calibration_plan), label-free from the profile."""
-    ks = sorted({budget_blocks(model.n_layers, f) for f in budgets})
-    calib = {t: build_requests(model, mc_split(t, "train", n_calibration)) for t in mc_tasks}
-    plan_k, _ = calibration_plan(model, calib, ks, n_random=n_random, batch_size=batch_size)
-    label_free = budget_plan(measurement_scores(lrd_profile(profile_states, k=k, variance=variance)),
-                             model.n_layers, budgets, n_random=0)
-    return pd.concat([budgets_of(plan_k, model.n_layers, budgets), label_free], ignore_index=True)
 
 
 # %% [markdown]
@@ -138,37 +86,18 @@ def decoder_plan(model, profile_states):
 
 # %% tags=["hide-input"]
 score_rows, dime_rows, kinds, n_blocks, change_rows, plans, mc_intact, seconds = [], {}, {}, {}, [], {}, {}, {}
-for name in models:
-    clock = time.perf_counter()
-    model = lrd.load_model(name, device=device)
-    kinds[name], n_blocks[name] = model.kind, model.n_layers
-    for task, data in task_data.items():
-        states = lrd.extract(model, data.texts, pooling=pooling)
-        profile = lrd_profile(states, k=k, variance=variance)
-        with threadpool_limits(1):
-            entropy = dataset_entropy(states)
-        last = evaluate_layers(states[-1:], data, n_bootstrap=n_bootstrap)[0]
-        score_rows.append({"model": name, "kind": model.kind, "task": task, **model_scores(profile),
-                           "mean dataset entropy": float(entropy.mean()), "last-layer score": last})
-    views = view_states(model, task_data[aug_task].texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
-    with threadpool_limits(1):
-        dime_rows[name] = float(dime(views[:, :, 0], views[:, :, 1]).mean())
-    prune = name in pruning_models and model.n_layers >= 2
-    seconds[name] = {"scores": time.perf_counter() - clock}
-    if prune:
-        profile_states = lrd.extract(model, calib_data.texts[:n_samples], pooling=pooling)
-        plan = (decoder_plan if model.kind == "decoder" else encoder_plan)(model, profile_states)
-        plans[name] = plan
-        seconds[name]["prune orders"] = time.perf_counter() - clock - seconds[name]["scores"]
-        sets = sorted({tuple(s) for s in plan["removed"]})
-        by_task = (mc_scores if model.kind == "decoder" else encoder_scores)(model, sets)
-        for task, got in by_task.items():
-            change_rows.append(plan_changes(plan, got, got[()], model=name, kind=model.kind, task=task))
-    if model.kind == "decoder":
-        by_task = mc_scores(model, []) if not prune else {t: {(): got[()]} for t, got in by_task.items()}
-        mc_intact[name] = float(np.mean([got[()] for got in by_task.values()]))
-    seconds[name]["total"] = time.perf_counter() - clock
-    del model
+units = selection_and_pruning_units(models, tasks, n_samples, pooling, k, variance, n_bootstrap, aug_task, n_aug_prompts,
+                                    n_views, mc_tasks, n_items, n_calibration, calibration_task, n_encoder_calibration,
+                                    pruning_models, budgets, n_random, batch_size, device=device)
+for name, done in zip(models, compute(units)):  # one cached unit per model (lrd.units.selection_model)
+    kinds[name], n_blocks[name], seconds[name] = done["kind"], done["n_blocks"], done["seconds"]
+    score_rows += done["score_rows"]
+    dime_rows[name] = done["dime"]
+    change_rows += done["changes"]
+    if done["plan"] is not None:
+        plans[name] = done["plan"]
+    if done["mc_intact"] is not None:
+        mc_intact[name] = done["mc_intact"]
 scores = pd.DataFrame(score_rows)
 changes = pd.concat(change_rows, ignore_index=True) if change_rows else pd.DataFrame()
 csv_path = save_results(scores, "selection_and_pruning", results_dir)
@@ -380,6 +309,5 @@ if not changes.empty:
 glue_path = glue.save(results_dir)
 
 # %% tags=["hide-input", "nbval-ignore-output"]
-glue("minutes", f"{(time.perf_counter() - t_start) / 60:.1f}")
-glue_path = glue.save(results_dir)
+glue("minutes", f"{(time.perf_counter() - t_start) / 60:.1f}", volatile=True)
 pd.DataFrame(seconds).T.round(0)  # wall seconds per model: scores, prune orders, total (with evaluation)

@@ -21,6 +21,26 @@ def test_fingerprint_is_stable_and_content_based(tiny_encoder_dir, tiny_encoder)
     assert again.fingerprint == tiny_encoder.fingerprint
 
 
+def test_fingerprint_does_not_depend_on_where_the_files_are(tiny_encoder_dir, tiny_encoder, tmp_path):
+    """Cache keys are content addresses: the same model copied elsewhere (another $LRD_HOME, a
+    moved folder) has the same fingerprint, loaded or not; changed weights change it."""
+    import shutil
+
+    import torch
+
+    from lrd.models import source_fingerprint
+
+    moved = shutil.copytree(tiny_encoder_dir, tmp_path / "elsewhere" / "model")
+    assert lrd.load_model(str(moved)).fingerprint == tiny_encoder.fingerprint
+    assert source_fingerprint(str(moved)) == source_fingerprint(str(tiny_encoder_dir)) == tiny_encoder.fingerprint
+    changed = lrd.load_model(str(moved))
+    with torch.no_grad():
+        next(changed.model.parameters()).add_(1.0)
+    changed.model.save_pretrained(tmp_path / "changed")
+    changed.tokenizer.save_pretrained(tmp_path / "changed")
+    assert source_fingerprint(str(tmp_path / "changed")) != tiny_encoder.fingerprint
+
+
 def test_unknown_model_offline_names_keys_and_folder_hint(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)

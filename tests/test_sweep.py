@@ -239,3 +239,11 @@ def test_the_cli_dry_run_lists_units_and_their_cache_state(capsys, require_panel
     out = capsys.readouterr().out
     assert "1 units in 1 model batches for lrd_families" in out
     assert "lrd_families_profile(minilm, task=sst2)" in out
+
+
+def test_every_chapter_declares_its_units():
+    """`lrd sweep all` covers every chapter of the book: a new chapter must declare its units."""
+    from lrd import book
+    from lrd.units import CHAPTER_UNITS
+
+    assert set(book.chapters()) <= set(CHAPTER_UNITS)
