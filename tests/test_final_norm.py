@@ -45,7 +45,9 @@ def test_default_cache_key_unchanged(tiny_decoder):
                             final_norm=True)
 
 
-class _CountForwards:
+class CountForwards:
+    """Counts forward calls of a loaded model's base model (a forward hook); ``.handle.remove()`` ends it."""
+
     def __init__(self, model):
         self.n = 0
         self.handle = model.model.base_model.register_forward_hook(self)
@@ -58,7 +60,7 @@ def test_extract_variants_one_pass_equals_separate_extractions(tiny_decoder, tmp
     """Several variants from ONE forward pass per batch, identical to (and cached as) separate calls."""
     variants = [{"pooling": "mean"}, {"pooling": "mean", "final_norm": True}, "last",
                 {"pooling": "last", "final_norm": True}]
-    counter = _CountForwards(tiny_decoder)
+    counter = CountForwards(tiny_decoder)
     try:
         got = lrd.extract_variants(tiny_decoder, TEXTS, variants, batch_size=8, cache=tmp_path)
         assert counter.n == 1  # three texts, one batch, one forward for all four variants

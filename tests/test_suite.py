@@ -8,22 +8,14 @@ import pytest
 
 import lrd
 from lrd.suite import task_pass, token_metrics, token_rows
+from test_final_norm import CountForwards
 
 TEXTS = ["the cat sat on the mat today", "a dog is good and the layer is bad", "not very bad", "good text of the model",
          "the"]
 
 
-class _CountForwards:
-    def __init__(self, model):
-        self.n = 0
-        self.handle = model.model.base_model.register_forward_hook(self)
-
-    def __call__(self, *args):
-        self.n += 1
-
-
 def test_task_pass_is_one_forward_and_equals_separate_calls(tiny_decoder, lrd_home):
-    counter = _CountForwards(tiny_decoder)
+    counter = CountForwards(tiny_decoder)
     try:
         run = task_pass(tiny_decoder, TEXTS, final_norm=True, n_token_prompts=3)
         assert counter.n == 1  # five texts, one batch: pooled, normed and tokens from one pass
