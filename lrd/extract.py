@@ -39,6 +39,16 @@ _POSITION_OFFSET_TYPES = {"roberta", "xlm-roberta", "mpnet", "camembert", "longf
 _INSANE_LENGTH = 1_000_000  # tokenizers without a limit report int(1e30)
 
 
+def _positive_int(name: str, value, *, none_ok: bool = False) -> int | None:
+    """``value`` as an int, or a ValueError naming ``name`` unless it is a positive integer
+    (or ``None`` when ``none_ok``)."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer{' or None' if none_ok else ''}, got {value!r}")
+    return int(value)
+
+
 def max_input_length(model: LoadedModel) -> int | None:
     """The longest input, in tokens, the model can take; None when it states no limit.
 
@@ -70,14 +80,13 @@ def resolve_max_length(model: LoadedModel, max_length: int | None) -> int:
     limit = max_input_length(model)
     if max_length is None:
         return DEFAULT_MAX_LENGTH if limit is None else min(DEFAULT_MAX_LENGTH, limit)
-    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 1:
-        raise ValueError(f"max_length must be a positive integer or None, got {max_length!r}")
+    max_length = _positive_int("max_length", max_length, none_ok=True)
     if limit is not None and max_length > limit:
         raise ValueError(
             f"max_length={max_length} is above what {model.name} can take ({limit} tokens: its position "
             f"table and tokenizer limit); pass max_length <= {limit}, or None for the default"
         )
-    return int(max_length)
+    return max_length
 
 
 def pool(hidden: torch.Tensor, mask: torch.Tensor, pooling: str) -> torch.Tensor:
@@ -166,10 +175,7 @@ def batch_token_limit(model: LoadedModel, max_batch_tokens: int | None) -> int |
     """The padded-token cap per batch: ``max_batch_tokens``, or by default
     :data:`CPU_BATCH_TOKENS` on CPU and none on an accelerator."""
     if max_batch_tokens is not None:
-        if isinstance(max_batch_tokens, bool) or not isinstance(max_batch_tokens, (int, np.integer)) \
-                or max_batch_tokens < 1:
-            raise ValueError(f"max_batch_tokens must be a positive integer or None, got {max_batch_tokens!r}")
-        return int(max_batch_tokens)
+        return _positive_int("max_batch_tokens", max_batch_tokens, none_ok=True)
     return CPU_BATCH_TOKENS if torch.device(model.device).type == "cpu" else None
 
 
@@ -198,28 +204,22 @@ def _run(model: LoadedModel, texts: Sequence[str], *, variants: Sequence[tuple[s
             hidden = out.hidden_states  # L + 1 tensors (B, T, d); never stacked: pooled layer by layer
             if len(hidden) != model.n_layers + 1:
                 raise RuntimeError(f"{model.name} returned {len(hidden)} hidden states, expected {model.n_layers + 1}")
-            normed: dict[int, torch.Tensor] = {}
-
-            def layer(l: int, final_norm: bool) -> torch.Tensor:
-                if not final_norm or l == model.n_layers:  # the last state already has it (HF decoders)
-                    return hidden[l]
-                if l not in normed:
-                    normed[l] = model.final_norm(hidden[l])
-                return normed[l]
-
+            normed = None  # every layer through the final norm; the last state already has it (HF decoders)
+            if tokens_final_norm or any(f for _, f in variants):
+                normed = [model.final_norm(h) for h in hidden[:-1]] + [hidden[-1]]
             mask = enc["attention_mask"]
             for out_array, (pooling, final_norm) in zip(pooled, variants):
-                p = torch.stack([pool(layer(l, final_norm).float(), mask, pooling) for l in range(len(hidden))])
+                p = torch.stack([pool(h.float(), mask, pooling) for h in (normed if final_norm else hidden)])
                 if not torch.isfinite(p).all():
                     raise FloatingPointError(
                         f"{model.name} produced NaN/inf hidden states; try dtype=torch.float32 or shorter texts")
                 out_array[:, idx] = p.cpu().numpy()
             if return_tokens:
                 m = mask.bool().cpu()
-                hs_cpu = torch.stack([layer(l, tokens_final_norm).float().cpu() for l in range(len(hidden))])
+                hs_cpu = torch.stack([h.float().cpu() for h in (normed if tokens_final_norm else hidden)])
                 for j, i in enumerate(idx):
                     tokens[i] = hs_cpu[:, j][:, m[j]].numpy()
-            del out, hidden, normed
+            del out, hidden, normed  # free this batch's states before the next forward
     finally:
         tok.padding_side = old_side
         bar.close()
@@ -281,8 +281,7 @@ def extract_variants(model: LoadedModel, texts: Sequence[str], variants: Sequenc
     _check_texts(texts)
     if isinstance(variants, (str, dict)) or len(variants) == 0:
         raise ValueError("variants must be a non-empty list of variants, e.g. [{'pooling': 'mean'}]")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    _positive_int("batch_size", batch_size)
     resolved = [_variant(model, v) for v in variants]
     max_length = resolve_max_length(model, max_length)  # an int before it enters the cache key
     if padding_side not in ("right", "left"):
@@ -365,8 +364,6 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
     ndarray of shape (n_layers + 1, n_texts, d_model), float32
         And, with ``return_tokens``, a list of ``n_texts`` arrays of shape (L + 1, T_i, d).
     """
-    if pooling not in POOLINGS:  # checked first: the error names the argument the caller passed
-        raise ValueError(f"unknown pooling {pooling!r}; choose one of {POOLINGS}")
     out = extract_variants(model, texts, [{"pooling": pooling, "final_norm": final_norm}], batch_size=batch_size,
                            max_batch_tokens=max_batch_tokens,
                            max_length=max_length, padding_side=padding_side, return_tokens=return_tokens,

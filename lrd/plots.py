@@ -331,8 +331,6 @@ def pruning_winners(summary: pd.DataFrame, *, by: str = "kind", value: str = "me
     -------
     matplotlib.figure.Figure
     """
-    from matplotlib.patches import Rectangle
-
     with use_book_style():
         return _pruning_winners(summary, by=by, value=value, baseline=baseline)
 

@@ -47,7 +47,7 @@ import pandas as pd
 
 from lrd.metrics.profile import LRDProfile
 from lrd.report import Verdict
-from lrd.stats import ALPHA, PermutationTest, verdict_word
+from lrd.stats import ALPHA, PermutationTest
 
 __all__ = ["BUDGETS", "PRUNE_RULES", "MEASUREMENT_RULES", "budget_blocks", "measurement_scores", "budget_plan",
            "budgets_of", "plan_changes",

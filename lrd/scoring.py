@@ -39,6 +39,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from lrd.extract import batch_token_limit, batches_by_length
 from lrd.models import LoadedModel
 from lrd.tasks import Task
 
@@ -182,14 +183,6 @@ def build_requests(model: LoadedModel, task: Task, *, max_length: int = 1024, ta
                       task.frame["label"].to_numpy().astype(int), np.asarray(clen, dtype=float))
 
 
-def _batches(requests: MCRequests, batch_size: int, max_tokens: int | None = None) -> list[np.ndarray]:
-    """Rows by decreasing length, ``batch_size`` a batch at most and at most ``max_tokens``
-    padded tokens (:func:`lrd.extract.batches_by_length`)."""
-    from lrd.extract import batches_by_length
-
-    return batches_by_length([len(x) for x in requests.inputs], batch_size, max_tokens)
-
-
 @dataclass
 class Batch:
     """One left-padded batch of rows: model keyword arguments and the positions it scores.
@@ -314,10 +307,9 @@ def forward_batches(model: LoadedModel, requests: MCRequests, *, batch_size: int
     req_of_row: dict[int, list[int]] = {}
     for j, r in enumerate(requests.input_index.tolist()):
         req_of_row.setdefault(r, []).append(j)
-    from lrd.extract import batch_token_limit
-
     budget = batch_token_limit(model, max_batch_tokens)
-    for rows in tqdm(_batches(requests, batch_size, budget), disable=not progress, desc=f"score {model.name}", unit="batch"):
+    batches = batches_by_length([len(x) for x in requests.inputs], batch_size, budget)
+    for rows in tqdm(batches, disable=not progress, desc=f"score {model.name}", unit="batch"):
         batch = _encode_batch(model, requests, rows, req_of_row)
 
         def run(batch=batch) -> tuple[list[int], np.ndarray]:

@@ -96,7 +96,7 @@ def _escape(text: Any) -> str:
 
 def table_markdown(rows: list[dict], fromdoc: str) -> str:
     """The dashboard as a MyST ``list-table`` (links relative to ``fromdoc``)."""
-    lines = [f"```{{list-table}}", ":header-rows: 1", f":class: {CLASS}", ":widths: 14 10 34 12 8 22", "",
+    lines = ["```{list-table}", ":header-rows: 1", f":class: {CLASS}", ":widths: 14 10 34 12 8 22", "",
              "* - Chapter", "  - Paper", "  - Claim (quoted)", "  - Verdict", "  - p under chance", "  - Evidence"]
     here = os.path.dirname(fromdoc)
     previous = None

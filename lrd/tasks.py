@@ -24,7 +24,6 @@ import ast
 import csv
 import json
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Callable
 
 import numpy as np

@@ -22,10 +22,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from scipy.stats import spearmanr
 from torch.func import functional_call, stack_module_state
 
-from lrd.aggregation import make_method
 
 
 @dataclass(frozen=True)

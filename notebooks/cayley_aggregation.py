@@ -81,7 +81,6 @@ results_dir = "results"
 
 # %% tags=["hide-input"]
 import json
-import time
 from pathlib import Path
 
 import pandas as pd

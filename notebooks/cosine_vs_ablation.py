@@ -64,10 +64,8 @@ from lrd.agreement import (bootstrap_rank_correlations, correlation_verdict, cou
                            estimation_shares, pruning_verdict, strength)
 from lrd.counterexample import counterexample
 from lrd.papers import ABLATION_CLAIMS
-from lrd.relevance import (ENCODER_SCORER_DESCRIPTIONS, ENCODER_SCORERS, calibration_plan, encoder_removal_states,
-                           pruning_accuracy, pruning_table, relevance_rows, removal_sweep)
+from lrd.relevance import ENCODER_SCORER_DESCRIPTIONS, pruning_table
 from lrd.report import Glue, per_layer, save_results
-from lrd.scoring import build_requests, mc_accuracy
 from lrd.units import compute, cosine_vs_ablation_units
 
 import torch
@@ -80,16 +78,6 @@ for key in ("proxy", "theory", "correlation", "pruning", "olmo"):
     glue(f"claim_{key}", ABLATION_CLAIMS[key].text)
 t_start = time.perf_counter()
 work = {"block forwards": 0.0, "token passes": 0.0, "seconds": 0.0}
-
-
-def tally(sweep, requests):
-    work["block forwards"] += sweep.block_forwards
-    work["token passes"] += sweep.block_forwards * requests.n_tokens
-    work["seconds"] += sweep.seconds
-
-
-def task_split(name, split, n):
-    return lrd.load_task(name).split(split).subset(n, seed=0)
 
 
 # %% [markdown]

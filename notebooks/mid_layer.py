@@ -69,7 +69,7 @@ import pandas as pd
 
 import lrd
 
-from lrd.evaluate import chance_score, layer_scores
+from lrd.evaluate import chance_score
 from lrd.layer_choice import (best_vs_last, choice_verdict, gain_verdict, label_free_choice,
                               metric_correlations, valley_drop, valley_verdict)
 from lrd.papers import MID_LAYER_CLAIMS, SKEAN_GAIN_RANGE

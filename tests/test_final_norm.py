@@ -12,23 +12,19 @@ from lrd.extract import cache_key
 TEXTS = ["the cat sat on the mat", "a dog is good", "not very bad and very good text of the layer"]
 
 
-def test_final_norm_equals_truncated_model_states(tiny_decoder, lrd_home):
+def test_final_norm_equals_truncated_model_states(tiny_decoder_dir, lrd_home):
     """Layer l with the norm equals the last state of the model cut after block l (the paper's way)."""
-    plain = lrd.extract(tiny_decoder, TEXTS, cache=False)
-    normed = lrd.extract(tiny_decoder, TEXTS, final_norm=True, cache=False)
+    model = lrd.load_model(str(tiny_decoder_dir))  # its own copy: truncating it must not leak into other tests
+    plain = lrd.extract(model, TEXTS, cache=False)
+    normed = lrd.extract(model, TEXTS, final_norm=True, cache=False)
     np.testing.assert_allclose(normed[-1], plain[-1], rtol=1e-6, atol=1e-6)  # already normed by HF
-    full = list(tiny_decoder.blocks)
-    try:
-        for l in range(1, len(full)):
-            tiny_decoder.model.model.layers = torch.nn.ModuleList(full[:l])
-            tiny_decoder.model.config.num_hidden_layers = l
-            tiny_decoder.n_layers = l
-            cut = lrd.extract(tiny_decoder, TEXTS, cache=False)
-            np.testing.assert_allclose(normed[l], cut[-1], rtol=1e-4, atol=1e-5)
-    finally:
-        tiny_decoder.model.model.layers = torch.nn.ModuleList(full)
-        tiny_decoder.model.config.num_hidden_layers = len(full)
-        tiny_decoder.n_layers = len(full)
+    full = list(model.blocks)
+    for l in range(1, len(full)):
+        cut = lrd.load_model(str(tiny_decoder_dir))
+        cut.model.model.layers = torch.nn.ModuleList(list(cut.blocks)[:l])
+        cut.model.config.num_hidden_layers = l
+        cut.n_layers = l
+        np.testing.assert_allclose(normed[l], lrd.extract(cut, TEXTS, cache=False)[-1], rtol=1e-4, atol=1e-5)
     assert not np.allclose(normed[1], plain[1])
 
 
