@@ -322,3 +322,12 @@ def test_an_unreachable_scheduler_fails_in_seconds(capsys):
     assert f"no Dask scheduler answers at tcp://127.0.0.1:{port}" in capsys.readouterr().err
     assert main(["sweep", "lrd_families", "--scheduler", "my-laptop", "--dry-run"]) == 2
     assert "is not a scheduler address; pass tcp://HOST:PORT" in capsys.readouterr().err
+
+
+def test_declaring_a_chapter_s_units_checks_the_values_too():
+    from lrd import units
+
+    with pytest.raises(ValueError, match="n_views must be at least 2"):
+        units.units("mid_layer", {"n_views": 1})
+    with pytest.raises(ValueError, match="max_epochs must be at least 1"):
+        units.units("cayley_aggregation", {"max_epochs": 0})
