@@ -1,16 +1,52 @@
-"""lrd: layer-wise representation dynamics of language models, measured reproducibly."""
+"""lrd: layer-wise representation dynamics of language models, measured reproducibly.
+
+The package face: every public name below is imported from its module on first use, so
+``import lrd`` (and ``lrd run``'s parameter checks, which fail a bad value in about a second)
+does not load torch, transformers or matplotlib until something needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
 
 __version__ = "0.1.0"
 
-from lrd import aggregation, book, cayley, layer_choice, metrics, plots, report, stats, tasks
-from lrd.ablation import removed_layers
-from lrd.assets import fetch, lrd_home
-from lrd.evaluate import evaluate_layers
-from lrd.extract import extract, extract_variants, pool
-from lrd.models import LoadedModel, load_model
-from lrd.report import Glue, Verdict
-from lrd.tasks import Task, load_task
+#: Submodules reachable as ``lrd.<name>`` after ``import lrd``.
+_SUBMODULES = ("aggregation", "book", "cayley", "layer_choice", "metrics", "plots", "report", "stats", "tasks")
+#: Re-exported names and the module that defines each.
+_EXPORTS = {
+    "removed_layers": "lrd.ablation", "fetch": "lrd.assets", "lrd_home": "lrd.assets",
+    "evaluate_layers": "lrd.evaluate", "extract": "lrd.extract", "extract_variants": "lrd.extract",
+    "pool": "lrd.extract", "LoadedModel": "lrd.models", "load_model": "lrd.models", "Glue": "lrd.report",
+    "Verdict": "lrd.report", "Task": "lrd.tasks", "load_task": "lrd.tasks",
+}
 
-__all__ = ["Glue", "LoadedModel", "Task", "Verdict", "aggregation", "book", "cayley", "evaluate_layers", "extract",
-           "extract_variants", "fetch", "layer_choice", "load_model", "load_task", "lrd_home", "metrics", "plots", "pool", "removed_layers",
-           "report", "stats", "tasks", "__version__"]
+__all__ = sorted([*_SUBMODULES, *_EXPORTS, "__version__"])
+
+
+class _Face(types.ModuleType):
+    """Loads a public name's module on first access. ``lrd.extract`` is the function (as it
+    always was) although a submodule has the same name: importing the submodule does not
+    replace it."""
+
+    def __getattr__(self, name: str):
+        if name in _SUBMODULES:
+            return importlib.import_module(f"lrd.{name}")
+        if name in _EXPORTS:
+            value = getattr(importlib.import_module(_EXPORTS[name]), name)
+            super().__setattr__(name, value)
+            return value
+        raise AttributeError(f"module 'lrd' has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType):
+            return  # the import system binding submodule lrd.extract; keep the function
+        super().__setattr__(name, value)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *__all__})
+
+
+sys.modules[__name__].__class__ = _Face

@@ -142,11 +142,14 @@ def _check_value(name: str, value: Any, default: Any, notes: list[str]) -> Any:
 
 def validate_parameters(chapter: str, parameters: dict, *, defaults: dict | None = None,
                         unknown: str = "error") -> tuple[dict, list[str]]:
-    """Check parameters against the chapter's defaults, before anything runs.
+    """Check parameters against the chapter's defaults and value rules, before anything runs.
 
     Each value must have its default's type: a string given for a list parameter becomes a
     one-item list (with a note), a list of strings must hold strings, an integer parameter
-    takes an integer (or None), a float one a number; a None default takes anything.
+    takes an integer (or None), a float one a number; a None default takes anything. Then the
+    values the chapter would run with (these over its defaults) must satisfy the chapter's
+    rules (:mod:`lrd.parameter_rules`: ranges, non-empty lists, kinds of task and model,
+    ``token_task`` one of ``tasks``, ...), without loading a model or a data set.
 
     Parameters
     ----------
@@ -162,7 +165,15 @@ def validate_parameters(chapter: str, parameters: dict, *, defaults: dict | None
     -------
     (dict, list of str)
         The coerced parameters and notes to show the user.
+
+    Raises
+    ------
+    ValueError
+        A wrong type or an unknown name (the first one), or every bad value at once, each
+        with the ``-p`` that fixes it.
     """
+    from lrd import parameter_rules
+
     defaults = default_parameters(chapter) if defaults is None else defaults
     notes: list[str] = []
     out = {}
@@ -174,6 +185,7 @@ def validate_parameters(chapter: str, parameters: dict, *, defaults: dict | None
             notes.append(f"{chapter}: no parameter {name!r}; not passed to it")
             continue
         out[name] = _check_value(name, value, defaults[name], notes)
+    parameter_rules.check_values(chapter, {**defaults, **out}, defaults)
     return out, notes
 
 

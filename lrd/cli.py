@@ -29,11 +29,26 @@ def _fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _at_least_one(what: str):
+    """An argparse ``type``: an integer of at least 1 (``what`` counts), else a usage error."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expects an integer ({what}), got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"must be at least 1 ({what}), got {value}; "
+                                             "omit the option for the default")
+        return value
+
+    return parse
+
+
 def _checked_parameters(targets: list[str], params: dict, profile: str) -> dict[str, dict]:
     """Validated parameters per chapter (:func:`lrd.book.validate_parameters`), notes on stderr.
 
     With several chapters, a name some chapter knows is passed only to those that know it; a
-    name none knows is an error.
+    name none knows is an error; the bad values of every chapter are reported together.
     """
     from lrd import book
 
@@ -42,12 +57,18 @@ def _checked_parameters(targets: list[str], params: dict, profile: str) -> dict[
     if unknown := [k for k in params if k not in known]:
         where = f"chapter {targets[0]!r}" if len(targets) == 1 else "any chapter"
         raise ValueError(f"unknown parameter {unknown[0]!r} for {where}; known parameters: {', '.join(sorted(known))}")
-    plan = {}
+    plan, errors = {}, []
     for chapter in targets:
         given = {**book.profile(profile, chapter), **params}
-        plan[chapter], notes = book.validate_parameters(chapter, given, defaults=defaults[chapter], unknown="drop")
+        try:
+            plan[chapter], notes = book.validate_parameters(chapter, given, defaults=defaults[chapter], unknown="drop")
+        except ValueError as err:
+            errors.append(str(err))
+            continue
         for note in notes:
             print(f"lrd run: note: {note}", file=sys.stderr)
+    if errors:
+        raise ValueError("\n".join(errors))
     return plan
 
 
@@ -83,11 +104,16 @@ def _sweep(args: argparse.Namespace) -> int:
     ones on a Dask cluster, report failures, then execute the chapters (unless ``--no-run``)."""
     import os
 
-    from lrd import book, sweep, units
+    from lrd import book, sweep
 
     params = {k: book.parse_parameter(v) for k, v in args.parameters}
-    targets = [c for c in book.chapters() if c in units.CHAPTER_UNITS] if args.chapter == "all" else [args.chapter]
-    plan = _checked_parameters(targets, params, args.profile)
+    targets = book.chapters() if args.chapter == "all" else [args.chapter]
+    plan = _checked_parameters(targets, params, args.profile)  # before torch loads: a bad value fails in seconds
+    if args.scheduler:
+        sweep.check_scheduler(args.scheduler)  # seconds, not Dask's 30 s of connection retries
+    from lrd import units
+
+    targets = [c for c in targets if c in units.CHAPTER_UNITS] if args.chapter == "all" else targets
     todo = [u for c in targets for u in units.units(c, plan[c])]
     state = sweep.status(todo)
     missing = [u for u, cached in state if not cached]
@@ -102,7 +128,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
         cluster = None
         if args.scheduler:
-            client = Client(args.scheduler)
+            client = Client(args.scheduler, timeout=sweep.CONNECT_TIMEOUT_S)
             threads = args.threads
         else:
             n = args.workers or sweep.default_workers(len(sweep.batches(missing)))
@@ -198,10 +224,14 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("-p", "--parameter", dest="parameters", nargs=2, action="append", default=[],
                    metavar=("KEY", "VALUE"), help="override a parameter (as for lrd run)")
     w.add_argument("--profile", default="default", help="declared profile in notebooks/profiles.yml (e.g. ci)")
-    w.add_argument("--scheduler", metavar="ADDRESS",
-                   help="address of a running Dask scheduler (tcp://host:8786); default: start a LocalCluster")
-    w.add_argument("--workers", type=int, help="LocalCluster workers (default: one per core, ~4 GB RAM each)")
-    w.add_argument("--threads", type=int, help="torch threads per worker (default: cores / workers locally)")
+    where = w.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="address of a running Dask scheduler (tcp://host:8786), checked before anything runs; "
+                            "default: start a LocalCluster")
+    where.add_argument("--workers", type=_at_least_one("LocalCluster worker processes"),
+                       help="LocalCluster workers, 1 or more (default: one per core, ~4 GB RAM each)")
+    w.add_argument("--threads", type=_at_least_one("torch threads per worker"),
+                   help="torch threads per worker, 1 or more (default: cores / workers locally)")
     w.add_argument("--dry-run", action="store_true", help="list the units and whether each is cached; compute nothing")
     w.add_argument("--no-run", action="store_true", help="fill the cache only; do not execute the chapters")
     w.add_argument("--output-dir", type=Path, help="folder for executed notebooks (default book/)")

@@ -1,11 +1,14 @@
 """Figures of the book: one call per figure, from tidy result tables, in one style.
 
 Every figure is drawn inside :func:`use_book_style` (a seaborn theme sized for the book's text
-column: 7 inches at 100 dpi, tick labels 10.5 pt, so text is as large as the book's smallest
-body text), colours models with :func:`model_palette` (the colour-blind-safe Okabe-Ito colours,
-one fixed colour per panel model in every chapter) and tells encoders from decoders by line
-style (:func:`kind_dashes`: encoders solid, decoders dashed). New figure functions should do the
-same::
+column) and is :data:`BOOK_WIDTH` (7 in at :data:`DPI`) wide or narrower, legends inside that
+width, so every piece of text in it is at least as large as the book's body text where the
+page shows it (:func:`min_font_pt`; ``tests/test_plots.py`` checks every figure function, and
+``tests/test_book.py`` the body size and column width in the built book). Figures colour models
+with :func:`model_palette` (the colour-blind-safe Okabe-Ito colours, one fixed colour per panel
+model in every chapter) and tell encoders from decoders by line style (:func:`kind_dashes`:
+encoders solid, decoders dashed). New figure functions should do the same and return the
+closed figure::
 
     with use_book_style():
         grid = sns.relplot(..., palette=model_palette(models), style="architecture",
@@ -31,10 +34,34 @@ PANEL = ("minilm", "mpnet", "smollm2", "gemma3", "qwen")
 #: Width of a figure that fills the book's text column, in inches (at :data:`DPI`).
 BOOK_WIDTH = 7.0
 DPI = 100
-BOOK_RC = {"figure.dpi": DPI, "savefig.dpi": DPI, "font.size": 11, "axes.titlesize": 11.5,
-           "axes.labelsize": 11, "xtick.labelsize": 10.5, "ytick.labelsize": 10.5, "legend.fontsize": 10.5,
-           "legend.title_fontsize": 11, "lines.linewidth": 1.8, "lines.markersize": 4.5,
-           "axes.spines.top": False, "axes.spines.right": False}
+#: The book's body text, in CSS pixels (the theme's 16 px), and the width an output image may
+#: take in the text column (672 px in a 1280-px-wide window); ``tests/test_book.py`` measures
+#: both in the built book.
+BODY_FONT_PX = 16
+COLUMN_PX = 672
+
+
+def min_font_pt(image_width_px: float) -> float:
+    """Smallest font size (points) whose text is as large as the body text on the page, in an
+    image ``image_width_px`` pixels wide drawn at :data:`DPI`: the page shrinks a wider image
+    to :data:`COLUMN_PX`, and its text with it.
+
+    >>> round(min_font_pt(BOOK_WIDTH * DPI), 2)  # a figure exactly BOOK_WIDTH wide
+    12.0
+    >>> round(min_font_pt(400), 2)  # a narrower one is shown at its natural size
+    11.52
+    """
+    shown = min(1.0, COLUMN_PX / image_width_px)
+    return BODY_FONT_PX * 72 / DPI / shown
+
+
+#: Text sizes (points): at least :func:`min_font_pt` of a figure :data:`BOOK_WIDTH` wide, with
+#: room for the margin that ``bbox_inches="tight"`` adds when the notebook saves it.
+TEXT_PT = 12.5
+BOOK_RC = {"figure.dpi": DPI, "savefig.dpi": DPI, "font.size": TEXT_PT, "axes.titlesize": 13,
+           "axes.labelsize": 13, "xtick.labelsize": TEXT_PT, "ytick.labelsize": TEXT_PT, "legend.fontsize": TEXT_PT,
+           "legend.title_fontsize": 13, "figure.titlesize": 13, "figure.labelsize": 13,
+           "lines.linewidth": 1.8, "lines.markersize": 4.5, "axes.spines.top": False, "axes.spines.right": False}
 
 
 @contextlib.contextmanager
@@ -83,7 +110,7 @@ def _model_legend(figure, data: pd.DataFrame, hue: str, *, title: str | None = N
                       **({"dashes": dashes[k]} if dashes.get(k) else {"linestyle": "-"})) for m, k in kinds.items()]
     labels = [f"{m} ({k})" for m, k in kinds.items()]
     figure.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(labels), 3),
-                  frameon=False, handlelength=2.6, title=title, title_fontproperties={"size": 11.5})
+                  frameon=False, handlelength=2.6, title=title)
 
 
 def layer_curves(results: pd.DataFrame, measurement: str, *, hue: str = "model", col: str | None = None,
@@ -122,12 +149,13 @@ def layer_curves(results: pd.DataFrame, measurement: str, *, hue: str = "model",
         data["architecture"] = data["model"].map(kinds).fillna("other")
     n_cols = min(col_wrap or 1, data[col].nunique()) if col else 1
     width = BOOK_WIDTH / n_cols
+    aspect = (1.35 if n_cols <= 2 else 1.0) if col else 2.0  # three narrow panels a row: taller, so the label fits
     palette = model_palette(data[hue].unique()) if hue == "model" else None
     with use_book_style():
         grid = sns.relplot(data=data, x="depth", y="value", hue=hue, style="architecture", col=col,
                            col_wrap=col_wrap if col else None, kind="line", marker="o", markeredgewidth=0,
                            palette=palette or "colorblind", dashes=kind_dashes(), legend=hue != "model",
-                           height=width / (1.35 if col else 2.0), aspect=1.35 if col else 2.0,
+                           height=width / aspect, aspect=aspect,
                            facet_kws={"sharey": True})
         grid.set_axis_labels("depth (layer / L)", ylabel or measurement)
         grid.set(xticks=[0, 0.25, 0.5, 0.75, 1], xticklabels=["0", "", "0.5", "", "1"], xlim=(-0.02, 1.02))
@@ -143,34 +171,41 @@ def layer_curves(results: pd.DataFrame, measurement: str, *, hue: str = "model",
 
 
 def relevance_heatmaps(relevance: pd.DataFrame, *, measures: tuple[str, str] = ("cosine relevance", "accuracy relevance")):
-    """Heatmaps of two layer relevances, layers x tasks, one row of panels per model.
+    """Heatmaps of two layer relevances, tasks x removed blocks, a row per model and measure.
 
     Parameters
     ----------
     relevance : DataFrame
         Tidy rows with columns ``model, task, measurement, layer, value`` (block numbers 1..L).
-    measures : two measurement names, one column of panels each.
+    measures : two measurement names; each model gets one panel per measure, one under the other.
 
     Returns
     -------
-    matplotlib.figure.Figure (closed)
+    matplotlib.figure.Figure (closed), :data:`BOOK_WIDTH` wide
     """
     models = list(dict.fromkeys(relevance["model"]))
     if not models:
         raise ValueError("relevance is empty")
-    fig, axes = plt.subplots(len(models), 2, figsize=(11, 2.2 + 2.0 * len(models)), squeeze=False)
-    for r, model in enumerate(models):
-        for c, measure in enumerate(measures):
+    n_tasks = relevance["task"].nunique()
+    panels = [(m, measure) for m in models for measure in measures]
+    with use_book_style():
+        fig, axes = plt.subplots(len(panels), 1, figsize=(BOOK_WIDTH, len(panels) * (1.0 + 0.32 * n_tasks) + 0.6),
+                                 squeeze=False)
+        for ax, (model, measure) in zip(axes[:, 0], panels):
             part = relevance[(relevance["model"] == model) & (relevance["measurement"] == measure)]
             if part.empty:
                 raise ValueError(f"no {measure!r} rows for {model!r}")
             grid = part.pivot_table(index="task", columns="layer", values="value", sort=False)
-            sns.heatmap(grid, ax=axes[r, c], cmap="viridis" if c == 0 else "RdBu_r",
-                        center=None if c == 0 else 0.0, cbar_kws={"label": measure})
-            axes[r, c].set_title(f"{model}: {measure}", fontsize=10)
-            axes[r, c].set_xlabel("removed block (layer)")
-            axes[r, c].set_ylabel("")
-    fig.tight_layout()
+            cosine = measure == measures[0]
+            sns.heatmap(grid, ax=ax, cmap="viridis" if cosine else "RdBu_r", center=None if cosine else 0.0,
+                        cbar_kws={"pad": 0.02}, xticklabels=-(-grid.shape[1] // 14))  # at most 14 block labels
+            ax.set_title(f"{model}: {measure}")
+            ax.set_xlabel("")
+            ax.set_ylabel("")
+            ax.tick_params(axis="y", rotation=0)
+            ax.tick_params(axis="x", rotation=0)
+        axes[-1, 0].set_xlabel("removed block (layer)")
+        fig.tight_layout()
     plt.close(fig)
     return fig
 
@@ -186,30 +221,57 @@ def pruning_curves(curves: pd.DataFrame, *, score: str = "acc", chance: float | 
     chance : float, optional
         Drawn as a dotted line.
     """
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for rule, part in curves.groupby("rule", sort=False):
-        g = part.groupby("k")[score]
-        med = g.median()
-        line, = ax.plot(med.index, med.values, marker="o", label=rule)
-        if part["seed"].nunique() > 1:
-            ax.fill_between(med.index, g.min().values, g.max().values, alpha=0.2, color=line.get_color())
-    if chance is not None:
-        ax.axhline(chance, ls=":", color="grey", label="chance")
-    ax.set_xlabel("blocks removed")
-    ax.set_ylabel(f"mean {score} over tasks (evaluation split)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    with use_book_style():
+        fig, ax = plt.subplots(figsize=(BOOK_WIDTH, 4.4))
+        for rule, part in curves.groupby("rule", sort=False):
+            g = part.groupby("k")[score]
+            med = g.median()
+            line, = ax.plot(med.index, med.values, marker="o", label=rule)
+            if part["seed"].nunique() > 1:
+                ax.fill_between(med.index, g.min().values, g.max().values, alpha=0.2, color=line.get_color())
+        if chance is not None:
+            ax.axhline(chance, ls=":", color="grey", label="chance")
+        ax.set_xlabel("blocks removed")
+        ax.set_ylabel(f"mean {score} over tasks\n(evaluation split)")
+        fig.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+        fig.tight_layout()
     plt.close(fig)
     return fig
 
 
+def _top_legend(grid, n_entries: int) -> None:
+    """A seaborn grid's legend moved above the panels, inside :data:`BOOK_WIDTH`."""
+    if grid.legend is not None:
+        sns.move_legend(grid, "lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(n_entries, 3), title=None,
+                        frameon=False)
+
+
+def _fit_width(grid, n_cols: int, aspect: float):
+    """Resize a seaborn grid to :data:`BOOK_WIDTH` (``n_cols`` panels of ``aspect`` per row)."""
+    n_rows = grid.axes.shape[0] if grid.axes.ndim == 2 else -(-len(grid.axes.flat) // n_cols)
+    grid.figure.set_size_inches(BOOK_WIDTH, BOOK_WIDTH / n_cols / aspect * n_rows + 0.6)
+    grid.figure.tight_layout()
+
+
 def relevance_scatter(table: pd.DataFrame, *, x: str = "cosine relevance", y: str = "accuracy relevance"):
-    """One panel per model: accuracy relevance against cosine relevance of every block and task."""
-    grid = sns.relplot(data=table, x=x, y=y, hue="task", col="model", kind="scatter", height=3.4,
-                       facet_kws={"sharex": False, "sharey": False})
-    for ax in grid.axes.flat:
-        ax.set_xscale("log")
-        ax.axhline(0, color="grey", lw=0.8)
+    """One panel per model: accuracy relevance against cosine relevance of every block and task.
+
+    Returns
+    -------
+    matplotlib.figure.Figure (closed), :data:`BOOK_WIDTH` wide
+    """
+    n_cols = min(2, table["model"].nunique())
+    with use_book_style():
+        grid = sns.relplot(data=table, x=x, y=y, hue="task", col="model", col_wrap=n_cols, kind="scatter",
+                           height=BOOK_WIDTH / n_cols / 1.2, aspect=1.2, facet_kws={"sharex": False, "sharey": False})
+        for ax in grid.axes.flat:
+            ax.set_xscale("log")
+            ax.axhline(0, color="grey", lw=0.8)
+        grid.set_titles("{col_name}")
+        _top_legend(grid, table["task"].nunique())
+        _fit_width(grid, n_cols, 1.2)
+    plt.close(grid.figure)
+    return grid.figure
 
 
 def variant_curves(results: pd.DataFrame, measurement: str, *, style: str, hue: str = "model",
@@ -225,9 +287,16 @@ def variant_curves(results: pd.DataFrame, measurement: str, *, style: str, hue: 
     data = results[results["measurement"] == measurement]
     if data.empty or style not in data:
         raise ValueError(f"no rows for measurement {measurement!r} with a {style!r} column")
-    grid = sns.relplot(data=data, x="depth", y="value", hue=hue, style=style, col=col, kind="line",
-                       marker="o", markersize=3, height=3.6, aspect=1.4)
-    grid.set_axis_labels("depth (layer / L)", ylabel or measurement)
+    n_cols = min(2, data[col].nunique()) if col else 1
+    aspect = 1.3 if col else 2.0
+    palette = model_palette(data[hue].unique()) if hue == "model" else None
+    with use_book_style():
+        grid = sns.relplot(data=data, x="depth", y="value", hue=hue, style=style, col=col,
+                           col_wrap=n_cols if col else None, kind="line", marker="o", markersize=3,
+                           palette=palette or "colorblind", height=BOOK_WIDTH / n_cols / aspect, aspect=aspect)
+        grid.set_axis_labels("depth (layer / L)", ylabel or measurement)
+        _top_legend(grid, data[hue].nunique() + data[style].nunique() + 2)
+        _fit_width(grid, n_cols, aspect)
     plt.close(grid.figure)
     return grid.figure
 
@@ -244,25 +313,32 @@ def method_scores(summary: pd.DataFrame, *, ylabel: str = "test score", title: s
     tasks = list(dict.fromkeys(summary["task"]))
     models = list(dict.fromkeys(summary["model"]))
     methods = [m for m in METHODS if m in set(summary["method"])]
-    fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks), 0.28 * len(methods) * len(models) ** 0.5 + 2),
-                             sharey=True, squeeze=False)
+    n_cols = min(2, len(tasks))
+    n_rows = -(-len(tasks) // n_cols)
     offsets = np.linspace(-0.3, 0.3, len(models)) if len(models) > 1 else np.zeros(1)
-    palette = sns.color_palette("colorblind", len(models))
-    for ax, task in zip(axes[0], tasks):
-        part = summary[summary["task"] == task]
-        for off, model, colour in zip(offsets, models, palette):
-            rows = part[part["model"] == model].set_index("method").reindex(methods)
-            ax.errorbar(rows["mean"], np.arange(len(methods)) + off, xerr=rows["std"], fmt="o", ms=3.5,
-                        color=colour, label=model, capsize=2)
-        ax.set_title(task)
-        ax.set_xlabel(ylabel)
-        ax.grid(axis="x", alpha=0.3)
-    axes[0, 0].set_yticks(np.arange(len(methods)), [METHOD_LABELS[m] for m in methods])
-    axes[0, 0].invert_yaxis()
-    axes[0, -1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
+    palette = model_palette(models)
+    with use_book_style():
+        fig, axes = plt.subplots(n_rows, n_cols, sharey=True, squeeze=False,
+                                 figsize=(BOOK_WIDTH, n_rows * (0.22 * len(methods) * len(models) ** 0.5 + 1.3) + 0.8))
+        for ax, task in zip(axes.flat, tasks):
+            part = summary[summary["task"] == task]
+            for off, model in zip(offsets, models):
+                rows = part[part["model"] == model].set_index("method").reindex(methods)
+                ax.errorbar(rows["mean"], np.arange(len(methods)) + off, xerr=rows["std"], fmt="o", ms=3.5,
+                            color=palette[model], label=model, capsize=2)
+            ax.set_title(task)
+            ax.grid(axis="x", alpha=0.3)
+            ax.grid(axis="y", visible=False)
+        for ax in axes.flat[len(tasks):]:
+            ax.set_visible(False)
+        for ax in axes[-1]:
+            ax.set_xlabel(ylabel)
+        axes[0, 0].set_yticks(np.arange(len(methods)), [METHOD_LABELS[m] for m in methods])
+        axes[0, 0].invert_yaxis()
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(models), 3),
+                   frameon=False, title=title)
+        fig.tight_layout()
     plt.close(fig)
     return fig
 
@@ -272,15 +348,24 @@ def few_shot_curves(summary: pd.DataFrame, *, ylabel: str = "test accuracy"):
     from lrd.aggregation import METHOD_LABELS
 
     data = summary.assign(method=summary["method"].map(METHOD_LABELS))
-    grid = sns.relplot(data=data, x="shots", y="mean", hue="method", col="task", kind="line", marker="o",
-                       height=3.2, aspect=1.2, facet_kws={"sharey": False})
-    for ax, (_, part) in zip(grid.axes.flat, data.groupby("task", sort=False)):
-        for _, line in part.groupby("method"):
-            ax.fill_between(line["shots"], line["mean"] - line["std"], line["mean"] + line["std"], alpha=0.12)
-    grid.set(xscale="log", xticks=sorted(data["shots"].unique()))
-    for ax in grid.axes.flat:
-        ax.set_xticklabels([str(s) for s in sorted(data["shots"].unique())])
-    grid.set_axis_labels("examples per class", ylabel)
+    n_cols = min(2, data["task"].nunique())
+    with use_book_style():
+        grid = sns.relplot(data=data, x="shots", y="mean", hue="method", col="task", col_wrap=n_cols, kind="line",
+                           marker="o", palette="colorblind", height=BOOK_WIDTH / n_cols / 1.2, aspect=1.2,
+                           facet_kws={"sharey": False})
+        colours = dict(zip(data["method"].unique(), sns.color_palette("colorblind", data["method"].nunique())))
+        for ax, (_, part) in zip(grid.axes.flat, data.groupby("task", sort=False)):
+            for method, line in part.groupby("method"):
+                ax.fill_between(line["shots"], line["mean"] - line["std"], line["mean"] + line["std"], alpha=0.12,
+                                color=colours[method])
+        grid.set(xscale="log", xticks=sorted(data["shots"].unique()))
+        for ax in grid.axes.flat:
+            ax.set_xticklabels([str(s) for s in sorted(data["shots"].unique())])
+            ax.minorticks_off()
+        grid.set_axis_labels("examples per class", ylabel)
+        grid.set_titles("{col_name}")
+        _top_legend(grid, data["method"].nunique())
+        _fit_width(grid, n_cols, 1.2)
     plt.close(grid.figure)
     return grid.figure
 
@@ -288,13 +373,16 @@ def few_shot_curves(summary: pd.DataFrame, *, ylabel: str = "test accuracy"):
 def graph_memory(memory: pd.DataFrame):
     """Peak memory of message passing against sequence length, FC against Cayley (log-log)."""
     data = memory.dropna(subset=["peak_bytes"]).assign(MiB=lambda d: d["peak_bytes"] / 2 ** 20)
-    fig, ax = plt.subplots(figsize=(4.8, 3.4))
-    for graph, part in data.groupby("graph"):
-        ax.plot(part["tokens"], part["MiB"], marker="o", label={"fc": "fully connected", "cayley": "Cayley"}[graph])
-    ax.set(xscale="log", yscale="log", xlabel="tokens (graph nodes = states x tokens)", ylabel="peak memory (MiB)")
-    ax.legend(frameon=False)
-    ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
+    with use_book_style():
+        fig, ax = plt.subplots(figsize=(5.6, 3.8))
+        for graph, part in data.groupby("graph"):
+            ax.plot(part["tokens"], part["MiB"], marker="o", label={"fc": "fully connected", "cayley": "Cayley"}[graph])
+        ax.set(xscale="log", yscale="log", xlabel="tokens (graph nodes = states x tokens)", ylabel="peak memory (MiB)")
+        ax.legend(frameon=False)
+        ax.grid(alpha=0.3, which="both")
+        fig.tight_layout()
+    plt.close(fig)
+    return fig
 
 
 def correlation_heatmap(table: pd.DataFrame, *, index: str = "model", title: str | None = None):
@@ -305,11 +393,17 @@ def correlation_heatmap(table: pd.DataFrame, *, index: str = "model", title: str
     matplotlib.figure.Figure
     """
     data = table.set_index(index) if index in table else table
-    fig, ax = plt.subplots(figsize=(1.3 * data.shape[1] + 2, 0.5 * data.shape[0] + 1.5))
-    sns.heatmap(data.astype(float), vmin=-1, vmax=1, cmap="RdBu_r", annot=True, fmt=".2f", ax=ax,
-                cbar_kws={"label": "Spearman correlation with the score"})
-    if title:
-        ax.set_title(title)
+    with use_book_style():
+        fig, ax = plt.subplots(figsize=(BOOK_WIDTH, 0.5 * data.shape[0] + 2.6))
+        sns.heatmap(data.astype(float), vmin=-1, vmax=1, cmap="RdBu_r", annot=True, fmt=".2f", ax=ax,
+                    cbar_kws={"label": "Spearman correlation\nwith the score", "pad": 0.02})
+        ax.tick_params(axis="x", rotation=35)
+        plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
+        ax.tick_params(axis="y", rotation=0)
+        ax.set_ylabel("")
+        if title:
+            ax.set_title(title)
+        fig.tight_layout()
     plt.close(fig)
     return fig
 
@@ -343,14 +437,16 @@ def _pruning_winners(summary, *, by, value, baseline):
     groups = list(pd.unique(summary[by]))
     present = set(summary["rule"])
     rules = [r for r in PRUNE_RULES if r in present] + sorted(present - set(PRUNE_RULES))
-    fig, axes = plt.subplots(1, len(groups), figsize=(7, 0.42 * len(rules) + 1.8), squeeze=False, sharey=True)
+    # one panel under the other, each the full width: the annotated cells need the room
+    fig, axes = plt.subplots(len(groups), 1, figsize=(BOOK_WIDTH, len(groups) * (0.42 * len(rules) + 1.0) + 0.8),
+                             squeeze=False, sharex=True)
     rel = summary.assign(delta=summary[value] - summary[baseline])
     lim = max(float(rel["delta"].abs().max()), 1e-9)
-    for ax, g in zip(axes[0], groups):
+    for ax, g in zip(axes[:, 0], groups):
         part = rel[rel[by] == g]
         grid = part.pivot_table(index="rule", columns="fraction", values="delta").reindex(rules)
-        sns.heatmap(grid, ax=ax, cmap="RdBu", vmin=-lim, vmax=lim, annot=True, fmt="+.2f", cbar=ax is axes[0][-1],
-                    cbar_kws={"label": "median change minus random's"}, annot_kws={"fontsize": 8})
+        sns.heatmap(grid, ax=ax, cmap="RdBu", vmin=-lim, vmax=lim, annot=True, fmt="+.2f",
+                    cbar_kws={"label": "median change\nminus random's", "pad": 0.02})
         for j, f in enumerate(grid.columns):
             best = grid[f].idxmax() if grid[f].notna().any() else None
             if best is not None:
@@ -360,9 +456,9 @@ def _pruning_winners(summary, *, by, value, baseline):
             ax.plot(list(grid.columns).index(f) + 0.88, rules.index(rule) + 0.2, "o", ms=3.5, color="black")
         ax.set_xticklabels([f"{f:.0%}" for f in grid.columns])
         ax.set_xlabel("")
-        ax.set_ylabel("" if ax is not axes[0][0] else "prune rule")
+        ax.set_ylabel("")
         ax.set_title(f"{g}s" if by == "kind" else str(g))
-    fig.supxlabel("budget (share of blocks removed)", fontsize=11)
+    axes[-1, 0].set_xlabel("budget (share of blocks removed)")
     fig.tight_layout()
     plt.close(fig)
     return fig
@@ -380,7 +476,7 @@ def selection_scatter(scores: pd.DataFrame, downstream: pd.Series, measures: lis
     """
     with use_book_style():
         palette = model_palette(scores.index)
-        fig, axes = plt.subplots(1, len(measures), figsize=(7, 2.6), squeeze=False)
+        fig, axes = plt.subplots(1, len(measures), figsize=(BOOK_WIDTH, 3.0), squeeze=False)
         for ax, m in zip(axes[0], measures):
             for model, row in scores.iterrows():
                 if model in downstream.index:
@@ -389,7 +485,8 @@ def selection_scatter(scores: pd.DataFrame, downstream: pd.Series, measures: lis
             ax.set_xlabel(m)
             ax.set_ylabel(ylabel if ax is axes[0][0] else "")
         handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False, bbox_to_anchor=(0.5, 1.08))
+        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), frameon=False,
+                   bbox_to_anchor=(0.5, 1.0))
         fig.tight_layout()
         plt.close(fig)
         return fig

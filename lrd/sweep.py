@@ -14,14 +14,16 @@ process that executes the chapters afterwards: same machine, or a shared filesys
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 import traceback
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from lrd.units import ModelSlot, Unit, run_unit
+if TYPE_CHECKING:  # lrd.units loads torch: imported where units run, so `lrd sweep`'s checks fail fast
+    from lrd.units import Unit
 
 
 @dataclass
@@ -53,6 +55,8 @@ def run_batch(units: Sequence[Unit], root=None, threads: int | None = None) -> l
     ``threads``: torch CPU threads for this batch (None leaves torch's setting).
     """
     import torch
+
+    from lrd.units import ModelSlot, run_unit
 
     if threads:
         torch.set_num_threads(threads)
@@ -93,6 +97,37 @@ def local_cluster(n_workers: int, **kwargs):
     from distributed import LocalCluster
 
     return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0, **kwargs)
+
+
+#: Seconds ``distributed.Client`` may take to connect to a given scheduler (Dask's default: 30).
+CONNECT_TIMEOUT_S = 10.0
+
+
+def check_scheduler(address: str, *, timeout: float = 3.0) -> None:
+    """Fail at once, saying what to do, when nothing answers at a scheduler ``address``.
+
+    A TCP address (``tcp://host:port``, ``tls://host:port`` or ``host:port``) is probed with
+    one connection of at most ``timeout`` seconds; other protocols (``inproc://``,
+    ``ucx://``) are left to Dask.
+
+    Raises
+    ------
+    ValueError
+        The address is malformed, or no server accepts a connection there.
+    """
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp", "tls"):
+        return
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--scheduler {address!r} is not a scheduler address; pass tcp://HOST:PORT "
+                         "(e.g. tcp://10.0.0.5:8786, what `dask scheduler` prints)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise ValueError(f"no Dask scheduler answers at {address} ({type(err).__name__}: {err}); start one there "
+                         f"(`dask scheduler`, then `dask worker {address} --nthreads 1` on each machine), correct "
+                         "the address, or leave out --scheduler to use a LocalCluster on this machine") from err
 
 
 def _check_workers(client, log) -> None:

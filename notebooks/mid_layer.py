@@ -76,10 +76,7 @@ from lrd.papers import MID_LAYER_CLAIMS, SKEAN_GAIN_RANGE
 from lrd.report import Glue, save_results
 from lrd.units import compute, mid_layer_units
 
-lrd.book.check_parameters("mid_layer", globals())
-for option, value in {"token_task": token_task, "aug_task": aug_task, "norm_task": norm_task}.items():
-    if value and value not in tasks:
-        raise ValueError(f"{option} {value!r} is not one of tasks {tasks}; add it to tasks or choose one of them")
+lrd.book.check_parameters("mid_layer", globals())  # also: token_task, aug_task and norm_task among tasks
 glue = Glue("mid_layer")
 for key, claim in MID_LAYER_CLAIMS.items():
     glue(f"claim_{key}", claim.text)

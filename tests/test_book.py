@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from lrd import book
+from lrd import book, plots
 from lrd.sphinxext import chapter_rows, toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +25,7 @@ def site(tmp_path_factory) -> Path:
     (site / "book").mkdir(parents=True)
     for f in ("_config.yml", "_toc.yml", "references.bib"):
         shutil.copy(ROOT / f, site / f)
+    shutil.copytree(ROOT / "_static", site / "_static")  # the book's stylesheet
     for page in (ROOT / "book").glob("*.md"):
         shutil.copy(page, site / "book" / page.name)
     for chapter in book.chapters():
@@ -79,6 +80,20 @@ PAGE_CHECKS = """() => {
     math: math.length,
     typeset: math.filter(m => m.querySelector('mjx-container') || m.tagName === 'MJX-CONTAINER').length,
     dashboard: document.querySelectorAll('table.lrd-verdicts tbody tr').length,
+    body: parseFloat(getComputedStyle(main.querySelector('article p') || main).fontSize),
+    outputs: [...main.querySelectorAll('.cell_output img')].map(i => ({src: i.src, w: i.getBoundingClientRect().width,
+                                                                      natural: i.naturalWidth})),
+    tables: [...main.querySelectorAll('article table')].map(t => {
+      const article = t.closest('article');
+      let box = t.parentElement;  // the nearest scroll container inside the text column, if any
+      while (box !== article && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) box = box.parentElement;
+      const scrolls = box !== article, style = getComputedStyle(box);
+      return {head: t.innerText.slice(0, 40).replace(/\s+/g, ' '),
+              wide: t.scrollWidth > box.clientWidth + 1, scrolls,
+              right: (scrolls ? box : t).getBoundingClientRect().right, edge: article.getBoundingClientRect().right,
+              bar: scrolls ? box.offsetHeight - box.clientHeight - parseFloat(style.borderTopWidth)
+                             - parseFloat(style.borderBottomWidth) : 0};
+    }),
     uncaptioned: [...main.querySelectorAll('.cell_output img')].filter(i => {
       const fig = i.closest('figure');
       return !fig || !/Fig\.\s*\d/.test((fig.querySelector('figcaption') || {}).innerText || '');
@@ -113,7 +128,9 @@ def test_every_page_renders_in_a_headless_browser(site):
     expected_rows = sum(len(chapter_rows(site, d)[0]) for d in toc_files(site) if not (site / f"{d}.md").is_file())
     problems = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        # overlay scrollbars, as on macOS and phones: a scroll container shows nothing until touched
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--enable-features=OverlayScrollbar"],
+                                    ignore_default_args=["--hide-scrollbars"])
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
                       else route.abort())  # offline: nothing but the built files
@@ -134,6 +151,18 @@ def test_every_page_renders_in_a_headless_browser(site):
             if got["uncaptioned"]:
                 problems.append(f"{name}: {got['uncaptioned']} output figures without a numbered caption "
                                 "(cell metadata mystnb={'figure': {'name': ..., 'caption': ...}})")
+            for t in got["tables"]:
+                if t["right"] > t["edge"] + 1:
+                    problems.append(f"{name}: table {t['head']!r} runs past the text column")
+                elif t["wide"] and t["bar"] <= 0:
+                    problems.append(f"{name}: table {t['head']!r} is wider than the column and its scrollbar is "
+                                    "hidden, so it looks cut off (_static/lrd.css)")
+            if got["body"] != plots.BODY_FONT_PX and name.startswith("book/"):
+                problems.append(f"{name}: body text is {got['body']} px; lrd.plots.BODY_FONT_PX says "
+                                f"{plots.BODY_FONT_PX} (figure text is sized against it)")
+            problems += [f"{name}: figure {i['src'].rsplit('/', 1)[-1]} shown {i['w']:.0f} px wide, narrower than "
+                         f"lrd.plots.COLUMN_PX ({plots.COLUMN_PX}) allows: its text is smaller than the body's"
+                         for i in got["outputs"] if i["w"] < min(i["natural"], plots.COLUMN_PX) - 1]
             if got["typeset"] != got["math"]:
                 problems.append(f"{name}: {got['math'] - got['typeset']} of {got['math']} formulas not typeset")
             if name == "book/intro.html" and got["dashboard"] != expected_rows:

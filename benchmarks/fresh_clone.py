@@ -1,0 +1,245 @@
+"""What a new user meets: a fresh clone's install, fetch, cold and warm book, and tests, timed.
+
+Clones the repository (its committed HEAD) into a new folder and runs the README's commands
+there, in order, with an ``LRD_HOME`` of its own: empty by default (so ``make fetch`` builds
+every pack), or holding links to the model and data packs of ``--packs-from`` (then the book
+is cold in its caches but nothing is downloaded). It times each step, measures the disk the
+clone and its ``LRD_HOME`` take after it, reads each chapter's time from ``lrd book``'s log,
+and prints markdown tables headed by the date, commit, CPU, cores and memory: the figures of
+the README's "The two commands" and of ``book/run_on_your_model.md``, pasted as printed.
+
+    python benchmarks/fresh_clone.py                                   # every step (an hour or more on 2 cores)
+    python benchmarks/fresh_clone.py --steps install,fetch             # a part (clone is always first)
+    python benchmarks/fresh_clone.py --packs-from ~/.cache/lrd --steps install,fetch,book-cold,book-warm
+
+Every step's output goes to ``<workdir>/logs/<step>.log``. Run it on a quiet machine: times
+on a shared one are inflated (the load average at the start is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of a new user's first session, run in the clone."""
+
+    name: str
+    command: tuple[str, ...]
+    needs: str | None  # the step that must run before it
+    what: str
+
+
+#: The steps in the order a new user runs them (the README's commands).
+STEPS = (
+    Step("clone", ("git", "clone", "--quiet", "--no-hardlinks"), None, "a fresh clone of the committed HEAD"),
+    Step("install", ("make", "install"), "clone", "venv, CPU torch, Jupyter Book 1.x, mteb, ..."),
+    Step("fetch", ("make", "fetch"), "install", "the offline model and data packs into LRD_HOME"),
+    Step("book-cold", ("make", "book"), "fetch", "every chapter at its defaults, empty caches, strict build"),
+    Step("book-warm", ("make", "book"), "book-cold", "the same again: every unit and state cached"),
+    Step("test", ("make", "test"), "fetch", "unit, integration, nbval and book tests"),
+)
+BY_NAME = {s.name: s for s in STEPS}
+
+
+@dataclass
+class Outcome:
+    """What one step took: wall seconds, exit status, disk after it (bytes), chapter seconds."""
+
+    step: Step
+    seconds: float
+    returncode: int
+    checkout_bytes: int
+    home_bytes: int
+    chapters: dict[str, float] = field(default_factory=dict)
+
+
+def selected_steps(spec: str) -> list[Step]:
+    """The steps named in ``spec`` (comma-separated, or "all"), in run order, clone first.
+
+    A step whose prerequisite is not selected is an error naming it: ``make fetch`` in a clone
+    without ``.venv`` would install first and time both as "fetch".
+    """
+    names = [s.name for s in STEPS] if spec == "all" else [n.strip() for n in spec.split(",") if n.strip()]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown:
+        raise ValueError(f"unknown step(s) {', '.join(unknown)}; steps: {', '.join(BY_NAME)} (or all)")
+    chosen = {"clone", *names}
+    for name in chosen:
+        need = BY_NAME[name].needs
+        if need and need not in chosen:
+            raise ValueError(f"step {name!r} needs {need!r} before it in the same clone; add it: --steps "
+                             + ",".join(s.name for s in STEPS if s.name in chosen | {need} and s.name != "clone"))
+    return [s for s in STEPS if s.name in chosen]
+
+
+CHAPTER_LINE = re.compile(r"^lrd book: executed (\S+) \((\d+(?:\.\d+)?) s\)", re.MULTILINE)
+
+
+def chapter_seconds(log: str) -> dict[str, float]:
+    """Each chapter's wall seconds from ``lrd book``'s own lines ("lrd book: executed X (12.3 s)").
+
+    >>> chapter_seconds("lrd book: executed mid_layer (486.2 s)\\nother\\nlrd book: executed lrd_families (61.0 s)")
+    {'mid_layer': 486.2, 'lrd_families': 61.0}
+    """
+    return {name: float(s) for name, s in CHAPTER_LINE.findall(log)}
+
+
+def folder_bytes(path: Path) -> int:
+    """Disk used under ``path`` (allocated blocks, as ``du``), not following symbolic links;
+    a file with several hard links counts once."""
+    if not path.exists():
+        return 0
+    seen, total = set(), 0
+    for folder, dirs, files in os.walk(path):
+        for name in dirs + files:
+            st = os.lstat(os.path.join(folder, name))
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total
+
+
+def machine() -> dict[str, str]:
+    """Date (UTC), CPU model, cores, memory, GPU and OS of this machine, and its load now."""
+    cpu = platform.processor() or platform.machine()
+    memory = ""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+        cpu = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), cpu)
+        kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                  if line.startswith("MemTotal"))
+        memory = f"{kb / 2 ** 20:.0f} GB"
+    except (OSError, StopIteration, ValueError):
+        pass
+    gpu = "no GPU"
+    if shutil.which("nvidia-smi"):
+        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip().splitlines()
+        gpu = "; ".join(found) or gpu
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
+    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "cpu": cpu, "cores": str(os.cpu_count()),
+            "memory": memory or "unknown", "gpu": gpu, "os": platform.platform(), "load": load}
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.0f} MB"
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds:.0f} s ({seconds / 60:.1f} min)"
+
+
+def report(outcomes: list[Outcome], info: dict[str, str], *, commit: str, home_note: str) -> str:
+    """The markdown that the README and ``book/run_on_your_model.md`` quote."""
+    lines = [f"Measured {info['date']} with `python benchmarks/fresh_clone.py` on {info['cpu']} ({info['cores']} "
+             f"cores, {info['memory']} RAM, {info['gpu']}; {info['os']}), commit {commit}, {home_note}; load "
+             f"average at the start {info['load']}.", "",
+             "| step | command | wall time | disk after the step |", "|---|---|---|---|"]
+    for o in outcomes:
+        status = "" if o.returncode == 0 else f" (failed, exit {o.returncode})"
+        command = "git clone" if o.step.name == "clone" else " ".join(o.step.command)
+        lines.append(f"| {o.step.name}: {o.step.what} | `{command}` | {_duration(o.seconds)}{status} | "
+                     f"checkout {_size(o.checkout_bytes)}, `LRD_HOME` {_size(o.home_bytes)} |")
+    books = {o.step.name: o.chapters for o in outcomes if o.chapters}
+    if books:
+        names = list(dict.fromkeys(c for chapters in books.values() for c in chapters))
+        lines += ["", "| chapter | " + " | ".join(books) + " |", "|---" * (len(books) + 1) + "|"]
+        lines += [f"| `{c}` | " + " | ".join(_duration(b[c]) if c in b else "" for b in books.values()) + " |"
+                  for c in names]
+    done = {o.step.name: o for o in outcomes if o.returncode == 0}
+    if {"install", "fetch", "book-cold"} <= set(done):
+        total = sum(done[n].seconds for n in ("clone", "install", "fetch", "book-cold"))
+        lines += ["", f"From `git clone` to a built book: {_duration(total)}, "
+                      f"{_size(done['book-cold'].checkout_bytes + done['book-cold'].home_bytes)} of disk."]
+    return "\n".join(lines)
+
+
+def _environment(home: Path) -> dict[str, str]:
+    """This process's environment with ``LRD_HOME`` set and no active virtualenv on PATH (so the
+    clone's Makefile builds its own ``.venv`` from the system ``python3``)."""
+    env = dict(os.environ, LRD_HOME=str(home), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    venv = env.pop("VIRTUAL_ENV", None)
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if not (venv and p.startswith(venv)) and not p.endswith(f"{os.sep}.venv{os.sep}bin"))
+    return env
+
+
+def run(steps: list[Step], *, repo: Path, workdir: Path, packs_from: Path | None, log=print) -> list[Outcome]:
+    """Run ``steps`` in a clone of ``repo`` under ``workdir``; stops after a failing step."""
+    checkout, home, logs = workdir / "lrd", workdir / "lrd_home", workdir / "logs"
+    home.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(exist_ok=True)
+    for kind in ("models", "data") if packs_from else ():
+        (home / kind).symlink_to((packs_from / kind).resolve(), target_is_directory=True)
+    env, outcomes = _environment(home), []
+    for step in steps:
+        cmd = [*step.command, str(repo), str(checkout)] if step.name == "clone" else list(step.command)
+        log(f"fresh_clone: {step.name}: {' '.join(cmd)} (log: {logs / step.name}.log)")
+        t0 = time.perf_counter()
+        with open(logs / f"{step.name}.log", "w") as out:
+            code = subprocess.run(cmd, cwd=workdir if step.name == "clone" else checkout, env=env, stdout=out,
+                                  stderr=subprocess.STDOUT).returncode
+        seconds = time.perf_counter() - t0
+        text = (logs / f"{step.name}.log").read_text(errors="replace")
+        outcomes.append(Outcome(step, seconds, code, folder_bytes(checkout), folder_bytes(home),
+                                chapter_seconds(text) if step.name.startswith("book") else {}))
+        log(f"fresh_clone: {step.name}: {'ok' if code == 0 else f'FAILED (exit {code})'} in {seconds:.1f} s")
+        if code != 0:
+            break
+    return outcomes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", default="all", help=f"comma-separated, of {', '.join(BY_NAME)} (default all)")
+    parser.add_argument("--repo", type=Path, default=ROOT, help="the repository to clone (default: this one)")
+    parser.add_argument("--workdir", type=Path, help="where to clone, kept afterwards (default: a new temporary "
+                                                    "folder, removed afterwards unless --keep)")
+    parser.add_argument("--packs-from", type=Path, metavar="LRD_HOME",
+                        help="link the model and data packs of this LRD_HOME instead of fetching them")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary clone and its LRD_HOME")
+    args = parser.parse_args(argv)
+    try:
+        steps = selected_steps(args.steps)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.packs_from and not (args.packs_from / "models").is_dir():
+        parser.error(f"--packs-from {args.packs_from}: no models/ folder there (an LRD_HOME after `lrd fetch`)")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.repo, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=args.repo, capture_output=True,
+                      text=True).stdout.strip():
+        print(f"fresh_clone: note: {args.repo} has uncommitted changes; the clone measures commit {commit}",
+              file=sys.stderr)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="lrd-fresh-clone-"))
+    if workdir.exists() and any(workdir.iterdir()):
+        parser.error(f"--workdir {workdir} is not empty; pass a new or empty folder")
+    info = machine()
+    try:
+        outcomes = run(steps, repo=args.repo, workdir=workdir, packs_from=args.packs_from,
+                       log=lambda m: print(m, file=sys.stderr, flush=True))
+    finally:
+        if args.workdir is None and not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    home_note = (f"an `LRD_HOME` linking the packs of {args.packs_from} (not counted in its size), empty caches"
+                 if args.packs_from else "an empty `LRD_HOME`") + ", pip's download cache as found"
+    print(report(outcomes, info, commit=commit, home_note=home_note))
+    return 0 if all(o.returncode == 0 for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

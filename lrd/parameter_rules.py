@@ -1,0 +1,454 @@
+"""What values each chapter's parameters may take, checked before anything loads.
+
+:func:`lrd.book.validate_parameters` checks a parameter's *type* against the notebook's
+default; this module declares its *values*: ranges, non-empty lists, the kinds of task and of
+model a chapter can use, and parameters that must name an item of another (``token_task`` one
+of ``tasks``). One table, :data:`RULES` (chapter -> parameter -> :class:`Rule`), and a few
+checks of several parameters together (:data:`RELATIONS`); :func:`check_values` applies both
+to the values a chapter would run with (defaults, profile and overrides merged) and raises one
+``ValueError`` naming every problem and the ``-p`` that fixes it (papermill spells ``-p`` the
+same way).
+
+Nothing here loads a model or a data set: a task's type comes from :func:`task_type` (the
+offline table, or MTEB's metadata), a model's kind from :func:`model_kind` (the offline table,
+or the ``config.json`` of a local folder or of a hub model in the local Hugging Face cache; a
+model whose kind cannot be known so is not checked). Values equal to the notebook's defaults
+are valid by construction (``tests/test_parameters.py`` checks every chapter's defaults and
+profiles), so their task types, model kinds and choices are not looked up.
+
+Examples
+--------
+>>> check_values("mid_layer", {"n_views": 1})
+Traceback (most recent call last):
+...
+ValueError: chapter 'mid_layer': n_views must be at least 2, got 1 (LiDAR, InfoNCE and DiME compare two or more views of each prompt); pass -p n_views 2 or more
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+#: Task types whose texts have a per-layer embedding score (:func:`lrd.evaluate.evaluate_layers`).
+EMBEDDING_TASKS = ("classification", "clustering", "pair_classification", "sts")
+#: Task types with one label per text (a classifier, or k examples per class, can be trained on them).
+LABELLED_TEXTS = ("classification", "clustering")
+MULTIPLE_CHOICE = ("multiple_choice",)
+ANY_TASK = EMBEDDING_TASKS + MULTIPLE_CHOICE
+#: How the messages name the task types.
+TYPE_NAMES = {"classification": "classification", "clustering": "clustering",
+              "pair_classification": "pair classification", "sts": "STS", "multiple_choice": "multiple choice"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The values one parameter may take; for a list, what every item may be.
+
+    Attributes
+    ----------
+    why : str
+        What the chapter does with the value, shown in the message.
+    at_least, at_most : float, optional
+        Inclusive bounds of a number.
+    above, below : float, optional
+        Exclusive bounds of a number (``variance`` in (0, 1]).
+    none_ok : bool
+        ``None`` is meaningful (``n_samples=None``: the whole task); otherwise a number rule
+        rejects it.
+    non_empty : bool
+        A list must hold at least one item.
+    choices : callable, optional
+        Returns the allowed strings (read from the module that defines them, when needed).
+    task_types : tuple of str, optional
+        Each value names a task of one of these types (:data:`lrd.tasks.TASK_TYPES`).
+    model_kind : {"encoder", "decoder", "any"}, optional
+        Each value names a model (an offline key, an existing folder or a hub id) of this kind.
+    one_of : str, optional
+        Each value must be an item of this other (list) parameter.
+    empty_ok : bool
+        The empty string means "skip" and is allowed (``norm_task=""``).
+    """
+
+    why: str = ""
+    at_least: float | None = None
+    at_most: float | None = None
+    above: float | None = None
+    below: float | None = None
+    none_ok: bool = False
+    non_empty: bool = False
+    choices: Callable[[], Sequence[str]] | None = None
+    task_types: tuple[str, ...] | None = None
+    model_kind: str | None = None
+    one_of: str | None = None
+    empty_ok: bool = False
+
+
+def _poolings() -> Sequence[str]:
+    from lrd.extract import POOLINGS
+
+    return POOLINGS
+
+
+def _methods() -> Sequence[str]:
+    from lrd.aggregation import METHODS
+
+    return METHODS
+
+
+def _encoder_scorers() -> Sequence[str]:
+    from lrd.relevance import ENCODER_SCORERS
+
+    return list(ENCODER_SCORERS)
+
+
+# ---- rules shared by several chapters --------------------------------------------------------
+
+MODELS = Rule("the chapter measures each model", non_empty=True, model_kind="any")
+ONE_MODEL = Rule(model_kind="any")
+POOLING = Rule("how token states become one vector per text", choices=_poolings)
+EMBEDDING_TEXTS = Rule("rows per task, split into train and test halves; null takes the whole task",
+                       at_least=8, none_ok=True)
+K = Rule("NRS compares each text's k nearest neighbours", at_least=1)
+VARIANCE = Rule("the share of variance that fixes the Frenet rank", above=0, at_most=1)
+N_BOOTSTRAP = Rule("a clustering score is the mean of n_bootstrap k-means runs", at_least=1)
+N_VIEWS = Rule("LiDAR, InfoNCE and DiME compare two or more views of each prompt", at_least=2)
+N_AUG_PROMPTS = Rule("InfoNCE, LiDAR and DiME contrast two or more prompts", at_least=2)
+BATCH_SIZE = Rule("sequences per forward pass", at_least=1)
+THREADS = Rule("torch CPU threads; 0 keeps torch's default", at_least=0)
+N_RANDOM = Rule("random pruning orders, the baseline of every rule", at_least=1)
+N_CALIBRATION = Rule("calibration items per multiple-choice task rank the blocks", at_least=1)
+EMBEDDING_TASK_LIST = Rule("every layer is scored by the task type's MTEB protocol", non_empty=True,
+                           task_types=EMBEDDING_TASKS)
+
+#: chapter -> parameter -> rule. A parameter not listed is checked for its type only.
+RULES: dict[str, dict[str, Rule]] = {
+    "models_and_tasks": {
+        "models": MODELS,
+        "task": Rule("its texts feed the per-layer figure", task_types=ANY_TASK),
+        "n_samples": Rule("the mean pairwise cosine needs two texts; null takes the whole task",
+                          at_least=2, none_ok=True),
+        "pooling": POOLING,
+    },
+    "lrd_families": {
+        "models": MODELS,
+        "tasks": Rule("each task is one panel of every figure", non_empty=True, task_types=ANY_TASK),
+        "n_samples": Rule("GFMI clusters three or more texts; null takes the whole task", at_least=3, none_ok=True),
+        "pooling": POOLING,
+        "k": K,
+        "variance": VARIANCE,
+    },
+    "mid_layer": {
+        "models": MODELS,
+        "tasks": EMBEDDING_TASK_LIST,
+        "n_samples": EMBEDDING_TEXTS,
+        "n_bootstrap": N_BOOTSTRAP,
+        "pooling": POOLING,
+        "token_task": Rule("its forward pass also keeps the token states", one_of="tasks"),
+        "n_token_prompts": Rule("prompt entropy and curvature average over these prompts", at_least=1),
+        "aug_task": Rule("its texts are augmented", one_of="tasks"),
+        "n_aug_prompts": N_AUG_PROMPTS,
+        "n_views": N_VIEWS,
+        "norm_task": Rule("its forward pass also gives the final-norm variant", one_of="tasks", empty_ok=True),
+    },
+    "cosine_vs_ablation": {
+        "models": Rule("accuracy relevance scores answer continuations with a language-model head",
+                       non_empty=True, model_kind="decoder"),
+        "tasks": Rule("accuracy relevance is multiple-choice accuracy", non_empty=True, task_types=MULTIPLE_CHOICE),
+        "n_items": Rule("the bootstrap resamples the evaluation items", at_least=2),
+        "n_calibration": N_CALIBRATION,
+        "pruning_model": ONE_MODEL,
+        "pruning_ks": Rule("numbers of blocks removed together", non_empty=True, at_least=1),
+        "n_random": N_RANDOM,
+        "encoders": Rule("the encoder section scores sentence embeddings", non_empty=True, model_kind="encoder"),
+        "encoder_task": Rule("the encoders' embedding score is measured on it", task_types=EMBEDDING_TASKS),
+        "n_encoder": EMBEDDING_TEXTS,
+        "encoder_scorer": Rule("the encoders' embedding score", choices=_encoder_scorers),
+        "n_boot": Rule("a 95% percentile interval needs a resample beyond each 2.5% end: 1 / 0.025 = 40",
+                       at_least=40),
+        "margin": Rule("a share of the percentile-rank range", at_least=0, below=1),
+        "batch_size": BATCH_SIZE,
+        "threads": THREADS,
+    },
+    "cayley_aggregation": {
+        "models": MODELS,
+        "tasks": Rule("the aggregators are trained on labelled texts or, for STS, scored pairs", non_empty=True,
+                      task_types=LABELLED_TEXTS + ("sts",)),
+        "n_samples": EMBEDDING_TEXTS,
+        "methods": Rule("every method is trained on every model and task", non_empty=True, choices=_methods),
+        "seeds": Rule("scores are the mean and spread over seeds", non_empty=True),
+        "gnn_layers": Rule("GIN layers of the graph encoders", at_least=1),
+        "max_epochs": Rule("with 0 epochs nothing is trained", at_least=1),
+        "patience": Rule("epochs without improvement before a seed stops", at_least=1),
+        "sts_folds": Rule("document-disjoint cross-validation folds", at_least=2),
+        "ablation_model": ONE_MODEL,
+        "ablation_task": Rule("the ablations train the Cayley encoder on it", task_types=LABELLED_TEXTS + ("sts",)),
+        "n_mappings": Rule("the random-mapping ablation is a mean over mappings", at_least=1),
+        "few_shot": Rule("training examples per class", non_empty=True, at_least=1),
+        "few_shot_tasks": Rule("few-shot training draws examples per class", task_types=LABELLED_TEXTS),
+        "few_shot_methods": Rule("the methods trained few-shot", choices=_methods),
+        "memory_tokens": Rule("sequence lengths of the token-level graph", non_empty=True, at_least=1),
+        "train_threads": Rule("torch threads while training; null leaves torch's setting", at_least=1,
+                              none_ok=True),
+    },
+    "selection_and_pruning": {
+        "models": MODELS,
+        "tasks": EMBEDDING_TASK_LIST,
+        "n_samples": EMBEDDING_TEXTS,
+        "pooling": POOLING,
+        "k": K,
+        "variance": VARIANCE,
+        "n_bootstrap": N_BOOTSTRAP,
+        "aug_task": Rule("DiME augments its prompts", task_types=ANY_TASK),
+        "n_aug_prompts": N_AUG_PROMPTS,
+        "n_views": N_VIEWS,
+        "mc_tasks": Rule("the decoders' downstream score is multiple-choice accuracy", non_empty=True,
+                         task_types=MULTIPLE_CHOICE),
+        "n_items": Rule("evaluation items per multiple-choice task", at_least=1),
+        "n_calibration": N_CALIBRATION,
+        "calibration_task": Rule("the encoders' labelled prune rules rank blocks by its MTEB score",
+                                 task_types=EMBEDDING_TASKS),
+        "pruning_models": Rule(model_kind="any"),
+        "n_encoder_calibration": Rule("rows of calibration_task, split into train and test halves", at_least=8),
+        "budgets": Rule("shares of the blocks removed", non_empty=True, above=0, below=1),
+        "n_random": N_RANDOM,
+        "batch_size": BATCH_SIZE,
+        "threads": THREADS,
+    },
+}
+
+
+# ---- what a task or model is, without loading it -----------------------------------------------
+
+def task_type(name: str) -> str:
+    """The type of task ``name`` (:data:`lrd.tasks.TASK_TYPES`) without loading its data.
+
+    An offline task's type is in :data:`lrd.tasks.OFFLINE_TASKS`; another name is looked up
+    in MTEB's task metadata (installed with mteb, no download). An unknown name, or an MTEB
+    type lrd cannot evaluate, is a ``ValueError`` listing the offline tasks.
+    """
+    from lrd.tasks import _MTEB_TYPES, OFFLINE_TASKS
+
+    if name in OFFLINE_TASKS:
+        return OFFLINE_TASKS[name].type
+    import difflib
+
+    close = difflib.get_close_matches(name, list(OFFLINE_TASKS), n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    try:
+        import mteb
+
+        meta = mteb.get_task(name).metadata
+    except (KeyError, ValueError) as err:
+        raise ValueError(f"unknown task {name!r}: not an offline task and not an MTEB task name.{hint} "
+                         f"Offline tasks: {', '.join(OFFLINE_TASKS)}") from err
+    if meta.type not in _MTEB_TYPES:
+        raise ValueError(f"MTEB task {name!r} is of type {meta.type!r}, which lrd does not evaluate; "
+                         f"supported MTEB types: {', '.join(_MTEB_TYPES)}")
+    return _MTEB_TYPES[meta.type]
+
+
+def model_kind(name: str) -> str | None:
+    """``"encoder"`` or ``"decoder"``, as :func:`lrd.models.load_model` would choose, without
+    loading weights; ``None`` when only the hub could say (a hub id not in the local cache).
+
+    An offline key's kind is declared in :data:`lrd.assets.MODEL_PACKS`; a local folder's, or a
+    cached hub model's, is read from its ``config.json`` by the loader's own rule.
+    """
+    from lrd.assets import MODEL_PACKS
+
+    if name in MODEL_PACKS:
+        return MODEL_PACKS[name].info.get("kind")
+    folder = Path(name).expanduser()
+    config = folder / "config.json" if folder.is_dir() else _cached_hub_config(name)
+    if config is None or not config.is_file():
+        return None
+    try:
+        data = json.loads(config.read_text())
+    except (OSError, ValueError):
+        return None
+    from types import SimpleNamespace
+
+    from lrd.models import _is_decoder  # the loader's rule (config architectures and model type)
+
+    spec = SimpleNamespace(architectures=data.get("architectures"), model_type=data.get("model_type"))
+    return "decoder" if _is_decoder(spec) else "encoder"
+
+
+def _cached_hub_config(repo_id: str) -> Path | None:
+    if repo_id.count("/") != 1 or repo_id.startswith((".", "/", "~")):
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # an id the hub client rejects: not cached, so unknown here
+        return None
+    return Path(found) if isinstance(found, str) else None
+
+
+# ---- checks of several parameters together ---------------------------------------------------
+
+def _k_below_samples(v: dict) -> str | None:
+    n, k = v.get("n_samples"), v.get("k")
+    if isinstance(n, int) and isinstance(k, int) and 1 <= k and n < k + 2:
+        return (f"n_samples {n} is too small for k = {k} (chance-adjusted NRS needs k + 2 texts or more); "
+                f"pass -p n_samples {k + 2} or more, or a smaller k")
+    return None
+
+
+def _probe_needs_labels(v: dict) -> str | None:
+    task = v.get("encoder_task")
+    if v.get("encoder_scorer") != "probe" or not isinstance(task, str):
+        return None
+    try:
+        kind = task_type(task)
+    except ValueError:
+        return None  # encoder_task's own rule reports it
+    if kind not in LABELLED_TEXTS:
+        return (f"encoder_scorer 'probe' trains a classifier on one label per text, but encoder_task {task!r} "
+                f"is of type {TYPE_NAMES[kind]}; pass -p encoder_scorer mteb, or a classification task as encoder_task")
+    return None
+
+
+#: chapter -> checks of several parameters together, each returning a problem or None.
+RELATIONS: dict[str, list[Callable[[dict], str | None]]] = {
+    "lrd_families": [_k_below_samples],
+    "selection_and_pruning": [_k_below_samples],
+    "cosine_vs_ablation": [_probe_needs_labels],
+}
+
+
+# ---- checking ---------------------------------------------------------------------------------
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _because(rule: Rule) -> str:
+    return f" ({rule.why})" if rule.why else ""
+
+
+def _number_problem(name: str, value: float, rule: Rule, in_list: bool) -> str | None:
+    what = f"every item of {name}" if in_list else name
+    got = f", got {value!r}{_because(rule)}"
+    if rule.at_least is not None and value < rule.at_least:
+        fix = f"pass -p {name} {_fmt(rule.at_least)} or more" if not in_list else \
+            f"pass items of {_fmt(rule.at_least)} or more"
+        return f"{what} must be at least {_fmt(rule.at_least)}{got}; {fix}"
+    low = f"above {_fmt(rule.above)}" if rule.above is not None else (
+        f"at least {_fmt(rule.at_least)}" if rule.at_least is not None else "")
+    high = f"at most {_fmt(rule.at_most)}" if rule.at_most is not None else (
+        f"below {_fmt(rule.below)}" if rule.below is not None else "")
+    bad = ((rule.above is not None and value <= rule.above) or (rule.at_most is not None and value > rule.at_most)
+           or (rule.below is not None and value >= rule.below))
+    if bad:
+        return f"{what} must be {' and '.join(b for b in (low, high) if b)}{got}"
+    return None
+
+
+def _task_problem(name: str, task: str, rule: Rule) -> str | None:
+    from lrd.tasks import OFFLINE_TASKS
+
+    try:
+        kind = task_type(task)
+    except ValueError as err:
+        return f"{name}: {err}"
+    if kind in rule.task_types:
+        return None
+    wanted = ", ".join(TYPE_NAMES[t] for t in rule.task_types)
+    offline = [t for t, spec in OFFLINE_TASKS.items() if spec.type in rule.task_types]
+    return (f"{name}: task {task!r} is of type {TYPE_NAMES[kind]}, but {name} takes tasks of type {wanted}"
+            f"{_because(rule)}; offline ones: {', '.join(offline)}")
+
+
+def _model_problem(name: str, model: str, rule: Rule) -> str | None:
+    from lrd.assets import MODEL_PACKS
+
+    folder = Path(model).expanduser()
+    if model not in MODEL_PACKS and model.startswith((".", "/", "~")) and not (folder / "config.json").is_file():
+        return (f"{name}: model folder {model!r} does not exist or has no config.json; pass an offline key "
+                f"({', '.join(MODEL_PACKS)}), a folder written by save_pretrained, or a hub id")
+    kind = model_kind(model)
+    if rule.model_kind == "any" or kind is None or kind == rule.model_kind:
+        return None
+    offline = [k for k, p in MODEL_PACKS.items() if p.info.get("kind") == rule.model_kind]
+    article = {"encoder": "an", "decoder": "a"}
+    return (f"{name}: {model!r} is {article[kind]} {kind}, but {name} takes {rule.model_kind}s{_because(rule)}; "
+            f"offline {rule.model_kind}s: {', '.join(offline)}")
+
+
+def _item_problems(name: str, item: Any, rule: Rule, values: dict, in_list: bool, default_items: list) -> list[str]:
+    if isinstance(item, bool):
+        return []
+    if isinstance(item, (int, float)):
+        problem = _number_problem(name, item, rule, in_list)
+        return [problem] if problem else []
+    if not isinstance(item, str) or (item == "" and rule.empty_ok):
+        return []
+    if rule.one_of is not None:
+        among = list(values.get(rule.one_of) or [])
+        if item not in among:
+            skip = f", or -p {name} '\"\"' to skip it" if rule.empty_ok else ""
+            return [f"{name} {item!r} is not one of {rule.one_of} {among}{_because(rule)}; add it to "
+                    f"{rule.one_of}, or pass one of them (e.g. -p {name} {among[0] if among else '...'}){skip}"]
+    if item in default_items:
+        return []  # the notebook's defaults are valid (tested); no need to look them up
+    if rule.choices is not None and item not in (choices := list(rule.choices())):
+        return [f"{name}: {item!r} is not one of {', '.join(choices)}{_because(rule)}; pass one of them"]
+    if rule.task_types is not None and (problem := _task_problem(name, item, rule)):
+        return [problem]
+    if rule.model_kind is not None and (problem := _model_problem(name, item, rule)):
+        return [problem]
+    return []
+
+
+def _problems_of(name: str, value: Any, rule: Rule, values: dict, default: Any) -> list[str]:
+    if value is None:
+        numeric = any(b is not None for b in (rule.at_least, rule.at_most, rule.above, rule.below))
+        if rule.none_ok or not numeric:
+            return []
+        return [f"{name} must be a number, not null{_because(rule)}; pass e.g. -p {name} {json.dumps(default)}"]
+    in_list = isinstance(value, (list, tuple))
+    if in_list and rule.non_empty and not value:
+        example = json.dumps(default[:1]) if isinstance(default, list) and default else "[...]"
+        return [f"{name} is empty{_because(rule)}; pass at least one, e.g. -p {name} '{example}'"]
+    default_items = list(default) if isinstance(default, (list, tuple)) else [default]
+    out: list[str] = []
+    for item in value if in_list else [value]:
+        found = _item_problems(name, item, rule, values, in_list, default_items)
+        out += [p for p in found if p not in out]
+    return out
+
+
+def problems(chapter: str, values: dict, defaults: dict | None = None) -> list[str]:
+    """Every problem of ``values`` (a chapter's parameters) by :data:`RULES` and
+    :data:`RELATIONS`; ``[]`` when there is none.
+
+    Parameters
+    ----------
+    chapter : str
+    values : dict
+        The parameters the chapter would run with (defaults, profile and overrides merged).
+    defaults : dict, optional
+        The notebook's defaults: their task names, model names and choices are not looked up,
+        and they give the examples in the messages.
+    """
+    defaults = defaults or {}
+    found: list[str] = []
+    for name, rule in RULES.get(chapter, {}).items():
+        if name in values:
+            found += _problems_of(name, values[name], rule, values, defaults.get(name))
+    found += [p for check in RELATIONS.get(chapter, []) if (p := check(values)) is not None]
+    return found
+
+
+def check_values(chapter: str, values: dict, defaults: dict | None = None) -> None:
+    """Raise one ``ValueError`` naming every problem of ``values`` (:func:`problems`)."""
+    found = problems(chapter, values, defaults)
+    if len(found) == 1:
+        raise ValueError(f"chapter {chapter!r}: {found[0]}")
+    if found:
+        raise ValueError(f"chapter {chapter!r} has {len(found)} bad parameter values:\n"
+                         + "\n".join(f"  - {p}" for p in found))

@@ -1,0 +1,77 @@
+"""benchmarks/fresh_clone.py: the set-up figures of the README come from a script, not prose."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "fresh_clone.py"
+
+
+@pytest.fixture(scope="module")
+def fresh_clone():
+    spec = importlib.util.spec_from_file_location("fresh_clone", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fresh_clone"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_steps_run_in_order_after_their_prerequisites(fresh_clone):
+    assert [s.name for s in fresh_clone.selected_steps("fetch,install")] == ["clone", "install", "fetch"]
+    assert [s.name for s in fresh_clone.selected_steps("all")][-1] == "test"
+    with pytest.raises(ValueError, match="step 'fetch' needs 'install'.*--steps install,fetch"):
+        fresh_clone.selected_steps("fetch")  # `make fetch` would install first and time both as fetch
+    with pytest.raises(ValueError, match="step 'book-warm' needs 'book-cold'"):
+        fresh_clone.selected_steps("install,fetch,book-warm")
+    with pytest.raises(ValueError, match="unknown step.*book.*steps: clone, install"):
+        fresh_clone.selected_steps("install,book")
+
+
+def test_chapter_times_come_from_lrd_book_s_own_log(fresh_clone):
+    log = ("lrd book: running x\nlrd book: executed models_and_tasks (31.5 s)\nnoise\n"
+           "lrd book: executed mid_layer (486 s)\nlrd book: /site/_build/html/index.html (900.0 s)\n")
+    assert fresh_clone.chapter_seconds(log) == {"models_and_tasks": 31.5, "mid_layer": 486.0}
+
+
+def test_the_report_adds_up_the_way_to_a_built_book(fresh_clone):
+    steps = fresh_clone.BY_NAME
+    outcomes = [fresh_clone.Outcome(steps["clone"], 2, 0, 10_000_000, 0),
+                fresh_clone.Outcome(steps["install"], 100, 0, 2_000_000_000, 0),
+                fresh_clone.Outcome(steps["fetch"], 200, 0, 2_000_000_000, 4_000_000_000),
+                fresh_clone.Outcome(steps["book-cold"], 300, 0, 2_100_000_000, 4_500_000_000, {"a": 120.0, "b": 180.0}),
+                fresh_clone.Outcome(steps["book-warm"], 30, 0, 2_100_000_000, 4_500_000_000, {"a": 10.0, "b": 20.0})]
+    info = {"date": "2026-12-01", "cpu": "Some CPU", "cores": "2", "memory": "24 GB", "gpu": "no GPU",
+            "os": "Linux", "load": "0.1, 0.1, 0.1"}
+    text = fresh_clone.report(outcomes, info, commit="abc1234", home_note="an empty `LRD_HOME`")
+    assert "Measured 2026-12-01 with `python benchmarks/fresh_clone.py` on Some CPU (2 cores, 24 GB RAM" in text
+    assert "| install: venv, CPU torch" in text and "| `make install` | 100 s |" in text
+    assert "| chapter | book-cold | book-warm |" in text and "| `a` | 120 s (2.0 min) | 10 s |" in text
+    assert "From `git clone` to a built book: 602 s (10.0 min), 6.6 GB of disk." in text
+
+
+def test_folder_bytes_counts_allocated_blocks_once_and_skips_links(fresh_clone, tmp_path):
+    (tmp_path / "a").write_bytes(b"x" * 100_000)
+    os.link(tmp_path / "a", tmp_path / "b")  # a hard link: the same blocks
+    (tmp_path / "c").symlink_to(ROOT)  # a linked folder is not walked
+    assert 100_000 <= fresh_clone.folder_bytes(tmp_path) < 200_000
+
+
+def test_the_clone_step_runs_and_prints_the_table(tmp_path):
+    """The cheap step for real: clone this repository, measure, print the markdown."""
+    run = subprocess.run([sys.executable, SCRIPT, "--steps", "clone", "--workdir", tmp_path / "w"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    out = run.stdout
+    assert f"commit {head.strip()}" in out and datetime.now(timezone.utc).strftime("%Y-%m-%d") in out
+    assert f"({os.cpu_count()} cores" in out and "| clone: a fresh clone of the committed HEAD | `git clone` |" in out
+    assert (tmp_path / "w" / "lrd" / "Makefile").is_file() and (tmp_path / "w" / "logs" / "clone.log").is_file()
+    assert "From `git clone` to a built book" not in out  # no book was built
