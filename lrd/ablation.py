@@ -21,53 +21,57 @@ Gromov et al., "The Unreasonable Ineffectiveness of the Deeper Layers", ICLR 202
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable
+from typing import Any, Iterator, Sequence
 
+import numpy as np
 import torch
 
-from lrd.models import ARCHITECTURES, LoadedModel, _get
+from lrd.models import LoadedModel, _get, architecture_row
 
 __all__ = ["removed_layers", "replaced_blocks", "anatomy"]
 
 
 def anatomy(model: LoadedModel | torch.nn.Module) -> tuple[torch.nn.Module, dict]:
-    """The Hugging Face module and its ``ARCHITECTURES`` row.
+    """The Hugging Face module and where its blocks, final norm and embeddings live: its
+    ``ARCHITECTURES`` row, or derived from the model (:func:`lrd.models.derive_anatomy`).
 
     Raises
     ------
     NotImplementedError
-        For an architecture without a row, naming how to register it.
+        For a family without a row whose anatomy cannot be derived, naming the row to add.
     """
-    hf = model.model if isinstance(model, LoadedModel) else model
-    config = getattr(hf, "config", None)
-    model_type = model.model_type if isinstance(model, LoadedModel) else getattr(config, "model_type", None)
-    text = getattr(config, "text_config", None)
-    if model_type not in ARCHITECTURES and text is not None:
-        model_type = text.model_type
-    if model_type not in ARCHITECTURES:
-        raise NotImplementedError(
-            f"layer removal does not know architecture {model_type!r}: add a row to "
-            "lrd.models.ARCHITECTURES giving the attribute paths of its blocks (ModuleList), final norm "
-            f"and embeddings, e.g. ARCHITECTURES[{model_type!r}] = {{'blocks': 'model.layers', "
-            "'final_norm': 'model.norm', 'embeddings': 'model.embed_tokens'}; registered: "
-            f"{', '.join(sorted(ARCHITECTURES))}")
-    return hf, ARCHITECTURES[model_type]
+    if isinstance(model, LoadedModel):
+        return model.model, model.anatomy
+    return model, architecture_row(model)
 
 
 def _install_output_hooks(hf: torch.nn.Module) -> None:
-    """Install transformers' hidden-state capturing hooks (5.x) while every block is in place.
+    """Install transformers' hidden-state capturing hooks (5.x) while every block is in place,
+    each block hooked exactly once.
 
-    They are installed lazily on the first forward, on the blocks present then; a first forward
-    inside a removal would leave the removed blocks without hooks for ever after.
+    transformers installs them lazily, on the first forward that asks for hidden states, on
+    the blocks present then: a first forward inside a removal would leave the removed blocks
+    without hooks for ever after. So they are installed here, before any removal. Installing
+    on a wrapper (``*ForCausalLM``) re-installs on the base model inside it unconditionally, so
+    a wrapper whose base model already has its hooks (a forward of ``base_model`` ran) is only
+    marked as hooked; hooking it again would record every block twice.
     """
     try:
         from transformers.modeling_utils import PreTrainedModel
         from transformers.utils.output_capturing import maybe_install_capturing_hooks
     except ImportError:  # transformers 4.x collects hidden states without hooks
         return
-    for m in hf.modules():
-        if isinstance(m, PreTrainedModel):
-            maybe_install_capturing_hooks(m)
+    flag = "_output_capturing_hooks_installed"  # what maybe_install_capturing_hooks checks and sets
+    for m in hf.modules():  # outer models first
+        if not isinstance(m, PreTrainedModel) or getattr(m, flag, False):
+            continue
+        inner_hooked = any(isinstance(s, PreTrainedModel) and getattr(s, flag, False)
+                           for s in m.modules() if s is not m)
+        if inner_hooked:
+            setattr(m, flag, True)
+        else:
+            maybe_install_capturing_hooks(m)  # hooks m and every model inside it, once
 
 
 def _configs(hf: torch.nn.Module, parent: torch.nn.Module) -> list[Any]:
@@ -135,7 +139,13 @@ def replaced_blocks(model: LoadedModel | torch.nn.Module, blocks: Sequence[torch
 
 
 def _check_layers(layers: Iterable[int], n_layers: int) -> list[int]:
+    if isinstance(layers, (str, bytes)) or not isinstance(layers, Iterable):
+        raise TypeError(f"layers must be a list of block numbers, got {layers!r}; pass e.g. [2] to remove block 2")
     layers = list(layers)
+    bad = [i for i in layers if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer))]
+    if bad:
+        raise ValueError(f"layers must be integer block numbers 1..{n_layers}, got {bad!r}; "
+                         "pass whole numbers such as [2] (2.0, 2.7 or True are not block numbers)")
     out = sorted({int(i) for i in layers})
     if len(out) != len(layers):
         raise ValueError(f"layers {list(layers)} repeat a layer; give each layer to remove once")
@@ -158,7 +168,7 @@ def removed_layers(model: LoadedModel | torch.nn.Module, layers: Iterable[int]) 
     ----------
     model : LoadedModel or transformers model
         What :func:`lrd.load_model` returns (offline key, folder or hub id), or a bare
-        ``transformers`` model whose ``config.model_type`` is in ``lrd.models.ARCHITECTURES``.
+        ``transformers`` model (its anatomy from ``lrd.models.ARCHITECTURES`` or derived).
     layers : iterable of int
         Block numbers 1..L (hidden-states numbering). An empty iterable changes nothing.
 
@@ -170,7 +180,8 @@ def removed_layers(model: LoadedModel | torch.nn.Module, layers: Iterable[int]) 
     Raises
     ------
     NotImplementedError
-        Architecture not in ``lrd.models.ARCHITECTURES`` (the message says how to add it).
+        A family without a row in ``lrd.models.ARCHITECTURES`` whose anatomy cannot be derived
+        (the message says what row to add).
     ValueError
         A layer out of 1..L or repeated.
 

@@ -309,10 +309,12 @@ def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: s
     checked by :func:`validate_parameters` before the notebook starts. The notebook runs with
     its output folder as working directory (so its ``results/`` land beside it).
     ``progress`` shows papermill's cell counter. The executed notebook opens with a re-run
-    header (:func:`rerun_header`) when the execution succeeded.
+    header (:func:`rerun_header`) when the execution succeeded. The notebook is put in place
+    whole (a failed write leaves the previous one); a chapter that raised is kept, to show the error.
     """
     import nbformat
     import papermill
+    from papermill.exceptions import PapermillExecutionError
 
     params, notes = validate_parameters(chapter, {**profile(profile_name, chapter), **(parameters or {})})
     for note in notes:
@@ -320,12 +322,32 @@ def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: s
     output = Path(output) if output else BOOK / f"{chapter}.ipynb"
     output.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / f"{chapter}.ipynb"
+        src, executed = Path(tmp) / f"{chapter}.ipynb", Path(tmp) / "executed.ipynb"
         nbformat.write(source_notebook(chapter), src)
-        papermill.execute_notebook(str(src), str(output), parameters=params, kernel_name="python3",
-                                   cwd=str(output.parent), progress_bar=progress, log_output=False)
-    add_rerun_header(output, chapter, parameters=parameters, profile_name=profile_name)
+        # executed into scratch, then put in place whole: a full disk or an interrupted run never
+        # leaves a truncated notebook at `output`; a chapter that raised is kept, to show the error
+        try:
+            papermill.execute_notebook(str(src), str(executed), parameters=params, kernel_name="python3",
+                                       cwd=str(output.parent), progress_bar=progress, log_output=False)
+        except PapermillExecutionError:
+            _put_in_place(executed, output)
+            raise
+        add_rerun_header(executed, chapter, parameters=parameters, profile_name=profile_name)
+        _put_in_place(executed, output)
     return output
+
+
+def _put_in_place(executed: Path, output: Path) -> None:
+    """Copy the notebook papermill executed to ``output`` atomically, recording ``output`` as
+    its papermill output path."""
+    import nbformat
+
+    from lrd.cache import atomic_write
+
+    nb = nbformat.read(executed, as_version=4)
+    nb.metadata.setdefault("papermill", {})["output_path"] = str(output)
+    text = nbformat.writes(nb).encode()
+    atomic_write(output, lambda f: f.write(text), ".ipynb.tmp")
 
 
 def build_book(root: Path = ROOT, *, strict: bool = True) -> Path:

@@ -14,6 +14,12 @@ the result depends on:
 Writes go through a locked temporary sibling renamed into place (:func:`atomic_write`, shared
 with :mod:`lrd.extract`), so a killed writer leaves no entry, only a hidden ``.tmp`` file that
 the next writer removes once no live process holds it.
+
+Every entry (here and in the hidden-state cache of :mod:`lrd.extract`) starts with a one-line
+header holding the sha256 and length of its payload (:func:`write_checked`); the payload is
+verified before it is unpickled or used (:func:`open_checked`). An entry that fails the check,
+or whose load fails in any way, is reported (a warning naming the file), removed and recomputed:
+a damaged file is never served, and never makes every rerun crash.
 """
 
 from __future__ import annotations
@@ -25,10 +31,13 @@ import inspect
 import json
 import os
 import pickle
+import re
 import tempfile
+import warnings
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from lrd.assets import hold_lock, lrd_home, remove_stale_temp_files
 
@@ -53,6 +62,7 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], None], suffix: str) -> 
         _SWEPT.add((path.parent, suffix))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=suffix)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual permissions
         with os.fdopen(fd, "wb") as f:
             hold_lock(f)
             write(f)
@@ -64,14 +74,120 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], None], suffix: str) -> 
         raise
 
 
+@functools.cache
+def _umask() -> int:
+    """The process's file-creation mask (read once: reading it means setting it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def results_dir(root: str | Path | None = None) -> Path:
     """Where results are cached: ``root``, or ``$LRD_HOME/results``."""
     return Path(root) if root is not None else lrd_home() / "results"
 
 
+def stable_json(value: Any) -> Any:
+    """``json.dumps(default=...)`` hook giving the same text in every process.
+
+    Sets become sorted lists (a set's iteration order follows ``PYTHONHASHSEED``), numpy
+    scalars their value, other objects their ``str``; an object whose text holds a memory
+    address (``<... at 0x7f...>``) differs between processes, so it is a TypeError.
+    """
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=lambda v: json.dumps(v, sort_keys=True, default=stable_json))
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # numpy scalar
+        return value.item()
+    text = str(value)
+    if re.search(r" at 0x[0-9a-fA-F]+", text):
+        raise TypeError(f"{text} has no stable text form (its repr holds a memory address), so it cannot "
+                        "enter a cache key; pass plain values (numbers, strings, lists, dicts)")
+    return text
+
+
 def digest(payload: Any) -> str:
-    """sha256 (32 hex digits) of a JSON-able payload, with sorted keys."""
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    """sha256 (32 hex digits) of a JSON-able payload, with sorted keys; the same in every process
+    (:func:`stable_json`)."""
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=stable_json).encode()).hexdigest()[:32]
+
+
+# --------------------------------------------------------------------------------------------
+# Checked entries: a header with the payload's sha256, verified before anything reads it
+
+_HEADER = b"lrd-entry 1 sha256 "
+_HEADER_SIZE = len(_HEADER) + 64 + 1 + 20 + 1  # "<prefix><64 hex> <20-digit length>\n"
+_CHUNK = 1 << 20
+
+
+class CorruptEntry(ValueError):
+    """A cache file whose payload does not match its header (or has no valid header)."""
+
+
+class _HashingWriter:
+    """A binary file's ``write`` that also hashes and counts what passes through."""
+
+    def __init__(self, f: BinaryIO):
+        self.f, self.sha, self.length = f, hashlib.sha256(), 0
+
+    def write(self, data) -> int:
+        self.sha.update(data)
+        self.length += memoryview(data).nbytes
+        return self.f.write(data)
+
+    def flush(self) -> None:
+        self.f.flush()
+
+
+def write_checked(path: Path, write: Callable[[BinaryIO], None], suffix: str) -> None:
+    """Write an entry atomically (:func:`atomic_write`): a header line holding the sha256 and
+    length of the payload (``lrd-entry 1 sha256 <64 hex> <20-digit length>``), then the payload,
+    which ``write(f)`` writes to ``f`` (streamed and hashed on the way: nothing is held twice)."""
+
+    def checked(f: BinaryIO) -> None:
+        f.write(b"\0" * _HEADER_SIZE)  # filled in once the payload is known
+        out = _HashingWriter(f)
+        write(out)
+        f.seek(0)
+        f.write(_HEADER + f"{out.sha.hexdigest()} {out.length:020d}\n".encode())
+        f.seek(0, os.SEEK_END)
+
+    atomic_write(path, checked, suffix)
+
+
+@contextmanager
+def open_checked(path: Path) -> Iterator[BinaryIO]:
+    """The file at ``path``, positioned at its payload, after verifying the payload's sha256 and
+    length against the header (read in 1 MiB chunks: the payload is not held twice in memory).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such entry.
+    CorruptEntry
+        No valid header, a different length or a different checksum.
+    """
+    with open(path, "rb") as f:
+        line = f.readline(_HEADER_SIZE)
+        fields = line[len(_HEADER):].split() if line.startswith(_HEADER) and line.endswith(b"\n") else []
+        if len(fields) != 2 or not fields[1].isdigit():
+            raise CorruptEntry(f"{path} has no lrd-entry header (written by an older lrd, or damaged)")
+        want, length = fields[0].decode("ascii", "replace"), int(fields[1])
+        h, n = hashlib.sha256(), 0
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+            n += len(chunk)
+        if n != length or h.hexdigest() != want:
+            raise CorruptEntry(f"{path} is damaged: its payload ({n} bytes) does not match the checksum "
+                               f"and length ({length} bytes) written with it")
+        f.seek(len(line))
+        yield f
+
+
+def discard(path: Path, err: BaseException) -> None:
+    """Report an unusable cache entry (a warning naming the file and the reason) and remove it."""
+    warnings.warn(f"cache entry {path} could not be used ({type(err).__name__}: {err}); "
+                  "it was removed and will be recomputed", RuntimeWarning, stacklevel=3)
+    path.unlink(missing_ok=True)
 
 
 def _module_file(name: str) -> Path | None:
@@ -158,26 +274,29 @@ _MISSING = object()
 def load(name: str, key: str, root: str | Path | None = None, default: Any = _MISSING) -> Any:
     """The cached result, or ``default`` (a KeyError when no default) when there is none.
 
-    An unreadable entry (truncated by something other than :func:`save`) is deleted and counts
-    as missing.
+    The entry's checksum is verified before it is unpickled (:func:`open_checked`). A damaged
+    entry, or one whose load fails in any way (a changed class, a MemoryError, ...), is
+    reported with a warning naming the file, deleted, and counts as missing, so the caller
+    recomputes it.
     """
     path = entry_path(name, key, root)
     try:
-        with open(path, "rb") as f:
+        with open_checked(path) as f:
             return pickle.load(f)
     except FileNotFoundError:
         pass
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
-        path.unlink(missing_ok=True)
+    except Exception as err:  # any failure to load means the entry is unusable: recompute it
+        discard(path, err)
     if default is _MISSING:
         raise KeyError(f"no cached result {path.name} in {path.parent}")
     return default
 
 
 def save(name: str, key: str, value: Any, root: str | Path | None = None) -> Path:
-    """Store ``value`` (DataFrame, array, dict, ... anything picklable) atomically; its path."""
+    """Store ``value`` (DataFrame, array, dict, ... anything picklable) atomically, with the
+    checksum of its pickle (:func:`write_checked`); its path."""
     path = entry_path(name, key, root)
-    atomic_write(path, lambda f: pickle.dump(value, f, protocol=5), ".pkl.tmp")
+    write_checked(path, lambda f: pickle.dump(value, f, protocol=5), ".pkl.tmp")
     return path
 
 

@@ -20,11 +20,11 @@ from tqdm import tqdm
 
 from lrd import progress as lrd_progress
 from lrd.assets import lrd_home
-from lrd.cache import atomic_write
+from lrd.cache import discard, open_checked, write_checked
 from lrd.models import LoadedModel
 
 POOLINGS = ("mean", "last", "cls")
-EXTRACT_VERSION = "1"  # bump when extraction semantics change: invalidates the cache
+EXTRACT_VERSION = "2"  # bump when extraction semantics or the entry format change: invalidates the cache
 DEFAULT_MAX_LENGTH = 512  # cap of the default max_length (part of every cache key)
 # Padded tokens per batch on CPU (``max_batch_tokens=None``). Measured with
 # benchmarks/batch_tokens.py (2026-11-30, 160 texts, batch size 32): MMLU questions (mean 50,
@@ -138,9 +138,26 @@ def cache_key(model: LoadedModel, texts: Sequence[str], **options) -> str:
 
 
 def _atomic_save(path: Path, array: np.ndarray) -> None:
-    """Write through a locked temporary sibling, then rename: readers never see half a file
-    (:func:`lrd.cache.atomic_write`, which also removes temporary files killed writers left)."""
-    atomic_write(path, lambda f: np.save(f, array), ".npy.tmp")
+    """Write ``array`` as ``.npy`` bytes behind a checksum header (:func:`lrd.cache.write_checked`),
+    through a locked temporary sibling renamed into place: readers never see half a file."""
+    write_checked(path, lambda f: np.save(f, array), ".npy.tmp")
+
+
+def _cached_states(path: Path) -> np.ndarray | None:
+    """The array stored at ``path``, or None when there is none or it is unusable.
+
+    The checksum is verified before the array is read (:func:`lrd.cache.open_checked`); a
+    damaged entry or any failed load is reported with a warning naming the file, removed, and
+    recomputed by the caller.
+    """
+    try:
+        with open_checked(path) as f:
+            return np.lib.format.read_array(f, allow_pickle=False)
+    except FileNotFoundError:
+        return None
+    except Exception as err:  # any failure to load means the entry is unusable: recompute it
+        discard(path, err)
+        return None
 
 
 def batches_by_length(lengths: Sequence[int], batch_size: int, max_tokens: int | None = None) -> list[np.ndarray]:
@@ -294,11 +311,7 @@ def extract_variants(model: LoadedModel, texts: Sequence[str], variants: Sequenc
             extra = {"final_norm": True} if final_norm else {}  # default options keep their old keys
             key = cache_key(model, texts, pooling=pooling, max_length=max_length, padding_side=padding_side, **extra)
             paths[i] = root / f"{model.fingerprint}-{key}.npy"
-            if paths[i].is_file():
-                try:
-                    results[i] = np.load(paths[i])
-                except (ValueError, OSError):
-                    paths[i].unlink(missing_ok=True)  # unreadable entry: recompute it
+            results[i] = _cached_states(paths[i])
     missing = [i for i, r in enumerate(results) if r is None]
     tokens = None
     if missing or return_tokens:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import inspect
 import json
 import sys
 import time
@@ -22,10 +23,13 @@ from typing import Any
 import torch
 
 from lrd import assets
+from lrd.cache import stable_json
 
 # Where each architecture keeps its blocks, final norm and token embeddings, as attribute
 # paths from the loaded model object (the base model for encoders, the *ForCausalLM for
-# decoders). One table, not hasattr chains: add a row to support a new family.
+# decoders). One table, not hasattr chains. A model whose family has no row has its anatomy
+# derived from the module tree and checked on a probe input (:func:`derive_anatomy`); a row
+# overrides that, and is what to add for a family the derivation cannot read.
 ARCHITECTURES: dict[str, dict[str, str | None]] = {
     # encoders (loaded with AutoModel)
     "bert": {"blocks": "encoder.layer", "final_norm": None, "embeddings": "embeddings"},
@@ -50,6 +54,156 @@ ARCHITECTURES: dict[str, dict[str, str | None]] = {
 
 def _get(obj: Any, path: str) -> Any:
     return reduce(getattr, path.split("."), obj)
+
+
+#: Config attributes that give the number of transformer blocks, in the order they are tried.
+LAYER_COUNT_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
+
+
+def _layer_count(config: Any) -> int | None:
+    config = getattr(config, "text_config", None) or config
+    for key in LAYER_COUNT_KEYS:
+        value = getattr(config, key, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _add_a_row(model_type: str, what: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"cannot derive the anatomy of architecture {model_type!r}: {what}. Add a row to "
+        f"lrd.models.ARCHITECTURES giving the attribute paths of its blocks (the ModuleList), final norm "
+        f"(None when the last block's output is the model's output) and token embeddings, e.g. "
+        f"ARCHITECTURES[{model_type!r}] = {{'blocks': 'model.layers', 'final_norm': 'model.norm', "
+        f"'embeddings': 'model.embed_tokens'}}")
+
+
+def _block_list(hf: torch.nn.Module, n_layers: int, model_type: str) -> str:
+    """Path of the ``nn.ModuleList`` of ``n_layers`` modules of one class, the shallowest one."""
+    found = [name for name, m in hf.named_modules() if name and isinstance(m, torch.nn.ModuleList)
+             and len(m) == n_layers and len({type(b) for b in m}) == 1]
+    if not found:
+        raise _add_a_row(model_type, f"no nn.ModuleList of {n_layers} blocks (its config's layer count) was found")
+    depth = min(n.count(".") for n in found)
+    shallowest = [n for n in found if n.count(".") == depth]
+    if len(shallowest) > 1:
+        raise _add_a_row(model_type, f"several block lists could be the transformer blocks ({', '.join(shallowest)})")
+    return shallowest[0]
+
+
+def _probe_ids(hf: torch.nn.Module, n_tokens: int = 7) -> torch.Tensor:
+    vocab = hf.get_input_embeddings().num_embeddings
+    return (torch.arange(n_tokens) * 7 + 3).remainder(vocab)[None]
+
+
+def _first_tensor(args: tuple, kwargs: dict) -> torch.Tensor | None:
+    return next((a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)), None)
+
+
+def _final_norm(hf: torch.nn.Module, blocks_path: str, model_type: str) -> str | None:
+    """Path of the module that maps the last block's output to the model's last hidden state,
+    found on a probe input: ``None`` when the output is the last block's own (encoders); else
+    the first module called after the last block whose input is that block's output and whose
+    output is the model's last hidden state. Anything else is an error naming the table."""
+    blocks = _get(hf, blocks_path)
+    inside = {id(m) for m in blocks.modules()}
+    base = hf.base_model
+    seen: list[tuple[str, torch.Tensor | None, Any]] = []
+    record = {"last": None}
+
+    def on_block(module, args, output):
+        record["last"] = output[0] if isinstance(output, tuple) else output
+        seen.clear()  # only what runs after the last block counts
+
+    def on_module(name):
+        def hook(module, args, kwargs, output):
+            if record["last"] is not None:
+                seen.append((name, _first_tensor(args, kwargs), output))
+        return hook
+
+    handles = [blocks[-1].register_forward_hook(on_block)]
+    handles += [m.register_forward_hook(on_module(name), with_kwargs=True) for name, m in hf.named_modules()
+                if name and id(m) not in inside and m is not base and not isinstance(m, torch.nn.ModuleList)]
+    ids = _probe_ids(hf).to(next(hf.parameters()).device)
+    kwargs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    if "use_cache" in inspect.signature(base.forward).parameters:
+        kwargs["use_cache"] = False
+    try:
+        with torch.no_grad():
+            out = base(**kwargs)
+    finally:
+        for h in handles:
+            h.remove()
+    last, h = out[0] if isinstance(out, tuple) else out.last_hidden_state, record["last"]
+    if h is None or h.shape != last.shape:
+        raise _add_a_row(model_type, f"its last block ({blocks_path}.{len(blocks) - 1}) did not produce "
+                         "the model's last hidden state on a probe input")
+
+    def same(a: Any, b: torch.Tensor) -> bool:
+        if not isinstance(a, torch.Tensor) or a.shape != b.shape:
+            return False
+        a, b = a.float(), b.float()
+        return bool(torch.allclose(a, b, rtol=1e-3, atol=1e-3 * float(b.abs().max().clamp_min(1e-6))))
+
+    if torch.equal(h, last):
+        return None
+    for name, x, y in seen:
+        if x is not None and same(x, h) and same(y, last):
+            return name
+    raise _add_a_row(model_type, "no module applied after the last block maps its output to the model's last "
+                     "hidden state on a probe input (a final norm followed by a projection, or no final norm "
+                     "module at all)")
+
+
+def derive_anatomy(model: torch.nn.Module) -> dict[str, str | None]:
+    """Where a transformers model keeps its blocks, final norm and token embeddings.
+
+    Read from the module tree, for a family without a row in :data:`ARCHITECTURES`:
+
+    * ``blocks``: the shallowest ``nn.ModuleList`` holding as many modules of one class as the
+      config has layers (``num_hidden_layers`` or its equivalent, :data:`LAYER_COUNT_KEYS`);
+    * ``embeddings``: the module ``get_input_embeddings()`` returns;
+    * ``final_norm``: checked on a probe input (one forward of 7 tokens through the base model):
+      ``None`` when the model's last hidden state is the last block's output, else the first
+      module run after the last block that maps that output to the last hidden state (the final
+      norm of a pre-norm decoder).
+
+    Parameters
+    ----------
+    model : transformers model
+        The loaded model (a ``*ForCausalLM`` or a base model), with every block in place.
+
+    Returns
+    -------
+    dict
+        ``{"blocks": path, "final_norm": path or None, "embeddings": path}``, attribute paths from
+        ``model``, as the rows of :data:`ARCHITECTURES`.
+
+    Raises
+    ------
+    NotImplementedError
+        When one of them cannot be found or checked; the message says what row to add.
+    """
+    config = getattr(model, "config", None)
+    model_type = getattr(getattr(config, "text_config", None) or config, "model_type", type(model).__name__)
+    n_layers = _layer_count(config)
+    if n_layers is None:
+        raise _add_a_row(model_type, f"its config has none of {', '.join(LAYER_COUNT_KEYS)}")
+    blocks = _block_list(model, n_layers, model_type)
+    embedding = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    embeddings = next((name for name, m in model.named_modules() if m is embedding and name), None)
+    if embeddings is None:
+        raise _add_a_row(model_type, "get_input_embeddings() gives no module of the model")
+    return {"blocks": blocks, "final_norm": _final_norm(model, blocks, model_type), "embeddings": embeddings}
+
+
+def architecture_row(model: torch.nn.Module, model_type: str | None = None) -> dict[str, str | None]:
+    """The model's :data:`ARCHITECTURES` row, or, for a family without one, :func:`derive_anatomy`."""
+    config = getattr(model, "config", None)
+    types = [model_type, getattr(config, "model_type", None), getattr(getattr(config, "text_config", None),
+                                                                      "model_type", None)]
+    row = next((ARCHITECTURES[t] for t in types if t in ARCHITECTURES), None)
+    return dict(row) if row is not None else derive_anatomy(model)
 
 
 @dataclass
@@ -89,18 +243,15 @@ class LoadedModel:
     fingerprint: str
     model_type: str = ""
     info: dict = field(default_factory=dict)
+    _anatomy: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def anatomy(self) -> dict[str, str | None]:
-        """Attribute paths of blocks / final norm / embeddings (see ``ARCHITECTURES``)."""
-        try:
-            return ARCHITECTURES[self.model_type]
-        except KeyError:
-            raise NotImplementedError(
-                f"architecture {self.model_type!r} of {self.name!r} is not in lrd.models.ARCHITECTURES; "
-                "layer removal needs to know where its blocks live: add a row "
-                "(blocks / final_norm / embeddings attribute paths) for it"
-            ) from None
+        """Attribute paths of blocks / final norm / embeddings: the family's row of
+        ``ARCHITECTURES``, or derived from the model (:func:`derive_anatomy`, once)."""
+        if self._anatomy is None or self._anatomy[0] != self.model_type:
+            self._anatomy = (self.model_type, architecture_row(self.model, self.model_type))
+        return self._anatomy[1]
 
     @property
     def blocks(self) -> torch.nn.ModuleList:
@@ -148,7 +299,7 @@ _LOCATION_KEYS = ("_name_or_path", "_commit_hash")
 
 def _fingerprint(config: dict, folder: Path | None, model: torch.nn.Module | None = None) -> str | None:
     config = {k: v for k, v in config.items() if k not in _LOCATION_KEYS}
-    h = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
+    h = hashlib.sha256(json.dumps(config, sort_keys=True, default=stable_json).encode())
     if folder is not None and (folder / assets.MANIFEST).is_file():
         h.update(json.dumps(json.loads((folder / assets.MANIFEST).read_text())["files"], sort_keys=True).encode())
     elif weights := sorted([*folder.glob("*.safetensors"), *folder.glob("*.bin")]) if folder else []:
@@ -279,6 +430,30 @@ def _config(name: str, source: str):
         ) from err
 
 
+def _no_tokenizer(name: str, source: str, what: str) -> ValueError:
+    folder = Path(source)
+    if folder.is_dir():
+        where = (f"save it beside the weights in {source} (it holds "
+                 f"{', '.join(sorted(p.name for p in folder.iterdir()))})")
+    else:
+        where = f"{source} on the hub provides none that loads; save the model and its tokenizer to a folder"
+    return ValueError(f"cannot use model {name!r}: {what}. A model needs its own tokenizer: {where} with "
+                      "tokenizer.save_pretrained(folder), which writes tokenizer.json or the vocabulary files")
+
+
+def _check_tokenizer(tokenizer: Any, name: str, source: str) -> None:
+    """Refuse a tokenizer that knows nothing but its special tokens.
+
+    transformers builds one when a folder has no tokenizer files (a BERT folder gets the five
+    ``[PAD] [UNK] [CLS] [SEP] [MASK]``): every word then maps to the unknown token and the model
+    runs on nothing but ``[UNK]``.
+    """
+    vocab = set(tokenizer.get_vocab())
+    if vocab <= set(tokenizer.all_special_tokens):
+        raise _no_tokenizer(name, source, f"its tokenizer has no vocabulary, only the special tokens "
+                                          f"{sorted(vocab)} (no tokenizer files were found)")
+
+
 def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | None = None,
                dtype: torch.dtype = torch.float32, progress: bool | None = None) -> LoadedModel:
     """Load a model for layer-wise measurement.
@@ -313,7 +488,11 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
         auto = AutoModelForCausalLM if kind == "decoder" else AutoModel
         offline = {} if Path(source).is_dir() or hub_reachable() else {"local_files_only": True}
         model = auto.from_pretrained(source, dtype=dtype, **offline)
-        tokenizer = AutoTokenizer.from_pretrained(source, **offline)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source, **offline)
+        except (OSError, ValueError) as err:
+            raise _no_tokenizer(name, source, f"its tokenizer could not be loaded ({type(err).__name__})") from err
+    _check_tokenizer(tokenizer, name, source)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     device = torch.device(device)

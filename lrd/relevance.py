@@ -132,7 +132,7 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
     Parameters
     ----------
     model : LoadedModel
-        A decoder whose architecture is in ``lrd.models.ARCHITECTURES``.
+        A decoder (its anatomy from ``lrd.models.ARCHITECTURES`` or derived).
     requests : MCRequests
         From :func:`lrd.scoring.build_requests`.
     sets : sequence of sequences of int, optional

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lrd.cache import atomic_write
+
 RESULT_COLUMNS = ["model", "task", "measurement", "layer", "depth", "value"]
 
 #: The verdict words, strongest first. A verdict string is ``"<word>: <evidence>"``.
@@ -191,15 +193,15 @@ class Glue:
         verdict and did not declare :meth:`no_claims` (the dashboard then reports it missing).
         """
         path = Path(folder) / f"{self.chapter}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
         record = {**self.values, **({"verdicts": self.verdicts} if self.verdicts or self.tests_no_claims else {})}
-        path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+        text = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
+        atomic_write(path, lambda f: f.write(text), ".json.tmp")  # never half a file (a full disk)
         return path
 
 
 def save_results(results: pd.DataFrame, chapter: str, folder: str | Path = "results") -> Path:
-    """Write a chapter's tidy result table to ``<folder>/<chapter>.csv``."""
+    """Write a chapter's tidy result table to ``<folder>/<chapter>.csv``, atomically."""
     path = Path(folder) / f"{chapter}.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    results.to_csv(path, index=False)
+    text = results.to_csv(index=False).encode()
+    atomic_write(path, lambda f: f.write(text), ".csv.tmp")
     return path

@@ -108,6 +108,8 @@ class Task:
         Classification-like tasks are subsampled stratified by label, so class proportions
         are kept; the same ``(n, seed)`` always gives the same rows.
         """
+        if n is not None and (isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer))):
+            raise ValueError(f"n must be a whole number of rows (or None for all), got {n!r}; pass e.g. n=100")
         if n is None or n >= len(self.frame):
             return self
         if n <= 0:

@@ -108,13 +108,17 @@ def _task_digest(name: str, n: int | None) -> str:
 
 
 def _referenced(func: Callable) -> tuple[list[Callable], set[str]]:
-    """Same-module functions ``func`` calls by name, and the other lrd modules it uses."""
+    """Same-module functions ``func`` calls by name, and the other lrd modules it uses.
+
+    Names are visited in sorted order, so the helpers come in the same order in every process
+    (iterating a set of strings would follow ``PYTHONHASHSEED``).
+    """
     helpers, modules = [], set()
     code_names = set(func.__code__.co_names)
     for const in func.__code__.co_consts:  # nested functions and comprehensions
         if isinstance(const, types.CodeType):
             code_names |= set(const.co_names)
-    for name in code_names:
+    for name in sorted(code_names):
         obj = func.__globals__.get(name)
         if isinstance(obj, types.ModuleType):
             if obj.__name__.startswith("lrd.") and obj.__name__ != __name__:
@@ -153,7 +157,8 @@ def unit_code_digest(func: Callable) -> str:
                 modules |= {node.module} if node.module != "lrd" else {f"lrd.{a.name}" for a in node.names}
             elif isinstance(node, ast.Import):
                 modules |= {a.name for a in node.names if a.name.startswith("lrd.")}
-    sources = "\n".join(inspect.getsource(f) for f in seen)
+    # joined in name order, not discovery order: the key must not depend on how the walk went
+    sources = "\n".join(inspect.getsource(f) for f in sorted(seen, key=lambda f: f.__qualname__))
     return cache.digest([sources, cache.code_digest(_no_op, sorted(modules))])
 
 

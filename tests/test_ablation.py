@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
 import lrd
+import lrd.models
 from lrd.ablation import removed_layers
 
 
@@ -194,19 +196,35 @@ def test_loaded_model_gets_fewer_layers_and_another_fingerprint(tiny_decoder):
     assert (tiny_decoder.n_layers, tiny_decoder.fingerprint) == (n, fp)
 
 
-def test_unknown_architecture_says_how_to_register(tiny_encoder):
-    tiny_encoder.model_type, saved = "exotic", tiny_encoder.model_type
-    try:
-        with pytest.raises(NotImplementedError, match="ARCHITECTURES.*exotic|exotic.*ARCHITECTURES"):
-            with removed_layers(tiny_encoder, [1]):
-                pass
-    finally:
-        tiny_encoder.model_type = saved
+def test_an_architecture_that_cannot_be_derived_says_how_to_register(monkeypatch):
+    """A bare model without a row whose blocks cannot be found (no ModuleList of the config's length)."""
+    cls, cfg, model = _build("llama")
+    model.config.num_hidden_layers = 7
+    monkeypatch.delitem(lrd.models.ARCHITECTURES, "llama")
+    with pytest.raises(NotImplementedError, match=r"no nn.ModuleList of 7 blocks.*ARCHITECTURES\['llama'\]"):
+        with removed_layers(model, [1]):
+            pass
 
 
 @pytest.mark.parametrize("layers", [[0], [5], [1, 1]])
 def test_bad_layer_numbers_are_named(tiny_decoder, layers):
     with pytest.raises(ValueError, match="layer"):
+        with removed_layers(tiny_decoder, layers):
+            pass
+
+
+@pytest.mark.parametrize("layers", [[2.7], [2.0], [True], [1, np.float64(3)]])
+def test_non_integer_layers_are_errors_naming_the_fix(tiny_decoder, layers):
+    """removed_layers(m, [2.7]) removed block 2."""
+    with pytest.raises(ValueError, match=r"integer block numbers.*pass whole numbers"):
+        with removed_layers(tiny_decoder, layers):
+            pass
+    assert tiny_decoder.n_layers == 4
+
+
+@pytest.mark.parametrize("layers", ["2", 2])
+def test_layers_must_be_a_list(tiny_decoder, layers):
+    with pytest.raises(TypeError, match=r"list of block numbers.*\[2\]"):
         with removed_layers(tiny_decoder, layers):
             pass
 

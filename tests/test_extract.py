@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import lrd
-from lrd.extract import batches_by_length, pool
+from lrd.extract import _atomic_save, _cached_states, batches_by_length, pool
 
 TEXTS = ["the cat sat on the mat", "a dog", "the model is very good and not bad",
          "text", "cat and dog sat in the mat of the model", "a good text"]
@@ -82,8 +82,8 @@ def test_cache_roundtrip_and_key(tiny_encoder, lrd_home):
     files = list((lrd_home / "states").glob("*.npy"))
     assert len(files) == 1
     assert not list((lrd_home / "states").glob(".*tmp"))  # nothing half-written left behind
-    np.testing.assert_array_equal(np.load(files[0]), first)
-    np.save(files[0], np.zeros_like(first))  # a cache hit returns the stored array ...
+    np.testing.assert_array_equal(_cached_states(files[0]), first)
+    _atomic_save(files[0], np.zeros_like(first))  # a cache hit returns the stored array ...
     assert np.all(lrd.extract(tiny_encoder, TEXTS) == 0)
     lrd.extract(tiny_encoder, TEXTS, pooling="cls")  # ... and other options get other keys
     lrd.extract(tiny_encoder, TEXTS[::-1])
@@ -94,7 +94,8 @@ def test_corrupt_cache_entry_is_recomputed(tiny_encoder, lrd_home):
     first = lrd.extract(tiny_encoder, TEXTS)
     (path,) = (lrd_home / "states").glob("*.npy")
     path.write_bytes(b"not an array")
-    np.testing.assert_array_equal(lrd.extract(tiny_encoder, TEXTS), first)
+    with pytest.warns(RuntimeWarning, match="could not be used"):  # more damage: tests/test_cache_integrity.py
+        np.testing.assert_array_equal(lrd.extract(tiny_encoder, TEXTS), first)
 
 
 def test_interrupted_extraction_leaves_no_cache_entry(tiny_encoder, lrd_home, monkeypatch):

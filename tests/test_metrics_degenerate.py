@@ -48,7 +48,7 @@ ROWS = [
     Row("frenet.displacement", lambda x: np.array([frenet(x).displacement]), 2, 2, RAISES, RAISES),
     Row("nrs", lambda x: nrs(x, k=5), 6, 2, RAISES, RAISES),
     Row("nrs.adjusted", lambda x: nrs(x, k=5, adjusted=True), 7, 2, RAISES, RAISES),
-    Row("gfmi", lambda x: gfmi(x), 3, 2, _at(1, 0.0), RAISES),
+    Row("gfmi", lambda x: gfmi(x), 8, 2, _at(1, 0.0), RAISES),
     Row("mean_cosine_similarity", mean_cosine_similarity, 2, 1, _at(1, 1.0), _at(-1, 1.0)),
 ]
 IDS = [r.name for r in ROWS]

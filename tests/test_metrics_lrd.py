@@ -339,6 +339,17 @@ def test_gfmi_linkages(linkage):
     assert out[-1] == 1.0 and np.all(out <= 1.0)
 
 
+@pytest.mark.parametrize("n", [3, 5, 7])
+def test_gfmi_on_too_few_samples_is_an_error_naming_the_minimum(n):
+    """Three samples gave [1, -0.5, -0.5]: chance-corrected MI on a handful of points is noise."""
+    from lrd.metrics.gfmi import MIN_SAMPLES
+
+    layers = structured_layers(n_layers=3, n=40)[:, :n]
+    with pytest.raises(ValueError, match=f"at least {MIN_SAMPLES} samples, got {n}"):
+        gfmi(layers)
+    assert MIN_SAMPLES == 8 and np.all(np.isfinite(gfmi(structured_layers(n_layers=3, n=40)[:, :MIN_SAMPLES])))
+
+
 def test_gfmi_levels_above_n_are_dropped_and_validated():
     layers = structured_layers(n_layers=3, n=40)
     np.testing.assert_array_equal(

@@ -56,11 +56,25 @@ def test_missing_local_folder_is_named(tmp_path):
         lrd.load_model(str(tmp_path / "nowhere"))
 
 
-def test_unsupported_architecture_for_layer_access_is_named(tiny_encoder_dir):
+def test_a_family_without_a_row_has_its_anatomy_derived(tiny_encoder_dir, monkeypatch):
+    """Failing derivations name the row to add: tests/test_anatomy.py."""
     model = lrd.load_model(str(tiny_encoder_dir))
-    model.model_type = "exotic"
-    with pytest.raises(NotImplementedError, match="exotic.*ARCHITECTURES"):
-        model.blocks
+    monkeypatch.delitem(ARCHITECTURES, "bert")
+    assert model.anatomy == {"blocks": "encoder.layer", "final_norm": None, "embeddings": "embeddings.word_embeddings"}
+    assert model.blocks is model.model.encoder.layer and model.final_norm is None
+
+
+@pytest.mark.parametrize("fixture", ["tiny_encoder_dir", "tiny_decoder_dir"])
+def test_a_folder_without_tokenizer_files_is_refused(fixture, request, tmp_path):
+    """A BERT folder without them loaded with a 5-entry tokenizer that maps every word to [UNK]."""
+    import shutil
+
+    folder = tmp_path / "no-tokenizer"
+    folder.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(request.getfixturevalue(fixture) / name, folder / name)
+    with pytest.raises(ValueError, match=r"tokenizer.*tokenizer.save_pretrained\(folder\)"):
+        lrd.load_model(str(folder))
 
 
 def test_every_architecture_row_names_blocks_and_embeddings():

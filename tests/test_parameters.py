@@ -13,9 +13,11 @@ def executed(monkeypatch):
     """Record what papermill would be asked to run, without running it."""
     import papermill
 
+    import shutil
+
     calls = []
-    monkeypatch.setattr(papermill, "execute_notebook",
-                        lambda src, out, parameters, **kw: calls.append(parameters))
+    monkeypatch.setattr(papermill, "execute_notebook",  # the source as the "executed" notebook
+                        lambda src, out, parameters, **kw: (calls.append(parameters), shutil.copy(src, out)))
     monkeypatch.setattr(book, "add_rerun_header", lambda *a, **kw: None)  # nothing was executed
     return calls
 

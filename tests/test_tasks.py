@@ -57,6 +57,14 @@ def test_subset_is_seeded_stratified_and_fixed():
     assert task.subset(None) is task and task.subset(1000) is task
 
 
+@pytest.mark.parametrize("n", [2.5, 40.0, True, "40"])
+def test_a_subset_size_that_is_not_a_whole_number_is_an_error(n):
+    """load_task(n=2.5) returned 3 rows."""
+    with pytest.raises(ValueError, match=r"n must be a whole number of rows.*n=100"):
+        _toy().subset(n)
+    assert len(_toy().subset(np.int64(40))) == 40
+
+
 def test_split_selects_rows():
     task = _toy()
     task.frame.loc[:9, "split"] = "test"
