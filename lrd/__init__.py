@@ -8,7 +8,8 @@ from lrd.assets import fetch, lrd_home
 from lrd.evaluate import evaluate_layers
 from lrd.extract import extract, extract_variants, pool
 from lrd.models import LoadedModel, load_model
-from lrd.report import Glue, Verdict
+from lrd.report import Glue
+from lrd.verdicts import Verdict
 from lrd.tasks import Task, load_task
 
 __all__ = ["Glue", "LoadedModel", "Task", "Verdict", "aggregation", "book", "cayley", "evaluate_layers", "extract",

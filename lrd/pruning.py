@@ -46,8 +46,9 @@ import numpy as np
 import pandas as pd
 
 from lrd.metrics.profile import LRDProfile
-from lrd.report import Verdict
-from lrd.stats import ALPHA, PermutationTest
+from lrd.report import OldVerdict as Verdict
+from lrd.stats import ALPHA
+from lrd.verdicts.stats import sign_flip_test
 
 __all__ = ["BUDGETS", "PRUNE_RULES", "MEASUREMENT_RULES", "budget_blocks", "measurement_scores", "budget_plan",
            "budgets_of", "plan_changes",
@@ -150,41 +151,6 @@ def plan_changes(plan: pd.DataFrame, scores: dict[tuple, float], intact: float, 
     out = plan.assign(score=[scores[tuple(s)] for s in plan["removed"]], intact=intact, **labels)
     out["change"] = out["score"] - intact
     return out
-
-
-def sign_flip_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n_permutations: int = 20000,
-                   seed: int = 0) -> PermutationTest:
-    r"""One-sided sign-flip permutation test of "the mean of paired differences is above 0".
-
-    Under chance each difference is as likely to have either sign; the p-value is the share of
-    the :math:`2^n` sign patterns whose mean is at least the observed mean (exact up to
-    ``max_exact`` patterns, else Monte Carlo). ``p_min`` is the share reaching the largest
-    attainable mean (:math:`2^{-n'}` with :math:`n'` non-zero differences).
-
-    >>> t = sign_flip_test(np.array([1.0, 2.0, 3.0]))
-    >>> t.p_value, t.p_min
-    (0.125, 0.125)
-    """
-    d = np.asarray(differences, dtype=float)
-    if d.ndim != 1 or len(d) == 0 or not np.isfinite(d).all():
-        raise ValueError(f"need a non-empty finite 1-D array of paired differences, got shape {d.shape}")
-    n = len(d)
-    if 2 ** n <= max_exact:
-        signs = 1 - 2 * np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)
-        exact = True
-    else:
-        signs = np.where(np.random.default_rng(seed).random((n_permutations, n)) < 0.5, -1.0, 1.0)
-        exact = False
-    null = signs @ d / n
-    observed = float(d.mean())
-    tol = 1e-12 * max(1.0, np.abs(d).max())
-    count = int((null >= observed - tol).sum())
-    top = int((null >= np.abs(d).mean() - tol).sum())
-    if exact:
-        p, p_min = count / len(null), top / len(null)
-    else:
-        p, p_min = (1 + count) / (1 + len(null)), max(2.0 ** -int((d != 0).sum()), 1 / (1 + len(null)))
-    return PermutationTest(observed, float(p), float(p_min), len(null), exact, 1)
 
 
 def _summary_one(changes: pd.DataFrame, random: str, alpha: float) -> pd.DataFrame:

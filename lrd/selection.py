@@ -28,84 +28,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from lrd.report import Verdict
-from lrd.stats import ALPHA, PermutationTest, verdict_word
+from lrd.report import OldVerdict as Verdict
+from lrd.stats import ALPHA, verdict_word
+from lrd.verdicts.stats import spearman_permutation_test
 
 __all__ = ["spearman_permutation_test", "selection_table", "selection_verdict"]
-
-_TOL = 1e-12
-
-
-def _rank_rows(x: np.ndarray) -> np.ndarray:
-    r = rankdata(x, axis=-1)
-    r = r - r.mean(-1, keepdims=True)
-    norm = np.sqrt((r ** 2).sum(-1, keepdims=True))
-    return np.divide(r, norm, out=np.zeros_like(r), where=norm > 0)
-
-
-def _permutations(n: int, *, max_exact: int, n_permutations: int, seed: int) -> tuple[np.ndarray, bool]:
-    if math.factorial(n) <= max_exact:
-        return np.array(list(itertools.permutations(range(n)))), True
-    rng = np.random.default_rng(seed)
-    return np.argsort(rng.random((n_permutations, n)), axis=1), False
-
-
-def spearman_permutation_test(scores: np.ndarray, downstream: np.ndarray, *, statistic: str = "min",
-                              max_exact: int = 40320, n_permutations: int = 20000, seed: int = 0) -> PermutationTest:
-    r"""Exact permutation test of a positive Spearman correlation between score(s) and a downstream score.
-
-    Parameters
-    ----------
-    scores : array of shape (n_models,) or (n_scores, n_models)
-        Label-free model-level scores (higher = predicted better).
-    downstream : array of shape (n_models,)
-    statistic : {"min", "max"}
-        With several scores, the statistic is the smallest (``"min"``: *every* score
-        correlates positively) or largest (``"max"``: *some* score does) correlation. The
-        same permutation of ``downstream`` is applied to every score, so the dependence
-        between scores measured on the same models is kept and the number of scores is
-        accounted for.
-    max_exact : int
-        Enumerate all :math:`n!` permutations up to this many (8 models), else draw
-        ``n_permutations`` at random (p-value ``(1 + count) / (1 + n)``).
-
-    Returns
-    -------
-    PermutationTest
-        ``statistic`` the observed correlation (min or max over scores), ``p_value`` the share
-        of permutations with a statistic at least as large, ``p_min`` the smallest p-value the
-        design can give (share of permutations reaching the largest attainable statistic).
-
-    Examples
-    --------
-    Three models ranked perfectly: still p = 1/6, the best three models can do.
-
-    >>> t = spearman_permutation_test(np.array([1., 2, 3]), np.array([10., 20, 30]))
-    >>> round(t.statistic, 6), round(t.p_value, 4), round(t.p_min, 4)
-    (1.0, 0.1667, 0.1667)
-    """
-    x = np.atleast_2d(np.asarray(scores, dtype=float))
-    y = np.asarray(downstream, dtype=float)
-    if y.ndim != 1 or x.shape[1] != len(y) or len(y) < 2:
-        raise ValueError(f"need scores (n_scores, n_models) and downstream (n_models,) with n_models >= 2, "
-                         f"got {x.shape} and {y.shape}")
-    if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise ValueError("scores and downstream must be finite; drop models with missing values first")
-    if statistic not in ("min", "max"):
-        raise ValueError(f"statistic must be 'min' or 'max', got {statistic!r}")
-    agg = np.min if statistic == "min" else np.max
-    perms, exact = _permutations(len(y), max_exact=max_exact, n_permutations=n_permutations, seed=seed)
-    rx, ry = _rank_rows(x), _rank_rows(y)
-    null = agg(rx @ ry[perms].T, axis=0)  # (P,)
-    observed = float(agg(rx @ ry))
-    count = int((null >= observed - _TOL).sum())
-    top = int((null >= null.max() - _TOL).sum())
-    if exact:
-        p, p_min = count / len(perms), top / len(perms)
-    else:
-        p, p_min = (1 + count) / (1 + len(perms)), max(1 / math.factorial(len(y)), 1 / (1 + len(perms)))
-    return PermutationTest(observed, float(p), float(p_min), len(perms), exact, x.shape[0])
-
 
 def selection_table(scores: pd.DataFrame, downstream: pd.Series, measures: Sequence[str]) -> pd.DataFrame:
     """Spearman correlation of each model-level measure with the downstream score, with its exact p-value.

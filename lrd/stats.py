@@ -17,44 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from lrd.report import Verdict
+from lrd.report import OldVerdict as Verdict
+from lrd.verdicts.stats import PermutationTest
 
 ALPHA = 0.05
-
-
-@dataclass(frozen=True)
-class PermutationTest:
-    """Result of a permutation test.
-
-    Attributes
-    ----------
-    statistic : float
-        The observed statistic.
-    p_value : float
-        Share of label permutations whose statistic is at least the observed one (exact), or
-        ``(1 + count) / (1 + n)`` over ``n`` random permutations (Monte Carlo).
-    p_min : float
-        The smallest p-value this design can give at all (``1 / C(n, k)`` for a two-group
-        relabelling, doubled when the groups have equal size).
-    n_permutations : int
-        Relabellings enumerated or drawn.
-    exact : bool
-        Whether every relabelling was enumerated.
-    n_comparisons : int
-        Scores over which the statistic takes the maximum.
-    """
-
-    statistic: float
-    p_value: float
-    p_min: float
-    n_permutations: int
-    exact: bool
-    n_comparisons: int
-
-    def describe(self) -> str:
-        kind = "exact" if self.exact else "Monte Carlo"
-        return (f"{kind} permutation test over {self.n_permutations} relabellings, maximum over "
-                f"{self.n_comparisons} scores")
 
 
 def perfectly_separated(values: np.ndarray, groups: np.ndarray) -> bool:

@@ -640,6 +640,7 @@ CHAPTER_UNITS: dict[str, Callable] = {
     "cosine_vs_ablation": cosine_vs_ablation_units,
     "cayley_aggregation": cayley_aggregation_units,
     "selection_and_pruning": selection_and_pruning_units,
+    "null_calibration": lambda: [],  # the appendix simulates null panels; it runs no model
 }
 
 

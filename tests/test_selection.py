@@ -60,5 +60,5 @@ def test_selection_table_and_verdict():
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="finite"):
         spearman_permutation_test(np.array([1.0, np.nan]), np.array([1.0, 2.0]))
-    with pytest.raises(ValueError, match="n_models"):
+    with pytest.raises(ValueError, match="n_units"):
         spearman_permutation_test(np.ones(3), np.ones(4))
