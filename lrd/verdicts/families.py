@@ -389,8 +389,8 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
     p-values (valid at level alpha without correction). ``p_against``: some pair's mean is above
     the margin beyond chance (:func:`lrd.verdicts.stats.sign_flip_min_p_test` of :math:`x - m`,
     adjusted for the three pairs by the min-p procedure): redundant, contradicted. ``p_min``:
-    :math:`2^{-n}` with :math:`n` models. Effect: the largest pair mean :math:`|\rho|` (the pair closest to redundancy) with its
-    t-interval over models.
+    :math:`2^{-n}` with :math:`n` models. Effect: the largest pair mean :math:`|\rho|` (the pair
+    closest to redundancy) with its t-interval over models, clipped to [0, 1].
 
     A low correlation could also come from noisy curves; the curves here are measured on a
     fixed sample and are deterministic, but their sampling noise is not estimated.
@@ -422,7 +422,7 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
     means = table.mean(0)
     j = int(np.argmax(means))
     worst = pairs[j]
-    ci = mean_interval(table[:, j]) if n > 1 else None
+    ci = tuple(np.clip(mean_interval(table[:, j]), 0.0, 1.0)) if n > 1 else None  # |rho| lies in [0, 1]
     listed = ", ".join(f"{p} {m:.2f}" for p, m in zip(pairs, means))
     evidence = (f"mean |Spearman| across layers over {_plural(n, 'model')}: {listed}; every pair below {margin:g}: "
                 f"p = {p_value:.2g} (largest of {len(pairs)} sign-flip tests)")
