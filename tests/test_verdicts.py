@@ -284,10 +284,13 @@ def test_within_block_test_equals_brute_force_over_every_shuffle():
     t = within_block_permutation_test(df, ["s", "n"])
     blocks = [np.flatnonzero(df["model"] == m) for m in df["model"].unique()]
 
-    def stat(order):
-        relabelled = df.assign(task=df["task"].to_numpy()[order])
-        relabelled[["s", "n"]] -= relabelled.groupby("model")[["s", "n"]].transform("mean")
-        return max(variance_explained(relabelled, m, "task") for m in ("s", "n"))
+    y = df[["s", "n"]].to_numpy() - df.groupby("model")[["s", "n"]].transform("mean").to_numpy()  # within-model
+    tasks = df["task"].to_numpy()
+
+    def stat(order):  # eta squared of the shuffled task labels, row by row
+        labels = tasks[order]
+        between = sum((labels == t).sum() * y[labels == t].mean(0) ** 2 for t in np.unique(labels))
+        return float((between / (y ** 2).sum(0)).max())
 
     null = []
     for choice in itertools.product(itertools.permutations(range(3)), repeat=3):  # all (3!)^3 shuffles

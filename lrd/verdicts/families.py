@@ -40,8 +40,8 @@ from scipy import stats as _sp
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
 from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, partial_eta_squared, score_grid,
-                                separation_counts, separation_test, sign_flip_min_p_test, variance_explained,
-                                within_block_permutation_test)
+                                separation_counts, separation_test, separation_tests, sign_flip_min_p_test,
+                                variance_explained, within_block_permutation_test)
 
 __all__ = ["LRD_SCORES", "FINAL_LAYER_SCORES", "RANK_FREE_SCORES", "FAMILY_CURVES", "COMPLEMENTARITY_MARGIN",
            "architecture_verdict", "final_layer_verdict", "equal_sample_tasks", "task_shares", "task_verdict",
@@ -124,8 +124,8 @@ def architecture_verdict(scores: pd.DataFrame, measures: Sequence[str] = LRD_SCO
     test = separation_test(scores, measures, group=group, within=within, unit=unit)
     top = separation_counts(scores, measures, group=group, within=within, unit=unit).idxmax()
     evidence = (f"{top}, the best of {len(measures)} LRD scores, separates the {_panel(counts)} on {test.statistic} "
-                f"of {n_tasks} tasks; {_exactness(test)} p = {test.p_value:.2g} over the {test.n_permutations} choices of which "
-                f"models are {next(iter(counts))}s")
+                f"of {n_tasks} tasks; {_exactness(test)} p = {test.p_value:.2g} over the {test.n_permutations} "
+                f"choices of which models are {next(iter(counts))}s")
     if test.p_min > ALPHA:
         evidence += f" (with {_panel(counts)} no result can have p below {test.p_min:.2g})"
     return Verdict(claim, "test", evidence, test=test.describe(f"choices of the {next(iter(counts))}s (unit: model)"),
@@ -174,14 +174,14 @@ def final_layer_verdict(scores: pd.DataFrame, measures: Sequence[str] = LRD_SCOR
                                   note=note)
     measures, final = list(measures), list(final)
     n_tasks = scores[within].nunique()
-    opts = dict(baseline=final, group=group, within=within, unit=unit)
-    more = separation_test(scores, measures, alternative="greater", **opts)
-    fewer = separation_test(scores, measures, alternative="less", **opts)
+    tails = separation_tests(scores, measures, baseline=final, group=group, within=within, unit=unit)
+    more, fewer = tails["greater"], tails["less"]
     table = separation_counts(scores, measures + final, group=group, within=within, unit=unit)
     top, ftop = table[measures].idxmax(), table[final].idxmax()
     evidence = (f"the best LRD score ({top}) separates the {_panel(counts)} on {table[top]} of {n_tasks} tasks, the "
                 f"best final-layer statistic ({ftop}) on {table[ftop]}: difference {more.statistic:+d}, "
-                f"{_exactness(more)} p = {more.p_value:.2g} (kinds relabelled jointly over {more.n_permutations} choices)")
+                f"{_exactness(more)} p = {more.p_value:.2g} (kinds relabelled jointly over {more.n_permutations} "
+                "choices)")
     if more.p_min > ALPHA:
         evidence += f" (with {_panel(counts)} no result can have p below {more.p_min:.2g})"
     return Verdict(claim, "test", evidence,

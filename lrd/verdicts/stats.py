@@ -30,9 +30,10 @@ import pandas as pd
 from scipy import stats as _sp
 
 __all__ = ["PermutationTest", "sign_flip_test", "equivalence_sign_flip_test", "spearman_permutation_test",
-           "sign_flip_min_p_test", "mean_interval", "sign_flip_p_min", "models_for_sign_flip", "two_group_p_min", "smallest_two_group_panel",
-           "perfectly_separated", "score_grid", "separation_counts", "separation_table", "separation_test", "variance_explained",
-           "partial_eta_squared", "within_block_permutation_test"]
+           "mean_interval", "sign_flip_p_min", "models_for_sign_flip", "two_group_p_min", "smallest_two_group_panel",
+           "sign_flip_min_p_test", "perfectly_separated", "score_grid", "separation_counts", "separation_table",
+           "separation_test", "separation_tests", "variance_explained", "partial_eta_squared",
+           "within_block_permutation_test"]
 
 _TOL = 1e-12
 
@@ -350,8 +351,7 @@ def separation_counts(scores: pd.DataFrame, measures: list[str], *, group: str =
 
 
 def separation_test(scores: pd.DataFrame, measures: list[str], *, baseline: list[str] | None = None,
-                    alternative: str = "greater", group: str = "kind", within: str = "task", unit: str = "model",
-                    max_exact: int = 20000, n_permutations: int = 10000, seed: int = 0) -> PermutationTest:
+                    alternative: str = "greater", **options) -> PermutationTest:
     r"""Permutation test of "some measure separates the two groups on many ``within`` values".
 
     The statistic is the largest number of ``within`` values (tasks) on which one measure puts
@@ -380,6 +380,8 @@ def separation_test(scores: pd.DataFrame, measures: list[str], *, baseline: list
         ``within`` and the measures.
     measures, baseline : list of str
     alternative : {"greater", "less"}
+    **options
+        ``group``, ``within``, ``unit`` (column names), ``max_exact``, ``n_permutations``, ``seed``.
 
     Returns
     -------
@@ -399,6 +401,13 @@ def separation_test(scores: pd.DataFrame, measures: list[str], *, baseline: list
     """
     if alternative not in ("greater", "less"):
         raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
+    return separation_tests(scores, measures, baseline=baseline, **options)[alternative]
+
+
+def separation_tests(scores: pd.DataFrame, measures: list[str], *, baseline: list[str] | None = None,
+                     group: str = "kind", within: str = "task", unit: str = "model", max_exact: int = 20000,
+                     n_permutations: int = 10000, seed: int = 0) -> dict[str, PermutationTest]:
+    """Both tails of :func:`separation_test` from one set of relabellings: ``{"greater": ..., "less": ...}``."""
     measures, baseline = list(measures), list(baseline or ())
     values, first = _separation_values(scores, measures + baseline, group=group, within=within, unit=unit)
     n, k, s = len(first), int(first.sum()), len(measures)
@@ -406,14 +415,16 @@ def separation_test(scores: pd.DataFrame, measures: list[str], *, baseline: list
     counts = _separated_counts(values, np.vstack([first, masks]))  # row 0: the observed kinds; (1 + G, S + B)
     stat = counts[:, :s].max(1) - (counts[:, s:].max(1) if baseline else 0)
     observed, null = int(stat[0]), stat[1:]
-    count = int((null >= observed).sum() if alternative == "greater" else (null <= observed).sum())
     design = two_group_p_min(k, n - k)
-    if exact:
-        p, p_min = count / len(masks), design
-    else:  # the Monte Carlo estimate cannot fall below what the design allows
-        p_min = max(design, 1 / (1 + len(masks)))
-        p = max((1 + count) / (1 + len(masks)), p_min)
-    return PermutationTest(observed, float(p), float(p_min), len(masks), exact, s + len(baseline))
+    tests = {}
+    for tail, count in (("greater", int((null >= observed).sum())), ("less", int((null <= observed).sum()))):
+        if exact:
+            p, p_min = count / len(masks), design
+        else:  # the Monte Carlo estimate cannot fall below what the design allows
+            p_min = max(design, 1 / (1 + len(masks)))
+            p = max((1 + count) / (1 + len(masks)), p_min)
+        tests[tail] = PermutationTest(observed, float(p), float(p_min), len(masks), exact, s + len(baseline))
+    return tests
 
 
 # --- a factor within blocks: share of variance ------------------------------------------------
