@@ -464,9 +464,9 @@ FINAL_LAYER_NULL = NullModel(
     lambda rng: {"scores": _scores_panel(rng, 4, 4, 3, LRD_SCORES + FINAL_LAYER_SCORES)}, final_layer_verdict,
     "4 encoders and 4 decoders x 3 tasks, 5 LRD and 2 final-layer scores i.i.d. (kinds exchangeable)")
 
-TASK_NULL = NullModel(
+TASK_NULL = NullModel(  # the bootstrap interval does not enter the outcome: left out to keep the calibration fast
     lambda rng: {"scores": _scores_panel(rng, 2, 3, 3, RANK_FREE_SCORES + ("rank r",)), "n_bootstrap": 0},
-    task_verdict,  # the bootstrap interval does not enter the outcome: left out to keep the calibration fast "5 models x 3 tasks, 2 rank-free scores i.i.d. (tasks exchangeable within models)")
+    task_verdict, "5 models x 3 tasks, 2 rank-free scores i.i.d. (tasks exchangeable within models)")
 
 
 @functools.lru_cache(maxsize=None)
