@@ -47,7 +47,7 @@ import pandas as pd
 
 from lrd.metrics.profile import LRDProfile
 from lrd.report import OldVerdict as Verdict
-from lrd.stats import ALPHA
+from lrd.verdicts.record import ALPHA
 from lrd.verdicts.stats import sign_flip_test
 
 __all__ = ["BUDGETS", "PRUNE_RULES", "MEASUREMENT_RULES", "budget_blocks", "measurement_scores", "budget_plan",

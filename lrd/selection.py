@@ -29,10 +29,26 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from lrd.report import OldVerdict as Verdict
-from lrd.stats import ALPHA, verdict_word
+from lrd.verdicts.record import ALPHA
 from lrd.verdicts.stats import spearman_permutation_test
 
 __all__ = ["spearman_permutation_test", "selection_table", "selection_verdict"]
+
+
+def verdict_word(p_value: float, p_min: float, *, complete: bool = True, alpha: float = ALPHA) -> str:
+    """The old verdict word of :func:`selection_verdict` (moved from the deleted ``lrd.stats``; goes
+    when the chapter's claims are judged by :mod:`lrd.verdicts`).
+
+    >>> verdict_word(0.25, 0.25), verdict_word(0.2, 0.01), verdict_word(0.01, 0.01, complete=False)
+    ('not testable', 'not reproduced', 'partly reproduced')
+    """
+    if not (0 <= p_min <= 1 and 0 <= p_value <= 1):
+        raise ValueError(f"p-values must lie in [0, 1], got p={p_value}, p_min={p_min}")
+    if p_min > alpha:
+        return "not testable"
+    if p_value > alpha:
+        return "not reproduced"
+    return "reproduced" if complete else "partly reproduced"
 
 def selection_table(scores: pd.DataFrame, downstream: pd.Series, measures: Sequence[str]) -> pd.DataFrame:
     """Spearman correlation of each model-level measure with the downstream score, with its exact p-value.

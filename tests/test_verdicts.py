@@ -7,14 +7,17 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sp
 
 from lrd.report import Glue
 from lrd.verdicts import CLAIMS, NULL_MODELS, OUTCOMES, Verdict, calibration, decide
 from lrd.verdicts.calibration import UNTESTABLE_BY_DESIGN, monte_carlo_bound, null_calibration
-from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, models_for_sign_flip, sign_flip_test,
-                                smallest_two_group_panel, spearman_permutation_test, two_group_p_min)
+from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, models_for_sign_flip, perfectly_separated,
+                                separation_table, separation_test, sign_flip_min_p_test, sign_flip_test,
+                                smallest_two_group_panel, spearman_permutation_test, two_group_p_min,
+                                variance_explained, within_block_permutation_test)
 
 # ---- the outcome rule ----------------------------------------------------------------------------
 
@@ -163,6 +166,187 @@ def test_panel_sizes_for_alpha():
     assert two_group_p_min(2, 3) == pytest.approx(0.1)
     k, m = smallest_two_group_panel(0.05)
     assert two_group_p_min(k, m) <= 0.05 and two_group_p_min(k, m - 1) > 0.05
+
+
+# ---- separation of two groups, a factor within blocks, the largest of several sign-flip means ---------
+
+
+def test_perfect_separation_cases():
+    assert perfectly_separated([1, 2, 5, 6], ["a", "a", "b", "b"])
+    assert perfectly_separated([5, 6, 1, 2], ["a", "a", "b", "b"])
+    assert not perfectly_separated([1, 5, 2, 6], ["a", "a", "b", "b"])
+    assert not perfectly_separated([1, 2, 2, 3], ["a", "a", "b", "b"])  # a tie overlaps
+    with pytest.raises(ValueError, match="two groups"):
+        perfectly_separated([1, 2, 3], ["a", "b", "c"])
+
+
+def test_separation_table_counts_tasks():
+    scores = pd.DataFrame({"kind": ["e", "d"] * 4, "task": ["t1", "t1", "t2", "t2"] * 2,
+                           "x": [0, 1, 0, 1, 0.1, 0.9, 2, -1], "y": [0, 1, 5, 6, 1, 0, 2, 9]})
+    table = separation_table(scores, ["x", "y"])
+    assert table.loc["x", "t1"] and not table.loc["x", "t2"]
+    assert table.loc["x", "separated on"] == 1 and table.loc["y", "separated on"] == 1
+
+
+def test_variance_explained_closed_forms():
+    df = pd.DataFrame({"g": ["a", "a", "b", "b"], "y": [1.0, 1.0, 3.0, 3.0]})
+    assert variance_explained(df, "y", "g") == pytest.approx(1.0)
+    df["y"] = [1.0, 3.0, 1.0, 3.0]
+    assert variance_explained(df, "y", "g") == pytest.approx(0.0)
+
+
+def _kinds_panel(n_first: int, n_second: int, tasks: int, *, seed: int = 0, separated: bool = False) -> pd.DataFrame:
+    """Scores of two kinds of models on several tasks: 'sep' separates them on every task when
+    ``separated``; 'noise' and 'other' never relate to them."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(tasks):
+        for m in range(n_first + n_second):
+            first = m < n_first
+            rows.append({"model": f"m{m}", "kind": "encoder" if first else "decoder", "task": f"t{t}",
+                         "sep": (0.0 if first else 10.0) * separated + rng.random(), "noise": rng.random(),
+                         "other": rng.random()})
+    return pd.DataFrame(rows)
+
+
+def _brute_force_separation(df, measures, baseline=(), alternative="greater"):
+    """Every choice of the first group, the statistic recomputed from separation_table."""
+    models = sorted(df["model"].unique())
+    n_first = df.groupby("model")["kind"].first().eq("encoder").sum()
+
+    def stat(kinds):
+        relabelled = df.assign(kind=df["model"].map(kinds))
+        counts = separation_table(relabelled, list(measures) + list(baseline))["separated on"]
+        return counts[list(measures)].max() - (counts[list(baseline)].max() if baseline else 0)
+
+    observed = stat(df.groupby("model")["kind"].first().to_dict())
+    null = [stat({m: "encoder" if m in chosen else "decoder" for m in models})
+            for chosen in itertools.combinations(models, n_first)]
+    return observed, np.mean([v >= observed if alternative == "greater" else v <= observed for v in null])
+
+
+@pytest.mark.parametrize("n_first, n_second, baseline, alternative", [
+    (2, 3, (), "greater"), (3, 3, ("other",), "greater"), (3, 4, ("other",), "less"), (2, 4, ("sep",), "greater")])
+def test_separation_test_equals_brute_force(n_first, n_second, baseline, alternative):
+    df = _kinds_panel(n_first, n_second, 3, seed=n_first + n_second)
+    df["sep"] = df["sep"] + 0.8 * (df["kind"] == "decoder")  # separates on some tasks
+    t = separation_test(df, ["sep", "noise"], baseline=list(baseline), alternative=alternative)
+    observed, p = _brute_force_separation(df, ["sep", "noise"], baseline, alternative)
+    assert t.exact and t.statistic == observed and t.p_value == pytest.approx(p)
+    assert t.p_min == pytest.approx(two_group_p_min(n_first, n_second))
+
+
+def test_separation_test_closed_forms():
+    one_against_three = _kinds_panel(1, 3, 2, separated=True)
+    t = separation_test(one_against_three, ["sep"])
+    assert t.n_permutations == 4 and t.statistic == 2 and t.p_min == pytest.approx(0.25) and t.p_value >= 0.25
+    # one task, distinct values: of the 6 ways to choose 2 of 4 models, 2 separate ({low two}, {high two})
+    df = pd.DataFrame({"model": list("abcd"), "kind": ["e", "e", "d", "d"], "task": "x", "s": [0., 1, 2, 3]})
+    assert separation_test(df, ["s"]).p_value == pytest.approx(2 / 6)
+    big = _kinds_panel(4, 6, 3, separated=True)
+    t = separation_test(big, ["sep"])
+    assert t.statistic == 3 and t.p_value == pytest.approx(1 / 210) == t.p_min
+    assert separation_test(big.assign(sep=np.exp(big["sep"]) * 3 - 1), ["sep"]) == t  # monotone map: same orders
+    assert separation_test(big, ["sep", "noise"]).p_value >= t.p_value  # more scores tried never lower p
+
+
+def test_separation_test_monte_carlo_agrees_with_exact_and_never_undercuts_the_design():
+    df = _kinds_panel(3, 5, 2, seed=1)
+    exact = separation_test(df, ["noise", "other"])
+    mc = separation_test(df, ["noise", "other"], max_exact=10, n_permutations=4000)
+    assert exact.exact and not mc.exact and mc.p_value == pytest.approx(exact.p_value, abs=0.03)
+    sep = separation_test(_kinds_panel(2, 2, 2, separated=True), ["sep"], max_exact=1, n_permutations=5000)
+    assert sep.p_value >= sep.p_min == pytest.approx(1 / 3)
+
+
+def test_separation_test_validates_input():
+    df = _kinds_panel(2, 2, 2, separated=True)
+    with pytest.raises(ValueError, match="two groups"):
+        separation_test(df.assign(kind="encoder"), ["sep"])
+    with pytest.raises(ValueError, match="non-finite"):
+        separation_test(df.assign(sep=np.nan), ["sep"])
+    with pytest.raises(ValueError, match="incomplete"):
+        separation_test(df.iloc[1:], ["sep"])
+    with pytest.raises(ValueError, match="lack the columns"):
+        separation_test(df, ["sep"], baseline=["nothing"])
+    with pytest.raises(ValueError, match="alternative"):
+        separation_test(df, ["sep"], alternative="two-sided")
+
+
+def _blocks_panel(n_models, n_tasks, *, seed=0, effect=0.0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([{"model": f"m{m}", "task": f"t{t}", "s": effect * t + rng.normal() + 3 * m,
+                          "n": rng.normal()} for m in range(n_models) for t in range(n_tasks)])
+
+
+def test_within_block_test_equals_brute_force_over_every_shuffle():
+    df = _blocks_panel(3, 3, seed=4, effect=0.7)
+    t = within_block_permutation_test(df, ["s", "n"])
+    blocks = [np.flatnonzero(df["model"] == m) for m in df["model"].unique()]
+
+    y = df[["s", "n"]].to_numpy() - df.groupby("model")[["s", "n"]].transform("mean").to_numpy()  # within-model
+    tasks = df["task"].to_numpy()
+
+    def stat(order):  # eta squared of the shuffled task labels, row by row
+        labels = tasks[order]
+        between = sum((labels == t).sum() * y[labels == t].mean(0) ** 2 for t in np.unique(labels))
+        return float((between / (y ** 2).sum(0)).max())
+
+    null = []
+    for choice in itertools.product(itertools.permutations(range(3)), repeat=3):  # all (3!)^3 shuffles
+        order = np.arange(len(df))
+        for idx, perm in zip(blocks, choice):
+            order[idx] = idx[list(perm)]
+        null.append(stat(order))
+    observed = stat(np.arange(len(df)))
+    assert t.exact and t.statistic == pytest.approx(observed)
+    assert t.p_value == pytest.approx(np.mean(np.array(null) >= observed - 1e-12))
+    assert t.p_min == pytest.approx(1 / 36) and t.n_permutations == 36  # (3!)^2: renaming the tasks changes nothing
+
+
+def test_within_block_test_closed_forms_and_monte_carlo():
+    same = pd.DataFrame({"model": ["a", "a", "b", "b"], "task": ["x", "y"] * 2, "s": [0., 1, 5, 6]})
+    t = within_block_permutation_test(same, ["s"])
+    assert t.statistic == 1.0 and t.p_value == t.p_min == 0.5  # swapping one model's tasks: 1 of 2 distinct shuffles
+    strong = _blocks_panel(5, 3, effect=50.0)
+    t = within_block_permutation_test(strong, ["s", "n"])
+    assert t.exact and t.p_value == t.p_min == pytest.approx(1 / 6 ** 4)
+    mc = within_block_permutation_test(strong, ["s", "n"], max_exact=10, n_permutations=999)
+    assert not mc.exact and mc.p_min == pytest.approx(1 / 1000) and mc.p_value < 0.01
+    noise = _blocks_panel(4, 3, seed=2)
+    exact, mc = within_block_permutation_test(noise, ["n"]), within_block_permutation_test(noise, ["n"], max_exact=1)
+    assert mc.p_value == pytest.approx(exact.p_value, abs=0.03)
+
+
+def test_within_block_test_validates_the_design():
+    df = _blocks_panel(3, 3)
+    with pytest.raises(ValueError, match="incomplete"):
+        within_block_permutation_test(df.iloc[1:], ["s"])
+    with pytest.raises(ValueError, match="two values"):
+        within_block_permutation_test(df[df.task == "t0"], ["s"])
+    with pytest.raises(ValueError, match="non-finite"):
+        within_block_permutation_test(df.assign(s=np.inf), ["s"])
+
+
+def test_sign_flip_min_p_test_equals_brute_force_and_reduces_to_the_sign_flip_test():
+    d = np.random.default_rng(5).normal(0.3, 1.0, size=(6, 3))
+    patterns = np.array(list(itertools.product((1, -1), repeat=6)))
+    means = patterns @ d / 6
+
+    def min_p(row):
+        return min(np.mean(means[:, j] >= means[row, j] - 1e-12) for j in range(3))
+
+    null = np.array([min_p(i) for i in range(len(patterns))])
+    t = sign_flip_min_p_test(d)
+    assert t.exact and t.n_comparisons == 3 and t.statistic == pytest.approx(d.mean(0).max())
+    assert t.p_value == pytest.approx(np.mean(null <= min_p(0) + 1e-12))
+    assert t.p_min == pytest.approx(np.mean(null <= null.min() + 1e-12))
+    assert sign_flip_min_p_test(d[:, 0]).p_value == pytest.approx(sign_flip_test(d[:, 0]).p_value)
+    # a score far below 0 does not hide one above it (its flips top it only under the reversed signs)
+    far = np.column_stack([np.full(6, 0.1), np.full(6, -5.0)])
+    assert sign_flip_min_p_test(far).p_value == pytest.approx(2 / 64)
+    with pytest.raises(ValueError, match="finite"):
+        sign_flip_min_p_test(np.array([[np.nan]]))
 
 
 # ---- null calibration -------------------------------------------------------------------------------

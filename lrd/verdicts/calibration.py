@@ -48,7 +48,12 @@ class NullModel:
 
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
 #: those of :data:`UNTESTABLE_BY_DESIGN`.
-NULL_MODELS: dict[str, str] = {}
+NULL_MODELS: dict[str, str] = {
+    "lrd.architecture": "lrd.verdicts.families:ARCHITECTURE_NULL",
+    "lrd.complementarity": "lrd.verdicts.families:COMPLEMENTARITY_NULL",
+    "lrd.final_layer": "lrd.verdicts.families:FINAL_LAYER_NULL",
+    "lrd.task": "lrd.verdicts.families:TASK_NULL",
+}
 
 #: Test-kind claims that no panel of this book can test (the paper's own model is needed);
 #: their verdict is "not testable" without a test, so there is nothing to calibrate.

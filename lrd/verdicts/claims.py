@@ -115,19 +115,25 @@ _CLAIMS = [
     Claim("lrd.architecture", LRD, "lrd_families", "LRD separates encoders from decoders",
           "Applying LRD to 31 models (encoder-based and decoder-based embedders, plus base LLMs) on 30 MTEB tasks "
           "reveals architectural and task-level differences that are not apparent from final-layer "
-          "representations alone.", "abstract", paper_effect="architectural differences on 31 models",
-          panel=_KINDS_PANEL, sweep=_sweep("lrd_families", f"{_EMBEDDERS}, {_DECODERS}")),
+          "representations alone.", "abstract",
+          paper_effect="architectural differences on 31 models x 30 MTEB tasks (no test stated)",
+          panel="at least 3 encoders and 4 decoders (kinds relabelled over models: p >= 1/C(7,3) = 1/35)",
+          sweep=_sweep("lrd_families", f"{_EMBEDDERS}, {_DECODERS}")),
     Claim("lrd.final_layer", LRD, "lrd_families", "final-layer statistics miss what LRD shows",
           "[...] differences that are not apparent from final-layer representations alone.", "abstract",
-          paper_effect="final layer does not show them", panel=_KINDS_PANEL,
+          paper_effect="not apparent from the final layer alone (no final-layer statistic reported)",
+          panel="at least 3 encoders and 4 decoders (kinds relabelled over models: p >= 1/C(7,3) = 1/35)",
           sweep=_sweep("lrd_families", f"{_EMBEDDERS}, {_DECODERS}")),
     Claim("lrd.task", LRD, "lrd_families", "LRD shows task-level differences",
           "[...] reveals architectural and task-level differences [...]", "abstract",
-          paper_effect="task-level differences on 30 MTEB tasks", panel="at least 2 models x 3 tasks",
+          paper_effect="task-level differences on 30 MTEB tasks (no test stated)",
+          panel="3 models x 3 tasks of equal size, or 2 x 4 (tasks shuffled within models: p >= 1/(T!)^(M-1))",
           sweep=_sweep("lrd_families", _EMBEDDERS)),
     Claim("lrd.complementarity", LRD, "lrd_families", "the three families are complementary, not redundant",
           "Each family targets a different aspect of the layer sequence; the three are complementary rather than "
-          "redundant.", "Introduction (our translation of the digest)", paper_effect="complementary",
+          "redundant: one measures global subspace motion, one local nearest-neighbour retention, the third "
+          "alignment with the final layer.", "Sec. 1, Introduction (our translation of the digest)",
+          paper_effect="complementary, not redundant (no measurement given)",
           panel=_MODELS_PANEL, sweep=_sweep("lrd_families", _EMBEDDERS)),
     Claim("lrd.selection", LRD, "selection_and_pruning", "model-level scores predict MTEB rank, d_0L strongest",
           "For selection, all three model-level scores correlate positively with downstream MTEB performance, "
