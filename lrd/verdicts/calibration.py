@@ -48,7 +48,14 @@ class NullModel:
 
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
 #: those of :data:`UNTESTABLE_BY_DESIGN`.
-NULL_MODELS: dict[str, str] = {}
+NULL_MODELS: dict[str, str] = {
+    "lrd.pruning_frenet": "lrd.verdicts.pruning:FRENET_NULL",
+    "lrd.pruning_gfmi_median": "lrd.verdicts.pruning:GFMI_MEDIAN_NULL",
+    "lrd.pruning_gfmi_only": "lrd.verdicts.pruning:GFMI_ONLY_NULL",
+    "lrd.pruning_nrs": "lrd.verdicts.pruning:NRS_NULL",
+    "lrd.selection": "lrd.verdicts.selection:SELECTION_NULL",
+    "lrd.selection_llm": "lrd.verdicts.selection:SELECTION_LLM_NULL",
+}
 
 #: Test-kind claims that no panel of this book can test (the paper's own model is needed);
 #: their verdict is "not testable" without a test, so there is nothing to calibrate.
