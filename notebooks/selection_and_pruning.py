@@ -287,7 +287,7 @@ summary = rule_summary(informative) if informative["informative"].any() else pd.
 n_units = int(summary["models"].max()) if not summary.empty else 0
 glue("n_units", n_units)
 glue("p_min_units", f"{2.0 ** -n_units:.2g}" if n_units else "n/a (no model)")
-summary.set_index(["fraction", "rule"]).round(3) if not summary.empty else None
+summary.set_index(["fraction", "rule"]).sort_index().round(3) if not summary.empty else None
 
 # %% [markdown]
 # ## Which signal wins at which budget
@@ -341,8 +341,9 @@ winners(by_kind, by="kind").set_index(["kind", "fraction"]).round(3) if not by_k
 # Caveats: our panel prunes {glue:text}`selection_and_pruning-n_pruned` models
 # ({glue:text}`selection_and_pruning-n_units` with informative scores) against the paper's 31,
 # so with fewer than five every pruning claim is "not testable" here; decoders are evaluated on
-# few items (accuracy moves in steps of {glue:text}`selection_and_pruning-quantum`), and on the
-# small encoders a 5% budget already removes a whole block. The chapter ran in
+# few items (accuracy moves in steps of {glue:text}`selection_and_pruning-quantum`) and are
+# instruct-tuned or base models dequantised from GGUF, not the paper's models; on the small
+# encoders a 5% budget already removes a whole block. The chapter ran in
 # {glue:text}`selection_and_pruning-minutes` minutes.
 
 # %% tags=["hide-input"]

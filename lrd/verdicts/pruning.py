@@ -237,7 +237,8 @@ def model_changes(changes: pd.DataFrame, *, random: str = "random") -> pd.DataFr
     """
     cube = model_level(changes, random=random)
     r, f, m = np.nonzero(cube.tasks > 0)
-    out = pd.DataFrame({"model": np.asarray(cube.models, dtype=object)[m], "rule": np.asarray(cube.rules, dtype=object)[r],
+    out = pd.DataFrame({"model": np.asarray(cube.models, dtype=object)[m],
+                        "rule": np.asarray(cube.rules, dtype=object)[r],
                         "fraction": cube.fractions[f], "change": cube.change[r, f, m],
                         "random change": cube.random[r, f, m], "tasks": cube.tasks[r, f, m]})
     out["vs random"] = out["change"] - out["random change"]
@@ -299,6 +300,11 @@ def _budget(f: float) -> str:
     return f"{f:.0%}"
 
 
+def _count(n: int, plural: str) -> str:
+    """``"1 model"``, ``"3 models"``."""
+    return f"{n} {plural[:-1] if n == 1 and plural.endswith('s') else plural}"
+
+
 def _bonferroni(tests: Sequence[PermutationTest]) -> float:
     return min(1.0, len(tests) * min(t.p_value for t in tests))
 
@@ -332,7 +338,7 @@ def _common(claim: str, evidence: str, *, test: str, support: Sequence[Permutati
             opposite: Sequence[PermutationTest], against: str, effect: np.ndarray, effect_label: str,
             n: int, margin: float | None, excluded: str, alpha: float) -> Verdict:
     margin_text = f"; non-superiority margin m = {margin:+.3f} of the score" if margin is not None else ""
-    return Verdict(claim, "test", evidence + excluded, test=test + f" (units: {n} models)",
+    return Verdict(claim, "test", evidence + excluded, test=test + f" (units: {_count(n, 'models')})",
                    statistic=float(effect.mean()), p_value=max(t.p_value for t in support),
                    p_min=max(t.p_min for t in support), p_against=_bonferroni(opposite),
                    against=against + f" (Bonferroni over {len(opposite)} tests)",
@@ -345,7 +351,8 @@ def judge_pruning_gfmi_only(changes: pd.DataFrame, *, rule: str = "GFMI",
                             others: Sequence[str] = tuple(r for r in MEASUREMENT_RULES if r != "GFMI"),
                             budgets: Sequence[float] = (0.15, 0.20), margin: float = DEFAULT_MARGIN,
                             random: str = "random", alpha: float = ALPHA) -> Verdict:
-    r"""Verdict on ``lrd.pruning_gfmi_only``: ``rule`` beats random at every one of ``budgets``, and no rule of ``others`` does.
+    r"""Verdict on ``lrd.pruning_gfmi_only``: ``rule`` beats random at every one of ``budgets``, and no
+    rule of ``others`` does.
 
     Intersection-union test, :math:`p = \max` of: the sign-flip p-value of :math:`\bar D_{\text{GFMI},b} > 0`
     at each budget :math:`b`, and the non-superiority p-value of :math:`\bar D_{r,b} < m` for each
@@ -364,7 +371,7 @@ def judge_pruning_gfmi_only(changes: pd.DataFrame, *, rule: str = "GFMI",
     below = {k: _non_superior(d, margin) for k, d in rest.items()}
     binding = min(own, key=lambda b: own[b].mean())
     n = max(len(d) for d in own.values())
-    evidence = (f"{rule} minus random, mean over {n} models: "
+    evidence = (f"{rule} minus random, mean over {_count(n, 'models')}: "
                 + ", ".join(f"{_budget(b)} {own[b].mean():+.3f} (p = {beats[b].p_value:.2g})" for b in budgets)
                 + "; the other measurement rules minus random: "
                 + ", ".join(f"{r} at {_budget(b)} {rest[r, b].mean():+.3f} (below +{margin:.2f}: p = "
@@ -408,7 +415,7 @@ def judge_pruning_gfmi_median(changes: pd.DataFrame, *, rule: str = "GFMI",
     tests = {k: sign_flip_test(d) for k, d in diffs.items()}
     binding = min(diffs, key=lambda k: diffs[k].mean())
     n = max(len(d) for d in diffs.values())
-    evidence = (f"median change over {n} models, {rule} against the best other rule: "
+    evidence = (f"median change over {_count(n, 'models')}, {rule} against the best other rule: "
                 + "; ".join(f"{_budget(b)} {cube.median_change(rule, b):+.3f} vs "
                             f"{max(others, key=lambda r: cube.median_change(r, b))} "
                             f"{max(cube.median_change(r, b) for r in others):+.3f}" for b in budgets)
@@ -449,7 +456,7 @@ def judge_pruning_frenet(changes: pd.DataFrame, *, rule: str = "Frenet (velocity
     d = {b: cube.vs_random(rule, b) for b in [lightest, *rest]}
     beats, below = sign_flip_test(d[lightest]), {b: _non_superior(d[b], margin) for b in rest}
     n = len(d[lightest])
-    evidence = (f"{rule} minus random, mean over {n} models: at the lightest budget {_budget(lightest)} "
+    evidence = (f"{rule} minus random, mean over {_count(n, 'models')}: at the lightest budget {_budget(lightest)} "
                 f"{d[lightest].mean():+.3f} (p = {beats.p_value:.2g}); at "
                 + ", ".join(f"{_budget(b)} {d[b].mean():+.3f} (below +{margin:.2f}: p = {below[b].p_value:.2g})"
                             for b in rest))
@@ -482,7 +489,7 @@ def judge_pruning_nrs(changes: pd.DataFrame, *, rule: str = "NRS", margin: float
     below = {b: _non_superior(d[b], margin) for b in budgets}
     binding = max(budgets, key=lambda b: d[b].mean())
     n = max(len(x) for x in d.values())
-    evidence = (f"{rule} minus random, mean over {n} models: "
+    evidence = (f"{rule} minus random, mean over {_count(n, 'models')}: "
                 + ", ".join(f"{_budget(b)} {d[b].mean():+.3f} (below +{margin:.2f}: p = {below[b].p_value:.2g})"
                             for b in budgets))
     return _common("lrd.pruning_nrs", evidence,

@@ -80,7 +80,8 @@ def spearman_interval(rho: float, n: int, *, level: float = 0.95) -> tuple[float
     return math.tanh(math.atanh(r) - half), math.tanh(math.atanh(r) + half)
 
 
-def spearman_difference_test(first: np.ndarray, second: np.ndarray, downstream: np.ndarray, **options) -> PermutationTest:
+def spearman_difference_test(first: np.ndarray, second: np.ndarray, downstream: np.ndarray,
+                             **options) -> PermutationTest:
     r"""One-sided test of "``first`` correlates with ``downstream`` more strongly than ``second`` does".
 
     With unit-norm centred ranks :math:`a, b, y` of the two scores and of the downstream score
@@ -124,7 +125,8 @@ def _difference_test(ra: np.ndarray, rb: np.ndarray, ry: np.ndarray, **options) 
     return sign_flip_test(contributions, **options)
 
 
-def _models(scores: pd.DataFrame, downstream: pd.Series, measures: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list]:
+def _models(scores: pd.DataFrame, downstream: pd.Series,
+            measures: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list]:
     """Score matrix (n_measures, n_models) and downstream scores of the models with every value."""
     missing = [m for m in measures if m not in scores.columns]
     if missing:
@@ -163,6 +165,11 @@ def selection_table(scores: pd.DataFrame, downstream: pd.Series, measures: Seque
     return pd.DataFrame(rows).T.astype({"n": int})
 
 
+def _count(n: int, plural: str) -> str:
+    """``"1 model"``, ``"3 models"``."""
+    return f"{n} {plural[:-1] if n == 1 and plural.endswith('s') else plural}"
+
+
 def _fmt_p(p: float) -> str:
     return f"{p:.2g}"
 
@@ -176,14 +183,15 @@ def _all_positive(x: np.ndarray, y: np.ndarray) -> tuple[PermutationTest, Permut
 
 
 def _untestable(claim: str, n: int, panel: str, why: str = "") -> Verdict:
-    return Verdict.untestable(claim, f"only {n} {panel} with every score and a downstream score: no ordering "
+    return Verdict.untestable(claim, f"only {_count(n, panel)} with every score and a downstream score: no ordering "
                                      f"test can run{why}")
 
 
 def judge_selection(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
                     strongest: str = "d_0L", panel: str = "models", alpha: float = ALPHA,
                     note: str | None = None) -> Verdict:
-    r"""Verdict on ``lrd.selection``: all ``measures`` correlate positively with the downstream score, ``strongest`` the most.
+    r"""Verdict on ``lrd.selection``: all ``measures`` correlate positively with the downstream score,
+    ``strongest`` the most.
 
     Two parts, both required (intersection-union test: :math:`p = \max(p_1, p_2)`, valid at
     level :math:`\alpha` without correction):
@@ -236,19 +244,19 @@ def judge_selection(scores: pd.DataFrame, downstream: pd.Series, *, measures: Se
     rho_text = ", ".join(f"{m} {r:+.2f}" for m, r in zip(measures, rhos))
     vs_text = "; ".join(f"vs {m}: rho difference {rhos[i] - rhos[measures.index(m)]:+.2f}, p = {_fmt_p(t.p_value)}"
                         for m, t in versus.items())
-    evidence = (f"Spearman over {n} {panel}: {rho_text}. All three positive: exact p = {_fmt_p(joint.p_value)} "
+    evidence = (f"Spearman over {_count(n, panel)}: {rho_text}. All three positive: exact p = {_fmt_p(joint.p_value)} "
                 f"(best possible {_fmt_p(joint.p_min)}); {strongest} the strongest: {vs_text} (best possible "
                 f"{_fmt_p(max(t.p_min for t in versus.values()))}); both parts are needed")
     return Verdict(
         "lrd.selection", "test", evidence,
         test=(f"intersection-union of an exact permutation test over {joint.n_permutations} orderings of the "
               f"downstream scores (smallest rho of {len(measures)} scores) and sign-flip tests of {strongest}'s rho "
-              f"minus each other score's (units: {n} {panel})"),
+              f"minus each other score's (units: {_count(n, panel)})"),
         statistic=float(rhos[low]), p_value=p_value, p_min=p_min, p_against=p_against,
         against=(f"some score correlates negatively, or another score is stronger than {strongest} (Bonferroni over "
                  f"{len(against)} tests)"),
         effect=float(rhos[low]), ci=spearman_interval(float(rhos[low]), n),
-        effect_label=f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), {n} {panel}",
+        effect_label=f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), {_count(n, panel)}",
         effect_format="{:+.2f}",
         reconstruction=("model-level scores: d_0L, mean chance-adjusted NRS over the transitions, mean GFMI over "
                         "layers 0..L-1 (lrd.metrics.model_scores), each averaged over the embedding tasks; the "
@@ -290,19 +298,20 @@ def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures
         note.append(f"the decoders are {'; '.join(f'{m} = {s}' for m, s in zip(models, named))}: {instruct} of "
                     f"{n} instruct-tuned and {gguf} of {n} dequantised from GGUF, where the paper uses base LLMs")
     if chance is not None and not chance.empty:
-        low = chance[~chance["above chance"].astype(bool) & chance["model"].isin(models)]
+        below = chance[~chance["above chance"].astype(bool) & chance["model"].isin(models)]
         note.append("not above measured chance: " + ", ".join(
             f"{m} on {t} ({a:.2f} vs chance {c:.2f}, p = {p:.2g})"
-            for m, t, a, c, p in low[["model", "task", "accuracy", "chance", "p"]].itertuples(index=False))
-            if not low.empty else "every decoder is above its measured chance")
+            for m, t, a, c, p in below[["model", "task", "accuracy", "chance", "p"]].itertuples(index=False))
+            if not below.empty else "every decoder is above its measured chance")
     if n < 2:
-        return Verdict.untestable("lrd.selection_llm", f"only {n} decoders with every score and a downstream "
-                                                       f"score: no ordering test can run", note="; ".join(note))
+        why = f"only {_count(n, 'decoders')} with every score and a downstream score: no ordering test can run"
+        return Verdict.untestable("lrd.selection_llm", why, note="; ".join(note))
     joint, negative, rhos, _ = _all_positive(x, y)
     low = int(np.argmin(rhos))
     rho_text = ", ".join(f"{m} {r:+.2f}" for m, r in zip(measures, rhos))
-    evidence = (f"Spearman over {n} decoders: {rho_text}; all {len(measures)} positive: exact p = "
-                f"{_fmt_p(joint.p_value)}, and no result on {n} decoders can have p below {_fmt_p(joint.p_min)}")
+    evidence = (f"Spearman over {_count(n, 'decoders')}: {rho_text}; all {len(measures)} positive: exact p = "
+                f"{_fmt_p(joint.p_value)}, and no result on {_count(n, 'decoders')} can have p below "
+                f"{_fmt_p(joint.p_min)}")
     return Verdict(
         "lrd.selection_llm", "test", evidence,
         test=(f"exact permutation test over {joint.n_permutations} orderings of the decoders' downstream scores, "
@@ -310,7 +319,8 @@ def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures
         statistic=float(rhos[low]), p_value=joint.p_value, p_min=joint.p_min, p_against=negative.p_value,
         against=f"some score correlates negatively (largest -rho of {len(measures)} scores, same permutations)",
         effect=float(rhos[low]), ci=spearman_interval(float(rhos[low]), n),
-        effect_label=f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), {n} decoders",
+        effect_label=(f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), "
+                      f"{_count(n, 'decoders')}"),
         effect_format="{:+.2f}",
         reconstruction="model-level scores as for lrd.selection; downstream score: multiple-choice accuracy, not MMLU",
         note="; ".join(note), alpha=alpha)
