@@ -415,10 +415,10 @@ def judge_pruning_gfmi_median(changes: pd.DataFrame, *, rule: str = "GFMI",
     tests = {k: sign_flip_test(d) for k, d in diffs.items()}
     binding = min(diffs, key=lambda k: diffs[k].mean())
     n = max(len(d) for d in diffs.values())
+    med = {(r, b): cube.median_change(r, b) for r in (rule, *others) for b in budgets}
+    best = {b: max(others, key=lambda r: med[r, b]) for b in budgets}
     evidence = (f"median change over {_count(n, 'models')}, {rule} against the best other rule: "
-                + "; ".join(f"{_budget(b)} {cube.median_change(rule, b):+.3f} vs "
-                            f"{max(others, key=lambda r: cube.median_change(r, b))} "
-                            f"{max(cube.median_change(r, b) for r in others):+.3f}" for b in budgets)
+                + "; ".join(f"{_budget(b)} {med[rule, b]:+.3f} vs {best[b]} {med[best[b], b]:+.3f}" for b in budgets)
                 + f"; paired tests of {rule} minus each other rule over models: largest p = "
                 + f"{max(t.p_value for t in tests.values()):.2g} ({binding[0]} at {_budget(binding[1])}: mean "
                 + f"{diffs[binding].mean():+.3f})")

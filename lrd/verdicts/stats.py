@@ -21,6 +21,7 @@ Biopharm. 15 (1987) 657-680 (TOST).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -71,9 +72,18 @@ class PermutationTest:
 
 # --- paired differences: sign flips -------------------------------------------------------------
 
+@functools.lru_cache(maxsize=32)
+def _all_signs(n: int) -> np.ndarray:
+    """Every sign pattern of ``n`` units, shape (2^n, n) (cached, read-only: the null calibration
+    calls the tests thousands of times on panels of the same size)."""
+    signs = 1 - 2 * np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)
+    signs.flags.writeable = False
+    return signs
+
+
 def _sign_patterns(n: int, *, max_exact: int, n_permutations: int, seed: int) -> tuple[np.ndarray, bool]:
     if 2 ** n <= max_exact:
-        return 1 - 2 * np.array(list(itertools.product((0, 1), repeat=n)), dtype=float), True
+        return _all_signs(n), True
     rng = np.random.default_rng(seed)
     return np.where(rng.random((n_permutations, n)) < 0.5, -1.0, 1.0), False
 
