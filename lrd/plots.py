@@ -318,14 +318,14 @@ def pruning_winners(summary: pd.DataFrame, *, by: str = "kind", value: str = "me
                     baseline: str = "random median"):
     """Which prune rule wins at which budget, one heatmap panel per group of models (``by``).
 
-    Cells: a rule's median change of the downstream score over (model, task) pairs minus
-    random pruning's median, per budget; the best rule of each budget is boxed, and a dot marks
+    Cells: a rule's median change of the downstream score over models (each model's tasks
+    averaged) minus random pruning's median, per budget; the best rule of each budget is boxed, and a dot marks
     rules that beat random beyond chance (column ``beats random``).
 
     Parameters
     ----------
     summary : DataFrame
-        :func:`lrd.pruning.rule_summary` with ``by``.
+        :func:`lrd.verdicts.pruning.rule_summary` with ``by``.
 
     Returns
     -------

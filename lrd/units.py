@@ -499,18 +499,28 @@ def cosine_vs_ablation_units(models: Sequence[str], tasks: Sequence[str], n_item
 # selection_and_pruning
 
 
-def _mc_removal_scores(model: LoadedModel, sets, *, mc_tasks, n_items: int, batch_size: int) -> dict:
-    """Accuracy of every removal set on every multiple-choice task (resumed sweep)."""
+def _mc_choices(lls: np.ndarray, item: np.ndarray) -> np.ndarray:
+    """The chosen answer of each item: the argmax of its choices' log-likelihoods (ties to the
+    first choice, as :func:`lrd.scoring.mc_accuracy`'s ``acc``); ``item`` gives each request's item."""
+    starts = np.flatnonzero(np.r_[True, np.diff(item) != 0])
+    return np.array([int(np.argmax(lls[a:b])) for a, b in zip(starts, np.r_[starts[1:], len(item)])])
+
+
+def _mc_removal_scores(model: LoadedModel, sets, *, mc_tasks, n_items: int, batch_size: int) -> tuple[dict, dict]:
+    """Accuracy of every removal set on every multiple-choice task (resumed sweep), and the intact
+    model's chosen and gold answer per item (``{task: {"pred": [...], "gold": [...]}}``: what a
+    label-permutation chance test needs)."""
     from lrd.relevance import removal_sweep
     from lrd.scoring import build_requests, mc_accuracy
 
-    out = {}
+    out, items = {}, {}
     for t in mc_tasks:
         req = build_requests(model, _mc_split(t, "test", n_items))
         sweep = removal_sweep(model, req, sets, batch_size=batch_size)
         acc = mc_accuracy(sweep.lls, req)["acc"].mean(1)
         out[t] = {tuple(s): float(a) for s, a in zip(sweep.sets, acc)}
-    return out
+        items[t] = {"pred": _mc_choices(sweep.lls[0], req.item).tolist(), "gold": np.asarray(req.labels).tolist()}
+    return out, items
 
 
 def _encoder_removal_scores(model: LoadedModel, sets, *, task_data: dict, n_bootstrap: int, batch_size: int) -> dict:
@@ -558,7 +568,8 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
                     batch_size: int) -> dict:
     """One model of the selection and pruning chapter: model-level scores per embedding task
     (LRD, mean dataset entropy, last-layer MTEB score), DiME, decoders' intact multiple-choice
-    accuracy and, when ``prune``, every prune rule's plan and score changes per task."""
+    accuracy with each item's chosen and gold answer (``mc_items``, for the chance test) and,
+    when ``prune``, every prune rule's plan and score changes per task."""
     from threadpoolctl import threadpool_limits
 
     from lrd.evaluate import evaluate_layers
@@ -583,7 +594,7 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     with threadpool_limits(1):
         dime_value = float(dime(views[:, :, 0], views[:, :, 1]).mean())
     seconds = {"scores": time.perf_counter() - clock}
-    plan, changes, by_task = None, [], None
+    plan, changes, by_task, mc_items = None, [], None, None
     prune = prune and model.n_layers >= 2
     if prune:
         calib_data = load_task(calibration_task, n=n_samples)
@@ -595,7 +606,8 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
         seconds["prune orders"] = time.perf_counter() - clock - seconds["scores"]
         sets = sorted({tuple(s) for s in plan["removed"]})
         if model.kind == "decoder":
-            by_task = _mc_removal_scores(model, sets, mc_tasks=mc_tasks, n_items=n_items, batch_size=batch_size)
+            by_task, mc_items = _mc_removal_scores(model, sets, mc_tasks=mc_tasks, n_items=n_items,
+                                                   batch_size=batch_size)
         else:
             by_task = _encoder_removal_scores(model, sets, task_data=task_data, n_bootstrap=n_bootstrap,
                                               batch_size=batch_size)
@@ -604,11 +616,13 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     mc_intact = None
     if model.kind == "decoder":
         if by_task is None:
-            by_task = _mc_removal_scores(model, [], mc_tasks=mc_tasks, n_items=n_items, batch_size=batch_size)
+            by_task, mc_items = _mc_removal_scores(model, [], mc_tasks=mc_tasks, n_items=n_items,
+                                                   batch_size=batch_size)
         mc_intact = float(np.mean([got[()] for got in by_task.values()]))
     seconds["total"] = time.perf_counter() - clock
-    return {"kind": model.kind, "n_blocks": model.n_layers, "score_rows": score_rows, "dime": dime_value,
-            "plan": plan, "changes": changes, "mc_intact": mc_intact, "seconds": seconds}
+    return {"kind": model.kind, "source": model.summary()["source"], "n_blocks": model.n_layers,
+            "score_rows": score_rows, "dime": dime_value, "plan": plan, "changes": changes, "mc_intact": mc_intact,
+            "mc_items": mc_items, "seconds": seconds}
 
 
 def selection_and_pruning_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, pooling: str, k: int,

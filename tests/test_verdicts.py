@@ -161,6 +161,24 @@ def test_mean_interval_is_the_student_t_interval():
     assert (lo, hi) == pytest.approx(ref)
 
 
+def test_accuracy_permutation_test_measures_chance_from_the_labels():
+    """Always answering the majority gold position is exactly at chance; a perfect model on
+    balanced labels is above it with p at the Monte Carlo floor; p is the share of permuted
+    golds scoring at least as well (brute force over all distinct gold orderings of 6 items)."""
+    from lrd.verdicts.stats import accuracy_permutation_test
+
+    majority = accuracy_permutation_test(np.zeros(8, int), np.array([0, 0, 0, 1, 0, 0, 0, 1]))
+    assert majority.statistic == 0.75 and majority.p_value == 1.0 and majority.p_min == 1.0
+    perfect = accuracy_permutation_test(np.array([0, 1] * 10), np.array([0, 1] * 10), n_permutations=2000)
+    assert perfect.p_value == perfect.p_min == pytest.approx(1 / 2001)
+    pred, gold = np.array([0, 1, 1, 0, 1, 0]), np.array([0, 1, 0, 0, 1, 1])
+    orderings = {p for p in itertools.permutations(gold)}  # each distinct ordering equally likely
+    exact = np.mean([np.mean(np.array(o) == pred) >= np.mean(pred == gold) for o in orderings])
+    assert accuracy_permutation_test(pred, gold, n_permutations=20000).p_value == pytest.approx(exact, abs=0.01)
+    with pytest.raises(ValueError, match="same non-empty"):
+        accuracy_permutation_test(np.zeros(3, int), np.zeros(4, int))
+
+
 def test_panel_sizes_for_alpha():
     assert models_for_sign_flip(0.05) == 5 and 2 ** -5 <= 0.05 < 2 ** -4
     assert two_group_p_min(2, 3) == pytest.approx(0.1)

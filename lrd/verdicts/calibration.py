@@ -53,6 +53,12 @@ NULL_MODELS: dict[str, str] = {
     "lrd.complementarity": "lrd.verdicts.families:COMPLEMENTARITY_NULL",
     "lrd.final_layer": "lrd.verdicts.families:FINAL_LAYER_NULL",
     "lrd.task": "lrd.verdicts.families:TASK_NULL",
+    "lrd.pruning_frenet": "lrd.verdicts.pruning:FRENET_NULL",
+    "lrd.pruning_gfmi_median": "lrd.verdicts.pruning:GFMI_MEDIAN_NULL",
+    "lrd.pruning_gfmi_only": "lrd.verdicts.pruning:GFMI_ONLY_NULL",
+    "lrd.pruning_nrs": "lrd.verdicts.pruning:NRS_NULL",
+    "lrd.selection": "lrd.verdicts.selection:SELECTION_NULL",
+    "lrd.selection_llm": "lrd.verdicts.selection:SELECTION_LLM_NULL",
 }
 
 #: Test-kind claims that no panel of this book can test (the paper's own model is needed);

@@ -108,6 +108,12 @@ def _sweep(chapter: str, models: str) -> str:
     return f"lrd sweep {chapter} -p models '[{models}]'"
 
 
+_PRUNING_PANEL = ("at least 5 pruned models whose intact scores are above measured chance (exact sign-flip over "
+                  "models: p >= 2^-n)")
+_PRUNING_SWEEP = (_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")
+                  + f" -p pruning_models '[{_EMBEDDERS}, {_DECODERS}]' -p mc_tasks '[\"sciq\"]' -p n_items 100")
+
+
 # --- the claims ---------------------------------------------------------------------------------
 
 _CLAIMS = [
@@ -138,29 +144,29 @@ _CLAIMS = [
     Claim("lrd.selection", LRD, "selection_and_pruning", "model-level scores predict MTEB rank, d_0L strongest",
           "For selection, all three model-level scores correlate positively with downstream MTEB performance, "
           "with end-to-end subspace displacement (d_{0,L}) the strongest [...]", "abstract",
-          paper_effect="all three rho > 0, d_0L largest (31 models)",
-          panel="at least 5 models (exact Spearman permutation: p >= 1/n!)",
+          paper_effect="all three rho > 0, d_0L the largest (abstract; per-score rho not in our digest)",
+          panel="at least 6 models (all positive: p >= 1/n!; d_0L strongest: sign flips, p >= 2^-5 at 6 models)",
           sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
     Claim("lrd.selection_llm", LRD, "selection_and_pruning", "same direction on a base-LLM MMLU panel",
           "[...] and the same direction holds on a smaller base-LLM MMLU panel.", "abstract",
-          paper_effect="same direction on 6 base LLMs", panel="at least 4 base LLMs (1/4! = 1/24)",
-          sweep=_sweep("selection_and_pruning", _BASE_LLMS)),
+          paper_effect="same direction on the base-LLM MMLU panel (6 base LLMs in the pool, Introduction)",
+          panel="at least 4 base LLMs (1/4! = 1/24)",
+          sweep=_sweep("selection_and_pruning", _BASE_LLMS) + " -p mc_tasks '[\"sciq\"]'"),
     Claim("lrd.pruning_gfmi_only", LRD, "selection_and_pruning", "only GFMI beats random at 15% and 20%",
           "For pruning, GFMI is the only measurement-guided rule that beats Random at the 15% and 20% budgets "
-          "[...]", "abstract", paper_effect="GFMI alone beats random at 15%, 20%", panel=_MODELS_PANEL,
-          sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
+          "[...]", "abstract", paper_effect="GFMI alone beats Random at 15% and 20% (effect sizes not in our digest)",
+          panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
     Claim("lrd.pruning_gfmi_median", LRD, "selection_and_pruning", "GFMI has the best median change at every budget",
           "[...] and has the best median change at every budget.", "abstract",
-          paper_effect="best median at 5-20%", panel=_MODELS_PANEL,
-          sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
+          paper_effect="best median change at every budget (the digest names 15% and 20%; ours 5-20%)",
+          panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
     Claim("lrd.pruning_frenet", LRD, "selection_and_pruning", "Frenet works only at the lightest budget",
           "Frenet is effective only at the lightest budget [...]", "abstract",
-          paper_effect="beats random at 5% only", panel=_MODELS_PANEL,
-          sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
+          paper_effect="beats Random at the lightest budget only (its size not in our digest; ours 5%)",
+          panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
     Claim("lrd.pruning_nrs", LRD, "selection_and_pruning", "NRS does not transfer to pruning",
           "[...] while NRS does not transfer from model selection to pruning.", "abstract",
-          paper_effect="no better than random", panel=_MODELS_PANEL,
-          sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
+          paper_effect="no better than Random", panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
     # Skean et al., ICML 2025 (Layer by Layer)
     Claim("skean.gain", SKEAN, "mid_layer", "an intermediate layer embeds better than the last",
           "However, our analysis shows that intermediate layers can encode even richer representations, often "

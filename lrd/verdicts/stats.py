@@ -21,6 +21,7 @@ Biopharm. 15 (1987) 657-680 (TOST).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ __all__ = ["PermutationTest", "sign_flip_test", "equivalence_sign_flip_test", "s
            "mean_interval", "sign_flip_p_min", "models_for_sign_flip", "two_group_p_min", "smallest_two_group_panel",
            "sign_flip_min_p_test", "perfectly_separated", "score_grid", "separation_counts", "separation_table",
            "separation_test", "separation_tests", "variance_explained", "partial_eta_squared",
-           "within_block_permutation_test"]
+           "within_block_permutation_test", "accuracy_permutation_test"]
 
 _TOL = 1e-12
 
@@ -74,9 +75,18 @@ class PermutationTest:
 
 # --- paired differences: sign flips -------------------------------------------------------------
 
+@functools.lru_cache(maxsize=32)
+def _all_signs(n: int) -> np.ndarray:
+    """Every sign pattern of ``n`` units, shape (2^n, n) (cached, read-only: the null calibration
+    calls the tests thousands of times on panels of the same size)."""
+    signs = 1 - 2 * np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)
+    signs.flags.writeable = False
+    return signs
+
+
 def _sign_patterns(n: int, *, max_exact: int, n_permutations: int, seed: int) -> tuple[np.ndarray, bool]:
     if 2 ** n <= max_exact:
-        return 1 - 2 * np.array(list(itertools.product((0, 1), repeat=n)), dtype=float), True
+        return _all_signs(n), True
     rng = np.random.default_rng(seed)
     return np.where(rng.random((n_permutations, n)) < 0.5, -1.0, 1.0), False
 
@@ -615,3 +625,47 @@ def mean_interval(values: np.ndarray, *, level: float = 0.95) -> tuple[float, fl
         return m, m
     half = float(_sp.t.ppf((1 + level) / 2, len(x) - 1)) * se
     return m - half, m + half
+
+
+
+# --- accuracy against chance: permuted gold labels -----------------------------------------------
+
+def accuracy_permutation_test(predicted: np.ndarray, gold: np.ndarray, *, n_permutations: int = 10000,
+                              seed: int = 0) -> PermutationTest:
+    r"""One-sided test of "the accuracy is above chance", chance measured by permuting the gold labels.
+
+    Null: the predictions carry no information about which answer is gold, so every assignment
+    of the gold labels to the items is equally likely. The null accuracies
+    :math:`\frac1n\sum_i [\hat y_i = y_{\pi(i)}]` over random permutations :math:`\pi` keep the
+    predictions' and the labels' marginals (a model that always picks the first choice scores the
+    share of first-choice golds under the null, not :math:`1/c`). Monte Carlo p-value
+    :math:`(1 + \#\{\text{null} \ge \text{observed}\}) / (1 + n_\text{perm})`; ``p_min`` is the same
+    for the highest accuracy any assignment can reach, :math:`\sum_v \min(a_v, b_v) / n` with
+    :math:`a_v, b_v` the counts of label :math:`v` among the predictions and the golds.
+
+    Parameters
+    ----------
+    predicted, gold : integer arrays of shape (n_items,)
+        The chosen and the correct answer of each item (e.g. choice indices).
+
+    Examples
+    --------
+    A model that always answers 0, on items whose gold is 0 six times in eight, scores 0.75 and
+    is exactly at chance:
+
+    >>> t = accuracy_permutation_test(np.zeros(8, int), np.array([0, 0, 0, 1, 0, 0, 0, 1]))
+    >>> t.statistic, t.p_value
+    (0.75, 1.0)
+    """
+    pred, y = np.asarray(predicted), np.asarray(gold)
+    if pred.ndim != 1 or pred.shape != y.shape or len(y) == 0:
+        raise ValueError(f"need predicted and gold of the same non-empty 1-D shape, got {pred.shape} and {y.shape}")
+    if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
+        raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
+    rng = np.random.default_rng(seed)
+    null = (y[np.argsort(rng.random((n_permutations, len(y))), axis=1)] == pred).mean(1)
+    observed = float((pred == y).mean())
+    best = sum(min(int((pred == v).sum()), int((y == v).sum())) for v in np.union1d(pred, y)) / len(y)
+    count, top = int((null >= observed - _TOL).sum()), int((null >= best - _TOL).sum())
+    return PermutationTest(observed, (1 + count) / (1 + n_permutations), (1 + top) / (1 + n_permutations),
+                           n_permutations, False, 1)
