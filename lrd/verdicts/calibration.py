@@ -48,7 +48,14 @@ class NullModel:
 
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
 #: those of :data:`UNTESTABLE_BY_DESIGN`.
-NULL_MODELS: dict[str, str] = {}
+NULL_MODELS: dict[str, str] = {
+    "ilse.baselines": "lrd.verdicts.fusion:BASELINES_NULL",
+    "ilse.cayley_performance": "lrd.verdicts.fusion:CAYLEY_PERFORMANCE_NULL",
+    "ilse.fc": "lrd.verdicts.fusion:FC_NULL",
+    "ilse.few_shot": "lrd.verdicts.fusion:FEW_SHOT_NULL",
+    "ilse.gain": "lrd.verdicts.fusion:GAIN_NULL",
+    "ilse.mapping": "lrd.verdicts.fusion:MAPPING_NULL",
+}
 
 #: Test-kind claims that no panel of this book can test (the paper's own model is needed);
 #: their verdict is "not testable" without a test, so there is nothing to calibrate.

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _sp
 
-__all__ = ["PermutationTest", "sign_flip_test", "equivalence_sign_flip_test", "spearman_permutation_test",
-           "mean_interval", "sign_flip_p_min", "models_for_sign_flip", "two_group_p_min", "smallest_two_group_panel"]
+__all__ = ["PermutationTest", "sign_flip_test", "sign_flip_min_p_test", "equivalence_sign_flip_test",
+           "spearman_permutation_test", "mean_interval", "sign_flip_p_min", "models_for_sign_flip", "two_group_p_min",
+           "smallest_two_group_panel"]
 
 _TOL = 1e-12
 
@@ -262,3 +263,50 @@ def mean_interval(values: np.ndarray, *, level: float = 0.95) -> tuple[float, fl
         return m, m
     half = float(_sp.t.ppf((1 + level) / 2, len(x) - 1)) * se
     return m - half, m + half
+
+
+def sign_flip_min_p_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n_permutations: int = 20000,
+                         seed: int = 0) -> PermutationTest:
+    r"""Sign-flip test of "at least one of several paired comparisons has a mean above 0" (min-p).
+
+    ``differences[i, j]`` is unit i's difference in comparison j (every comparison on the same
+    units, e.g. a method against each of several baselines, per model). Each comparison's
+    one-sided sign-flip p-value :math:`p_j` is computed as in :func:`sign_flip_test`; the
+    statistic is :math:`\min_j p_j`, and its null distribution flips the signs of a unit's
+    differences in **all** comparisons together (Westfall-Young min-p). The p-value is the
+    share of sign patterns whose :math:`\min_j p_j` is at most the observed one: a valid test
+    of the union "some comparison is positive" that, unlike Bonferroni, gains power when the
+    comparisons are correlated (with identical columns it equals the single test).
+
+    Parameters
+    ----------
+    differences : array of shape (n_units, n_comparisons)
+
+    References
+    ----------
+    Westfall and Young, *Resampling-Based Multiple Testing*, Wiley 1993, ch. 2.
+
+    Examples
+    --------
+    >>> d = np.array([1.0, 2.0, 3.0, 0.5, 1.5])
+    >>> sign_flip_min_p_test(np.stack([d, d], 1)).p_value == sign_flip_test(d).p_value == 1 / 32
+    True
+    """
+    d = np.asarray(differences, dtype=float)
+    if d.ndim != 2 or d.shape[0] == 0 or d.shape[1] == 0 or not np.isfinite(d).all():
+        raise ValueError(f"need a finite (n_units, n_comparisons) array of paired differences, got shape {d.shape}")
+    n, k = d.shape
+    signs, exact = _sign_patterns(n, max_exact=max_exact, n_permutations=n_permutations, seed=seed)
+    null = signs @ d / n  # (P, k): each comparison's mean under each sign pattern
+    tol = _TOL * max(1.0, float(np.abs(d).max()))
+    ordered = np.sort(null, axis=0)
+    count = lambda values, j: len(ordered) - np.searchsorted(ordered[:, j], values - tol, side="left")  # noqa: E731
+    p_patterns = np.min([count(null[:, j], j) for j in range(k)], axis=0) / len(null)  # (P,)
+    p_observed = min(count(np.array([d[:, j].mean()]), j)[0] for j in range(k)) / len(null)
+    hits = int((p_patterns <= p_observed + _TOL).sum())
+    top = int((p_patterns <= p_patterns.min() + _TOL).sum())
+    if exact:
+        p, p_min = hits / len(null), top / len(null)
+    else:
+        p, p_min = (1 + hits) / (1 + len(null)), max(2.0 ** -int((d != 0).any(1).sum()), 1 / (1 + len(null)))
+    return PermutationTest(float(p_observed), float(p), float(p_min), len(null), exact, k)
