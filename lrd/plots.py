@@ -295,6 +295,7 @@ def few_shot_curves(summary: pd.DataFrame, *, references: pd.DataFrame | None = 
                 ax.legend(handles=lines, frameon=False, fontsize=8, loc="lower right")
     grid.set(xscale="log", xticks=sorted(data["shots"].unique()))
     for ax in grid.axes.flat:
+        ax.minorticks_off()  # log-scale minor labels (2 x 10^1, ...) would overlap the shot counts
         ax.set_xticklabels([str(s) for s in sorted(data["shots"].unique())])
     grid.set_axis_labels("examples per class", ylabel)
     plt.close(grid.figure)

@@ -234,7 +234,7 @@ lrd.plots.method_scores(summary, ylabel="accuracy / Spearman")
 
 # %% tags=["hide-input"]
 methods_section = "fc-encoder-against-the-existing-approaches"
-glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES), section=methods_section);
+_ = glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES), section=methods_section)
 
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_fc`
@@ -249,7 +249,7 @@ glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES), section=methods_sec
 # %% tags=["hide-input"]
 baselines_section = "cayley-encoder-against-fc-and-the-baselines"
 glue.verdict(judge_cayley_performance(scores), section=baselines_section)
-glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES), section=baselines_section);
+_ = glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES), section=baselines_section)
 
 # %% [markdown]
 # Cayley against FC: {glue:text}`cayley_aggregation-verdict_cayley_performance`
@@ -273,7 +273,7 @@ glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES), section=baselin
 # %% tags=["hide-input"]
 glue("paper_gain", ILSE_MAX_GAIN_PP)
 glue("n_boot", n_boot)
-glue.verdict(judge_gain(items, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot), section="gains-over-the-last-layer");
+_ = glue.verdict(judge_gain(items, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot), section="gains-over-the-last-layer")
 
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_gain`
@@ -346,7 +346,7 @@ for key, group in [("identity", "identity mapping"), ("positional", "positional 
 
 # %% tags=["hide-input"]
 glue("paper_mapping_std", ILSE_MAPPING_STD_PP)
-glue.verdict(judge_mapping(ablation, paper_std_pp=ILSE_MAPPING_STD_PP), section="random-layer-to-node-mappings");
+_ = glue.verdict(judge_mapping(ablation, paper_std_pp=ILSE_MAPPING_STD_PP), section="random-layer-to-node-mappings")
 
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_mapping`
