@@ -235,7 +235,7 @@ def variant_curves(results: pd.DataFrame, measurement: str, *, style: str, hue: 
 def method_scores(summary: pd.DataFrame, *, ylabel: str = "test score", title: str | None = None):
     """Mean score (± std over seeds) of every aggregation method, one panel per task.
 
-    ``summary`` has columns ``model, task, method, mean, std`` (:func:`lrd.fusion_verdicts.summarize`).
+    ``summary`` has columns ``model, task, method, mean, std`` (:func:`lrd.fusion_tables.summarize`).
     """
     import numpy as np
 
@@ -267,18 +267,35 @@ def method_scores(summary: pd.DataFrame, *, ylabel: str = "test score", title: s
     return fig
 
 
-def few_shot_curves(summary: pd.DataFrame, *, ylabel: str = "test accuracy"):
-    """Few-shot accuracy against examples per class, one line per method, one panel per task."""
+def few_shot_curves(summary: pd.DataFrame, *, references: pd.DataFrame | None = None,
+                    ylabel: str = "test accuracy"):
+    """Few-shot accuracy against examples per class, one line per method, one panel per task.
+
+    ``summary`` has columns ``model, task, shots, method, mean`` (seed means): each line is the
+    mean over models, its band the standard deviation over models (over seeds, ``std``, when
+    there is one model). ``references`` (columns ``task, method, mean``: full-data scores,
+    means over models) are drawn as dashed horizontal lines.
+    """
     from lrd.aggregation import METHOD_LABELS
 
-    data = summary.assign(method=summary["method"].map(METHOD_LABELS))
+    one_model = summary["model"].nunique() == 1
+    data = (summary if one_model else
+            summary.groupby(["task", "shots", "method"], sort=False)["mean"].agg(["mean", "std"]).reset_index())
+    data = data.assign(method=data["method"].map(METHOD_LABELS), std=data["std"].fillna(0.0))
     grid = sns.relplot(data=data, x="shots", y="mean", hue="method", col="task", kind="line", marker="o",
                        height=3.2, aspect=1.2, facet_kws={"sharey": False})
-    for ax, (_, part) in zip(grid.axes.flat, data.groupby("task", sort=False)):
+    for ax, (task, part) in zip(grid.axes.flat, data.groupby("task", sort=False)):
         for _, line in part.groupby("method"):
             ax.fill_between(line["shots"], line["mean"] - line["std"], line["mean"] + line["std"], alpha=0.12)
+        if references is not None:
+            lines = [ax.axhline(ref["mean"], color="0.3", ls=style, lw=1,
+                                label=f"{METHOD_LABELS.get(ref['method'], ref['method'])}, full data")
+                     for (_, ref), style in zip(references[references["task"] == task].iterrows(), ("--", ":", "-."))]
+            if lines:
+                ax.legend(handles=lines, frameon=False, fontsize=8, loc="lower right")
     grid.set(xscale="log", xticks=sorted(data["shots"].unique()))
     for ax in grid.axes.flat:
+        ax.minorticks_off()  # log-scale minor labels (2 x 10^1, ...) would overlap the shot counts
         ax.set_xticklabels([str(s) for s in sorted(data["shots"].unique())])
     grid.set_axis_labels("examples per class", ylabel)
     plt.close(grid.figure)

@@ -296,10 +296,12 @@ def _train_options(seeds, max_epochs, patience, train_threads, gnn_layers) -> di
 
 def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods: Sequence[str], seeds: Sequence[int],
                        gnn_layers: int, max_epochs: int, patience: int, train_threads: int | None) -> dict:
-    """Every aggregation method trained on one model's states of one task (mean ± seeds rows),
-    the model facts the parameter share needs, and the extraction and training seconds."""
+    """Every aggregation method trained on one model's states of one task: ``"scores"`` (one
+    row per method and seed), ``"items"`` (classification: whether each seed's prediction of
+    each test item is right, :func:`lrd.fusion_eval.item_outcomes`; empty for STS), the model
+    facts the parameter share needs, and the extraction and training seconds."""
     from lrd.extract import extract
-    from lrd.fusion_eval import task_scores
+    from lrd.fusion_eval import item_outcomes, task_scores
 
     _, full, texts = fusion_task(task, n_samples)
     t0 = time.perf_counter()
@@ -307,15 +309,19 @@ def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods
     t1 = time.perf_counter()
     scores = task_scores(states, full, list(methods), texts=texts,
                          **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers))
-    return {"scores": scores.assign(model=model.name, task=task),
-            "model": {"n_params": model.n_params, "hidden_size": model.hidden_size, "n_states": model.n_layers + 1},
+    scores = scores.assign(model=model.name, task=task)
+    items = item_outcomes(scores) if "correct" in scores else pd.DataFrame()
+    return {"scores": scores.drop(columns="correct", errors="ignore"), "items": items,
+            "model": {"n_params": model.n_params, "hidden_size": model.hidden_size, "n_states": model.n_layers + 1,
+                      "kind": model.kind, "source": model.summary()["source"]},
             "seconds": {"extract": t1 - t0, "train": time.perf_counter() - t1}}
 
 
 def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings: int, seeds: Sequence[int],
                     gnn_layers: int, max_epochs: int, patience: int, train_threads: int | None) -> pd.DataFrame:
     """The Cayley encoder's ablations on one model and task: positional encoding, the reference
-    code's doubled edges, and ``n_mappings`` seeded random layer-to-node mappings."""
+    code's doubled edges, and ``n_mappings`` seeded random layer-to-node mappings (one row per
+    variant and seed)."""
     from lrd.extract import extract
     from lrd.fusion_eval import encoder_variants
 
@@ -325,20 +331,23 @@ def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings
                 "edges listed twice (reference)": {"reference_duplicates": True},
                 **{f"random mapping {i}": {"mapping_seed": 1000 + i} for i in range(n_mappings)}}
     return encoder_variants(states, full, variants, texts=texts,
-                            **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers))
+                            **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers)
+                            ).drop(columns="correct", errors="ignore")
 
 
 def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: Sequence[str], shots: Sequence[int],
                     seeds: Sequence[int], gnn_layers: int, max_epochs: int, patience: int,
                     train_threads: int | None) -> pd.DataFrame:
-    """Few-shot accuracy of ``methods`` on one model and task for each number of shots per class."""
+    """Few-shot accuracy of ``methods`` on one model and task for each number of shots per
+    class (one row per shot count, method and seed)."""
     from lrd.extract import extract
     from lrd.fusion_eval import few_shot_scores
 
     data, _, texts = fusion_task(task, n_samples)
     states = extract(model, texts, pooling="mean")
     return few_shot_scores(states, data, list(methods), list(shots),
-                           **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers)).assign(task=task)
+                           **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers)
+                           ).drop(columns="correct").assign(model=model.name, task=task)
 
 
 def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, methods: Sequence[str],
@@ -347,8 +356,8 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
                              few_shot_tasks: Sequence[str], few_shot_methods: Sequence[str],
                              train_threads: int | None = 1, device: str = "cpu") -> dict[str, list[Unit]]:
     """The chapter's units by part: ``"scores"`` one per (model, task); ``"ablation"`` (at most
-    one) and ``"few_shot"`` (one per few-shot task) on the ablation model, when it and the
-    task are in the panel."""
+    one) on the ablation model and task, when both are in the panel; ``"few_shot"`` one per
+    (model, few-shot task in the panel): the few-shot claim is tested with the model as unit."""
     train = dict(seeds=list(seeds), gnn_layers=gnn_layers, max_epochs=max_epochs, patience=patience,
                  train_threads=train_threads)
 
@@ -362,10 +371,10 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
                      dict(task=ablation_task, n_samples=n_samples, n_mappings=n_mappings, **train),
                      tasks=spec(ablation_task), device=device)
                 for _ in [0] if ablation_model in models and ablation_task in tasks]
-    shots = [Unit("cayley_aggregation", cayley_few_shot, ablation_model,
+    shots = [Unit("cayley_aggregation", cayley_few_shot, m,
                   dict(task=t, n_samples=n_samples, methods=list(few_shot_methods), shots=list(few_shot), **train),
                   tasks=spec(t), device=device)
-             for t in few_shot_tasks if ablation_model in models and t in tasks]
+             for m in models for t in few_shot_tasks if t in tasks]
     return {"scores": scores, "ablation": ablation, "few_shot": shots}
 
 

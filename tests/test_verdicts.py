@@ -403,3 +403,17 @@ def test_null_calibration_rejects_bad_arguments():
         null_calibration("cosine.theory")
     with pytest.raises(ValueError, match="positive integer"):
         null_calibration("skean.gain", n=0)
+
+
+def test_min_p_sign_flip_is_westfall_young_over_joint_flips():
+    d = np.array([[0.3, -0.1], [0.2, 0.4], [-0.05, 0.1], [0.4, 0.2], [0.1, 0.3]])
+    patterns = np.array(list(itertools.product((1, -1), repeat=5)), dtype=float)
+    null = patterns @ d / 5  # (32, 2)
+    p_of = lambda m, j: np.mean(null[:, j] >= m - 1e-12)  # noqa: E731
+    p_patterns = np.array([min(p_of(null[i, 0], 0), p_of(null[i, 1], 1)) for i in range(32)])
+    observed = min(p_of(d[:, 0].mean(), 0), p_of(d[:, 1].mean(), 1))
+    t = sign_flip_min_p_test(d)
+    assert t.p_value == pytest.approx(np.mean(p_patterns <= observed + 1e-12))
+    assert sign_flip_min_p_test(d[:, :1]).p_value == sign_flip_test(d[:, 0]).p_value  # one comparison
+    same = np.stack([d[:, 1], d[:, 1], d[:, 1]], 1)
+    assert sign_flip_min_p_test(same).p_value == sign_flip_test(d[:, 1]).p_value  # identical: no penalty

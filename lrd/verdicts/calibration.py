@@ -49,6 +49,12 @@ class NullModel:
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
 #: those of :data:`UNTESTABLE_BY_DESIGN`.
 NULL_MODELS: dict[str, str] = {
+    "ilse.baselines": "lrd.verdicts.fusion:BASELINES_NULL",
+    "ilse.cayley_performance": "lrd.verdicts.fusion:CAYLEY_PERFORMANCE_NULL",
+    "ilse.fc": "lrd.verdicts.fusion:FC_NULL",
+    "ilse.few_shot": "lrd.verdicts.fusion:FEW_SHOT_NULL",
+    "ilse.gain": "lrd.verdicts.fusion:GAIN_NULL",
+    "ilse.mapping": "lrd.verdicts.fusion:MAPPING_NULL",
     "lrd.architecture": "lrd.verdicts.families:ARCHITECTURE_NULL",
     "lrd.complementarity": "lrd.verdicts.families:COMPLEMENTARITY_NULL",
     "lrd.final_layer": "lrd.verdicts.families:FINAL_LAYER_NULL",
