@@ -16,7 +16,7 @@
 #
 # {cite:t}`jiang2026lrd` put their layer-wise measurements to two uses (abstract):
 #
-# > {glue:text}`selection_and_pruning-claim_selection` {glue:text}`selection_and_pruning-claim_selection_llm`
+# > {glue:text}`selection_and_pruning-claim_selection` {glue:text}`selection_and_pruning-claim_selection_strongest` {glue:text}`selection_and_pruning-claim_selection_llm`
 #
 # > {glue:text}`selection_and_pruning-claim_pruning_gfmi_only` {glue:text}`selection_and_pruning-claim_pruning_gfmi_median`
 # > {glue:text}`selection_and_pruning-claim_pruning_frenet` {glue:text}`selection_and_pruning-claim_pruning_nrs`
@@ -69,7 +69,8 @@ from lrd.verdicts import claims_of
 from lrd.verdicts.pruning import (PRUNING_RECONSTRUCTION, chance_table, judge_pruning_frenet,
                                   judge_pruning_gfmi_median, judge_pruning_gfmi_only, judge_pruning_nrs,
                                   mark_informative, rule_summary, winners)
-from lrd.verdicts.selection import LRD_SCORES, judge_selection, judge_selection_llm, selection_table
+from lrd.verdicts.selection import (LRD_SCORES, judge_selection, judge_selection_llm, judge_selection_strongest,
+                                    selection_table)
 
 lrd.book.check_parameters("selection_and_pruning", globals())
 if threads:
@@ -195,8 +196,7 @@ pd.concat(tables, names=["downstream", "score"]).round(3)
 lrd.plots.selection_scatter(per_model, embedding_avg, LRD, ylabel="embedding average")
 
 # %% [markdown]
-# **How the selection claim is judged.** The claim has two parts, and "reproduced" needs both
-# at $p \le 0.05$ (an intersection-union test: its p-value is the larger of the two):
+# **How the selection claim is judged.** The claim has two parts, judged as two claims:
 #
 # 1. *All three scores correlate positively*: the statistic is the *smallest* of the three
 #    correlations, and the same permutation of the downstream scores is applied to all three,
@@ -208,8 +208,8 @@ lrd.plots.selection_scatter(per_model, embedding_avg, LRD, ylabel="embedding ave
 #    allow. The model of middle downstream rank contributes nothing, so this part needs six
 #    models to reach 0.05 ({glue:text}`selection_and_pruning-n_sel` here).
 #
-# It is contradicted if some score correlates negatively or another score is stronger than
-# $d_{0,L}$ beyond chance (Bonferroni over those tests). The decoder claim ("the same
+# Part 1 is contradicted if some score correlates negatively beyond chance, part 2 if another
+# score is stronger than $d_{0,L}$ beyond chance (Bonferroni over those tests). The decoder claim ("the same
 # direction") is part 1 alone on the decoders' multiple-choice accuracy. Our decoders are not
 # the paper's base LLMs: {glue:text}`selection_and_pruning-decoder_sources`.
 #
@@ -217,14 +217,17 @@ lrd.plots.selection_scatter(per_model, embedding_avg, LRD, ylabel="embedding ave
 # |---|---|
 # | **Paper** (abstract) | {glue:text}`selection_and_pruning-claim_selection` ({glue:text}`selection_and_pruning-paper_selection`) |
 # | **Our verdict** | {glue:text}`selection_and_pruning-verdict_selection` |
+# | **Paper** (abstract) | {glue:text}`selection_and_pruning-claim_selection_strongest` ({glue:text}`selection_and_pruning-paper_selection_strongest`) |
+# | **Our verdict** | {glue:text}`selection_and_pruning-verdict_selection_strongest` |
 # | **Paper** (abstract) | {glue:text}`selection_and_pruning-claim_selection_llm` ({glue:text}`selection_and_pruning-paper_selection_llm`) |
 # | **Our verdict (decoders, multiple-choice accuracy)** | {glue:text}`selection_and_pruning-verdict_selection_llm` |
 
 # %% tags=["hide-input"]
 decoders = list(mc_avg.index)
 glue("decoder_sources", "; ".join(f"{m} is {sources[m]}" for m in decoders) or "none in this panel")
-glue.verdict(judge_selection(per_model, embedding_avg, note="downstream score: mean MTEB main score of the last "
-                             f"layer over {', '.join(tasks)}"), section="model-selection")
+downstream_note = f"downstream score: mean MTEB main score of the last layer over {', '.join(tasks)}"
+glue.verdict(judge_selection(per_model, embedding_avg, note=downstream_note), section="model-selection")
+glue.verdict(judge_selection_strongest(per_model, embedding_avg, note=downstream_note), section="model-selection")
 _ = glue.verdict(judge_selection_llm(per_model.loc[decoders], mc_avg, sources=sources, chance=chance,
                                      downstream_name=f"multiple-choice accuracy on {', '.join(mc_tasks)} "
                                                      f"({n_items} items each)"), section="model-selection")

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from lrd.verdicts.selection import (LRD_SCORES, judge_selection, judge_selection_llm, selection_table,
-                                    spearman_difference_test, spearman_interval)
+from lrd.verdicts.selection import (LRD_SCORES, judge_selection, judge_selection_llm, judge_selection_strongest,
+                                    selection_table, spearman_difference_test, spearman_interval)
 from lrd.verdicts.stats import spearman_permutation_test
 
 
@@ -82,17 +82,24 @@ def _panel(n: int, seed: int = 0, *, noise=(0.05, 0.6, 0.6)):
     return pd.DataFrame(x.T, index=models, columns=list(LRD_SCORES)), pd.Series(y, index=models)
 
 
-def test_selection_needs_both_parts_and_its_p_is_the_larger():
+def test_selection_is_the_exact_ordering_test_of_the_smallest_rho():
     scores, down = _panel(40)  # d_0L nearly perfect, the other two clearly positive but weaker
     v = judge_selection(scores, down)
     joint = spearman_permutation_test(scores.to_numpy().T, down.to_numpy(), statistic="min")
+    assert v.p_value == pytest.approx(joint.p_value)
+    assert v.outcome == "reproduced" and v.ci[0] < v.effect < v.ci[1]
+
+
+def test_strongest_takes_the_largest_p_of_the_difference_tests():
+    scores, down = _panel(40)
+    v = judge_selection_strongest(scores, down)
     diffs = [spearman_difference_test(scores["d_0L"].to_numpy(), scores[m].to_numpy(), down.to_numpy())
              for m in LRD_SCORES[1:]]
-    assert v.p_value == pytest.approx(max(joint.p_value, *(d.p_value for d in diffs)))
-    assert v.outcome == "reproduced" and v.ci[0] < v.effect < v.ci[1]
-    # the same scores with d_0L no better than the others: all positive, yet not reproduced
+    assert v.p_value == pytest.approx(max(d.p_value for d in diffs)) and v.outcome == "reproduced"
+    # the same scores with d_0L no better than the others: all positive, yet d_0L is not the strongest
     alike, down = _panel(40, noise=(0.6, 0.6, 0.6))
-    tied = judge_selection(alike, down)
+    assert judge_selection(alike, down).outcome == "reproduced"
+    tied = judge_selection_strongest(alike, down)
     assert tied.outcome == "inconclusive" and tied.p_value > 0.05
 
 
@@ -101,10 +108,10 @@ def test_five_perfect_models_cannot_show_the_strongest_score():
     down = pd.Series([0.1, 0.2, 0.3, 0.4, 0.5], index=models)
     scores = pd.DataFrame({"d_0L": [1, 2, 3, 4, 5.0], "mean NRS (adjusted)": [1, 2, 3, 5, 4.0],
                            "mean GFMI": [2, 1, 3, 4, 5.0]}, index=models)
-    v = judge_selection(scores, down)
-    # the rank differences from d_0L sit on two models each: 2^-2 is the best the second part can do
+    # the rank differences from d_0L sit on two models each: 2^-2 is the best the strongest part can do
+    v = judge_selection_strongest(scores, down)
     assert v.outcome == "not testable" and v.p_min == pytest.approx(1 / 4)
-    assert "exact p = 0.0083" in v.evidence  # all three positive: 1/120, shown as evidence
+    assert judge_selection(scores, down).p_value == pytest.approx(1 / 120)  # all three positive: testable
     table = selection_table(scores, down, list(LRD_SCORES))
     assert table.loc["d_0L", "rho"] == pytest.approx(1) and table.loc["d_0L", "p"] == pytest.approx(1 / 120)
     assert (table["n"] == 5).all()
@@ -122,7 +129,7 @@ def test_too_few_models_or_missing_scores():
     with pytest.raises(ValueError, match="lacks the measures"):
         judge_selection(scores.drop(columns="d_0L"), down)
     with pytest.raises(ValueError, match="strongest"):
-        judge_selection(scores, down, strongest="DiME")
+        judge_selection_strongest(scores, down, strongest="DiME")
 
 
 def test_three_decoders_are_not_testable_and_the_note_names_the_panel():

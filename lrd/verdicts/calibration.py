@@ -65,6 +65,7 @@ NULL_MODELS: dict[str, str] = {
     "lrd.pruning_nrs": "lrd.verdicts.pruning:NRS_NULL",
     "lrd.selection": "lrd.verdicts.selection:SELECTION_NULL",
     "lrd.selection_llm": "lrd.verdicts.selection:SELECTION_LLM_NULL",
+    "lrd.selection_strongest": "lrd.verdicts.selection:STRONGEST_NULL",
 }
 
 #: Test-kind claims that no panel of this book can test (the paper's own model is needed);

@@ -101,7 +101,7 @@ _EMBEDDERS = ('"sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/
 _DECODERS = '"EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "Qwen/Qwen2.5-0.5B", "HuggingFaceTB/SmolLM2-360M"'
 _BASE_LLMS = ('"EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "EleutherAI/pythia-1b", "Qwen/Qwen2.5-0.5B", '
               '"HuggingFaceTB/SmolLM2-360M"')
-_KINDS_PANEL = "at least 4 encoders and 4 decoders (1/C(8,4) = 1/70 per ordering of kinds)"
+_KINDS_PANEL = "at least 3 encoders and 4 decoders (p >= 1/C(7,3) = 1/35; 4 + 4 gives 2/70)"
 _MODELS_PANEL = "at least 5 models (exact sign-flip over models: p >= 2^-n)"
 
 
@@ -142,11 +142,15 @@ _CLAIMS = [
           "alignment with the final layer.", "Sec. 1, Introduction (our translation of the digest)",
           paper_effect="complementary, not redundant (no measurement given)",
           panel=_MODELS_PANEL, sweep=_sweep("lrd_families", _EMBEDDERS)),
-    Claim("lrd.selection", LRD, "selection_and_pruning", "model-level scores predict MTEB rank, d_0L strongest",
-          "For selection, all three model-level scores correlate positively with downstream MTEB performance, "
-          "with end-to-end subspace displacement (d_{0,L}) the strongest [...]", "abstract",
-          paper_effect="all three rho > 0, d_0L the largest (abstract; per-score rho not in our digest)",
-          panel="at least 6 models (all positive: p >= 1/n!; d_0L strongest: sign flips, p >= 2^-5 at 6 models)",
+    Claim("lrd.selection", LRD, "selection_and_pruning", "all three model-level scores predict MTEB rank",
+          "For selection, all three model-level scores correlate positively with downstream MTEB performance [...]",
+          "abstract", paper_effect="all three rho > 0 (abstract; per-score rho not in our digest)",
+          panel="at least 5 models (exact test over orderings: p >= 1/n!)",
+          sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
+    Claim("lrd.selection_strongest", LRD, "selection_and_pruning", "d_0L is the strongest of the three scores",
+          "[...] with end-to-end subspace displacement (d_{0,L}) the strongest [...]", "abstract",
+          paper_effect="d_0L has the largest rho (abstract)",
+          panel="at least 6 models (rank swaps between two scores; the middle model contributes nothing)",
           sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
     Claim("lrd.selection_llm", LRD, "selection_and_pruning", "same direction on a base-LLM MMLU panel",
           "[...] and the same direction holds on a smaller base-LLM MMLU panel.", "abstract",

@@ -45,7 +45,7 @@ from lrd.verdicts.record import ALPHA, Verdict
 from lrd.verdicts.stats import PermutationTest, sign_flip_test, spearman_permutation_test
 
 __all__ = ["LRD_SCORES", "selection_table", "spearman_difference_test", "spearman_interval", "judge_selection",
-           "judge_selection_llm", "SELECTION_NULL", "SELECTION_LLM_NULL"]
+           "judge_selection_strongest", "judge_selection_llm", "SELECTION_NULL", "STRONGEST_NULL", "SELECTION_LLM_NULL"]
 
 #: The three model-level scores of the paper, as :func:`lrd.metrics.model_scores` names them.
 LRD_SCORES = ("d_0L", "mean NRS (adjusted)", "mean GFMI")
@@ -187,34 +187,26 @@ def _untestable(claim: str, n: int, panel: str, why: str = "") -> Verdict:
                                      f"test can run{why}")
 
 
+_RECONSTRUCTION = ("model-level scores: d_0L, mean chance-adjusted NRS over the transitions, mean GFMI over layers "
+                   "0..L-1 (lrd.metrics.model_scores), each averaged over the embedding tasks; the paper's exact "
+                   "aggregation is not in our digest")
+
+
 def judge_selection(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
-                    strongest: str = "d_0L", panel: str = "models", alpha: float = ALPHA,
-                    note: str | None = None) -> Verdict:
-    r"""Verdict on ``lrd.selection``: all ``measures`` correlate positively with the downstream score,
-    ``strongest`` the most.
+                    panel: str = "models", alpha: float = ALPHA, note: str | None = None) -> Verdict:
+    r"""Verdict on ``lrd.selection``: every one of the ``measures`` correlates positively with the downstream score.
 
-    Two parts, both required (intersection-union test: :math:`p = \max(p_1, p_2)`, valid at
-    level :math:`\alpha` without correction):
-
-    1. *All positive*: statistic :math:`\min_s \rho(s, y)`; exact permutation test over the
-       :math:`n!` orderings of the downstream scores, the same ordering applied to every score.
-       Null: the downstream scores are exchangeable across models (no score says anything).
-    2. *``strongest`` the strongest*: for each other score :math:`s`,
-       :func:`spearman_difference_test` of :math:`\rho(\text{strongest}, y) - \rho(s, y)`;
-       :math:`p_2` the largest of these p-values (it must beat every other score).
-
-    The opposite conclusion (``p_against``): some score correlates negatively beyond chance
-    (permutation test of :math:`\max_s -\rho(s, y)`) or some other score is stronger than
-    ``strongest`` (difference test the other way); Bonferroni over these tests.
-
-    Unit: the model (pass one row per model: tasks averaged first). Paper: Jiang, Yang, Tam
-    (2026), abstract and Sec. 6.
+    Test: statistic :math:`\min_s \rho(s, y)`, exact permutation test over the :math:`n!`
+    orderings of the downstream scores, the same ordering applied to every score (the number of
+    scores is accounted for). Null: the downstream scores are exchangeable across models.
+    ``p_against``: some score correlates negatively beyond chance (:math:`\max_s -\rho(s, y)`,
+    same orderings). Unit: the model (one row per model: tasks averaged first). Paper: Jiang,
+    Yang, Tam (2026), abstract and Sec. 6. Which score is strongest is :func:`judge_selection_strongest`.
 
     Parameters
     ----------
     scores : DataFrame indexed by model, with the ``measures`` as columns
     downstream : Series indexed by model (e.g. the mean MTEB main score of the last layer)
-    measures : the model-level scores; must include ``strongest``
     panel : what the units are called in the evidence ("models", "decoders")
     note : optional reader's note (e.g. what the downstream score is)
 
@@ -225,43 +217,72 @@ def judge_selection(scores: pd.DataFrame, downstream: pd.Series, *, measures: Se
         (:func:`spearman_interval`).
     """
     measures = list(measures)
+    x, y, models = _models(scores, downstream, measures)
+    n = len(y)
+    if n < 2:
+        return _untestable("lrd.selection", n, panel)
+    joint, negative, rhos, _ = _all_positive(x, y)
+    low = int(np.argmin(rhos))
+    rho_text = ", ".join(f"{m} {r:+.2f}" for m, r in zip(measures, rhos))
+    evidence = (f"Spearman over {_count(n, panel)}: {rho_text}; all {len(measures)} positive: exact p = "
+                f"{_fmt_p(joint.p_value)} (best possible {_fmt_p(joint.p_min)})")
+    return Verdict(
+        "lrd.selection", "test", evidence,
+        test=(f"exact permutation test over {joint.n_permutations} orderings of the downstream scores, smallest rho "
+              f"of {len(measures)} scores (units: {_count(n, panel)})"),
+        statistic=float(rhos[low]), p_value=joint.p_value, p_min=joint.p_min, p_against=negative.p_value,
+        against=f"some score correlates negatively (largest -rho of {len(measures)} scores, same orderings)",
+        effect=float(rhos[low]), ci=spearman_interval(float(rhos[low]), n),
+        effect_label=f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), {_count(n, panel)}",
+        effect_format="{:+.2f}", reconstruction=_RECONSTRUCTION, note=note, alpha=alpha)
+
+
+def judge_selection_strongest(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
+                              strongest: str = "d_0L", panel: str = "models", alpha: float = ALPHA,
+                              note: str | None = None) -> Verdict:
+    r"""Verdict on ``lrd.selection_strongest``: ``strongest`` correlates with the downstream score more than
+    every other score.
+
+    Test: for each other score :math:`s`, :func:`spearman_difference_test` of
+    :math:`\rho(\text{strongest}, y) - \rho(s, y)` (ranks of the two scores swapped within each
+    model, sign flips over models); it must beat every other score, so :math:`p = \max_s p_s`
+    (intersection-union, valid without correction). ``p_against``: some other score is stronger
+    (difference tests the other way, Bonferroni). Unit: the model. The model at the middle
+    downstream rank contributes nothing, so 5 models cannot reach 0.05.
+
+    Returns
+    -------
+    Verdict
+        ``effect``: the smallest margin :math:`\rho(\text{strongest}, y) - \rho(s, y)`.
+    """
+    measures = list(measures)
     if strongest not in measures:
         raise ValueError(f"strongest={strongest!r} is not one of the measures {measures}")
     x, y, models = _models(scores, downstream, measures)
     n = len(y)
     if n < 2:
-        return _untestable("lrd.selection", n, panel)
-    joint, negative, rhos, ranks = _all_positive(x, y)
+        return _untestable("lrd.selection_strongest", n, panel)
+    _, _, rhos, ranks = _all_positive(x, y)
     i, ry = measures.index(strongest), ranks[-1]
     versus = {m: _difference_test(ranks[i], ranks[j], ry) for j, m in enumerate(measures) if j != i}
     reverse = {m: _difference_test(ranks[j], ranks[i], ry) for j, m in enumerate(measures) if j != i}
-    p_strong = max(t.p_value for t in versus.values())
-    p_min = max(joint.p_min, max(t.p_min for t in versus.values()))
-    p_value = max(joint.p_value, p_strong)
-    against = [negative.p_value] + [t.p_value for t in reverse.values()]
-    p_against = min(1.0, len(against) * min(against))
-    low = int(np.argmin(rhos))
-    rho_text = ", ".join(f"{m} {r:+.2f}" for m, r in zip(measures, rhos))
-    vs_text = "; ".join(f"vs {m}: rho difference {rhos[i] - rhos[measures.index(m)]:+.2f}, p = {_fmt_p(t.p_value)}"
-                        for m, t in versus.items())
-    evidence = (f"Spearman over {_count(n, panel)}: {rho_text}. All three positive: exact p = {_fmt_p(joint.p_value)} "
-                f"(best possible {_fmt_p(joint.p_min)}); {strongest} the strongest: {vs_text} (best possible "
-                f"{_fmt_p(max(t.p_min for t in versus.values()))}); both parts are needed")
+    p_value = max(t.p_value for t in versus.values())
+    p_min = max(t.p_min for t in versus.values())
+    p_against = min(1.0, len(reverse) * min(t.p_value for t in reverse.values()))
+    margins = {m: float(rhos[i] - rhos[measures.index(m)]) for m in versus}
+    closest = min(margins, key=margins.get)
+    vs_text = "; ".join(f"vs {m}: rho difference {margins[m]:+.2f}, p = {_fmt_p(t.p_value)}" for m, t in versus.items())
+    evidence = (f"Spearman over {_count(n, panel)}: {strongest} {rhos[i]:+.2f}; {vs_text} (best possible "
+                f"{_fmt_p(p_min)})")
     return Verdict(
-        "lrd.selection", "test", evidence,
-        test=(f"intersection-union of an exact permutation test over {joint.n_permutations} orderings of the "
-              f"downstream scores (smallest rho of {len(measures)} scores) and sign-flip tests of {strongest}'s rho "
-              f"minus each other score's (units: {_count(n, panel)})"),
-        statistic=float(rhos[low]), p_value=p_value, p_min=p_min, p_against=p_against,
-        against=(f"some score correlates negatively, or another score is stronger than {strongest} (Bonferroni over "
-                 f"{len(against)} tests)"),
-        effect=float(rhos[low]), ci=spearman_interval(float(rhos[low]), n),
-        effect_label=f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), {_count(n, panel)}",
-        effect_format="{:+.2f}",
-        reconstruction=("model-level scores: d_0L, mean chance-adjusted NRS over the transitions, mean GFMI over "
-                        "layers 0..L-1 (lrd.metrics.model_scores), each averaged over the embedding tasks; the "
-                        "paper's exact aggregation is not in our digest"),
-        note=note, alpha=alpha)
+        "lrd.selection_strongest", "test", evidence,
+        test=(f"sign-flip tests over {_count(n, panel)} of {strongest}'s rho minus each other score's "
+              f"(intersection-union over {len(versus)} scores)"),
+        statistic=margins[closest], p_value=p_value, p_min=p_min, p_against=p_against,
+        against=f"another score is stronger than {strongest} (Bonferroni over {len(reverse)} tests)",
+        effect=margins[closest],
+        effect_label=f"smallest margin of {strongest}'s rho over another score's ({closest}), {_count(n, panel)}",
+        effect_format="{:+.2f}", reconstruction=_RECONSTRUCTION, note=note, alpha=alpha)
 
 
 def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
@@ -322,7 +343,7 @@ def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures
         effect_label=(f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), "
                       f"{_count(n, 'decoders')}"),
         effect_format="{:+.2f}",
-        reconstruction="model-level scores as for lrd.selection; downstream score: multiple-choice accuracy, not MMLU",
+        reconstruction=_RECONSTRUCTION + "; downstream score: multiple-choice accuracy, not MMLU",
         note="; ".join(note), alpha=alpha)
 
 
@@ -332,14 +353,17 @@ _N_SIM = 6  # models per simulated panel: 6! orderings; the difference test reac
 
 
 def _simulate_selection(rng: np.random.Generator) -> dict:
-    """Half the panels: scores independent of the downstream score (part 1 at its null); the other
-    half: all three scores equally strongly related to it (part 2 at its null: d_0L not stronger)."""
+    """Scores independent of the downstream score (every correlation at its null)."""
+    models = [f"m{i}" for i in range(_N_SIM)]
+    return {"scores": pd.DataFrame(rng.normal(size=(_N_SIM, 3)), index=models, columns=list(LRD_SCORES)),
+            "downstream": pd.Series(rng.normal(size=_N_SIM), index=models)}
+
+
+def _simulate_strongest(rng: np.random.Generator) -> dict:
+    """All three scores equally related to the downstream score (d_0L exchangeable with the others)."""
     models = [f"m{i}" for i in range(_N_SIM)]
     y = rng.normal(size=_N_SIM)
-    if rng.random() < 0.5:
-        x = rng.normal(size=(3, _N_SIM))
-    else:
-        x = y + 0.3 * rng.normal(size=(3, _N_SIM))
+    x = y + 0.3 * rng.normal(size=(3, _N_SIM))
     return {"scores": pd.DataFrame(x.T, index=models, columns=list(LRD_SCORES)),
             "downstream": pd.Series(y, index=models)}
 
@@ -351,9 +375,10 @@ def _simulate_selection_llm(rng: np.random.Generator) -> dict:
 
 
 SELECTION_NULL = NullModel(
-    _simulate_selection, judge_selection,
-    f"{_N_SIM} models, 3 scores; half the panels scores independent of the downstream score, half all three "
-    f"equally related to it (d_0L exchangeable with the others)")
+    _simulate_selection, judge_selection, f"{_N_SIM} models, 3 scores independent of the downstream score")
+STRONGEST_NULL = NullModel(
+    _simulate_strongest, judge_selection_strongest,
+    f"{_N_SIM} models, 3 scores equally related to the downstream score (d_0L exchangeable with the others)")
 SELECTION_LLM_NULL = NullModel(
     _simulate_selection_llm, judge_selection_llm,
     f"{_N_SIM} decoders, 3 scores independent of the downstream score")
