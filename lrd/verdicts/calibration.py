@@ -48,7 +48,12 @@ class NullModel:
 
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
 #: those of :data:`UNTESTABLE_BY_DESIGN`.
-NULL_MODELS: dict[str, str] = {}
+NULL_MODELS: dict[str, str] = {
+    "cosine.correlation": "lrd.verdicts.agreement:CORRELATION_NULL",
+    "cosine.dataset": "lrd.verdicts.agreement:DATASET_NULL",
+    "cosine.misestimate": "lrd.verdicts.agreement:MISESTIMATE_NULL",
+    "cosine.pruning": "lrd.verdicts.agreement:PRUNING_NULL",
+}
 
 #: Test-kind claims that no panel of this book can test (the paper's own model is needed);
 #: their verdict is "not testable" without a test, so there is nothing to calibrate.
