@@ -105,8 +105,8 @@ units = cosine_vs_ablation_units(models, tasks, n_items, n_calibration, pruning_
 runs = collect_decoders(models, compute(units["decoders"]))  # one cached unit per decoder (lrd.units.ablation_decoder)
 relevance = runs.relevance
 csv_path = save_results(relevance, "cosine_vs_ablation", results_dir)
-chance = chance_table(runs.accuracy, runs.chance_null)
 glue("n_chance", len(next(iter(runs.chance_null.values()))))
+chance = chance_table(runs.accuracy, runs.chance_null)
 
 # %% [markdown]
 # The paper's Figure 1 on our panel: cosine relevance (left) and accuracy relevance (right) of

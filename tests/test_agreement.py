@@ -168,7 +168,7 @@ def test_noise_is_inconclusive_never_reproduced():
 def test_correlation_is_not_testable_below_measured_chance():
     reps = _reps({("a", "t"): _DROP}, {("a", "t"): _DROP})
     v = judge_correlation(agreement_table(reps), _above(reps, p=0.063))
-    assert v.outcome == "not testable" and "above measured chance" in v.evidence
+    assert v.outcome == "not testable" and "0 of 1 decoder-task pairs above measured chance" in v.evidence
     with pytest.raises(ValueError, match="no chance row"):
         judge_correlation(agreement_table(reps), _above([("b", "t")]))
 

@@ -22,16 +22,18 @@ is **corrected for attenuation** (Spearman 1904): :math:`r_c = r / \sqrt{R}`, cl
 makes this exact in expectation for Pearson's correlation of item means, which is the
 default (``method="pearson"``). It is not for rank correlations: near-tied blocks stay
 shuffled however many items are added, so the split-half step-up over-states the reliability
-of a ranking and the corrected Spearman correlation stays biased towards 0 (the null
-calibration catches it: 10% "reproduced" at the margin); Spearman's rho is reported
-uncorrected, beside. Every number is recomputed on ``n_boot`` bootstrap resamples of the
+of a ranking and the corrected Spearman correlation stays biased towards 0 (simulated at the
+margin with a few dozen items, its test said "reproduced" well above 5% of the time);
+Spearman's rho is reported uncorrected, beside. Every number is recomputed on ``n_boot`` bootstrap resamples of the
 items (the unit that varies independently within one model; halves are split by distinct
 item, so a resampled duplicate never lands in both halves), which gives intervals and p-values.
 
 **Tests.** A bootstrap p-value is :math:`(1 + \#\{b : \text{replicate } b \text{ does not
 support the conclusion}\}) / (1 + B)`; a replicate whose correction is undefined (or, for the
 mis-estimation share, whose ranking reliability is below ``min_reliability``) supports no
-conclusion, so noise gives "inconclusive", never "reproduced" or "contradicted". Tasks of one
+conclusion, so noise gives "inconclusive", never "reproduced" or "contradicted". The
+percentile bootstrap's level is approximate: the null models at the end of this module check it
+on simulated panels (:mod:`lrd.verdicts.calibration`). Tasks of one
 model are averaged first (one value per model and replicate). The claims are about the models
 of the panel ("depending on the model"), so the panel verdict is an **intersection-union
 test**: a conclusion holds when it holds for every model, with :math:`p = \max_m p_m` (valid at
@@ -535,7 +537,7 @@ def _per_model(table: pd.DataFrame, columns: tuple[str, ...], *, group: str = "t
 
 def _chance_words(chance: pd.DataFrame, alpha: float) -> str:
     return (f"{int((chance['p_chance'] <= alpha).sum())} of {len(chance)} decoder-task pairs above measured chance "
-            f"(permutation p <= {alpha})")
+            f"at p <= {alpha}")
 
 
 # --- the judges ------------------------------------------------------------------------------------
@@ -547,7 +549,7 @@ def judge_theory(toy, *, max_cosine: float = 1e-3) -> Verdict:
     ``accuracy``, ``accuracy_without``, ``chance``). It holds when the block of least cosine
     relevance has relevance below ``max_cosine`` while the intact network is perfect and the
     network without that block is at chance. The network is our construction illustrating the
-    paper's theoretical result (Sec. 3), not a reproduction of its proof: it holds by design.
+    paper's theoretical result, not a reproduction of its proof: it holds by design.
 
     Examples
     --------
@@ -564,8 +566,8 @@ def judge_theory(toy, *, max_cosine: float = 1e-3) -> Verdict:
                 f"{block + 1} has cosine relevance {cos[block]:.1e}, the least, yet removing it takes accuracy from "
                 f"{toy.accuracy:.0%} to {without:.0%} (chance {toy.chance:.0%})")
     return Verdict("cosine.theory", "demonstration", evidence, holds=holds,
-                   reconstruction="the toy network is ours; the paper proves the point (Sec. 3), it does not build "
-                                  "this network")
+                   reconstruction="the toy network is ours; the paper proves the point in its theoretical analysis, "
+                                  "it does not build this network")
 
 
 def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: float = STRONG_CORRELATION,
@@ -595,8 +597,7 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
     kept = _above_chance(agreement, chance, alpha)
     claim = "cosine.correlation"
     if kept.empty:
-        return Verdict.untestable(claim, f"no decoder-task pair has intact accuracy above measured chance "
-                                         f"({_chance_words(chance, alpha)}), so accuracy relevance is noise",
+        return Verdict.untestable(claim, f"{_chance_words(chance, alpha)}: without signal, accuracy relevance is noise",
                                   note=_CHAPTER_NOTE)
     arrays = _per_model(kept, ("r_corrected", "r", "reliability"))
     per_model = {m: a.mean(0) for m, a in arrays["r_corrected"].items()}  # NaN if any task's is
@@ -653,8 +654,8 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, *, share: f
     kept = _above_chance(agreement, chance, alpha)
     claim = "cosine.misestimate"
     if kept.empty:
-        return Verdict.untestable(claim, f"no decoder-task pair has intact accuracy above measured chance "
-                                         f"({_chance_words(chance, alpha)})", note=_CHAPTER_NOTE)
+        return Verdict.untestable(claim, f"{_chance_words(chance, alpha)}: without signal, accuracy relevance is noise",
+                                  note=_CHAPTER_NOTE)
     arrays = _per_model(kept, ("misestimated", "rank_reliability", "unrelated"))
     observed = {m: a.mean(0) for m, a in arrays["misestimated"].items()}
     with np.errstate(invalid="ignore"):
@@ -713,7 +714,7 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
         return Verdict.untestable(claim, "no decoder was measured on two tasks", note=_CHAPTER_NOTE)
     kept = _above_chance(task_agreement, chance, alpha, keys=("task_a", "task_b"))
     if kept.empty:
-        return Verdict.untestable(claim, f"no decoder has two tasks with intact accuracy above measured chance "
+        return Verdict.untestable(claim, f"no decoder is above measured chance on two tasks "
                                          f"({_chance_words(chance, alpha)})", note=_CHAPTER_NOTE)
     kept = kept.assign(pair=[f"{a} / {b}" for a, b in zip(kept["task_a"], kept["task_b"])])
     arrays = _per_model(kept, ("r_corrected", "r"), group="pair")
