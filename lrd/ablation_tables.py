@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from lrd.relevance import pruning_table
-from lrd.report import per_layer
+from lrd.report import RESULT_COLUMNS, per_layer
 
 __all__ = ["DecoderRuns", "collect_decoders", "pruning_curves_table", "encoder_tables"]
 
@@ -98,4 +98,6 @@ def encoder_tables(encoders: Sequence[str], results: Sequence[dict], task: str) 
                  per_layer(drop, model=name, task=task, measurement="accuracy relevance", layers=layers)]
         summary.append({"model": name, "score (intact)": float(score[0]),
                         "spearman": float(pd.Series(drop).corr(pd.Series(cos), method="spearman"))})
+    if not rows:
+        return pd.DataFrame(columns=RESULT_COLUMNS), pd.DataFrame(columns=["model", "score (intact)", "spearman"])
     return pd.concat(rows, ignore_index=True), pd.DataFrame(summary)

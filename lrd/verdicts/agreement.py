@@ -79,9 +79,9 @@ __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spea
            "judge_pruning", "judge_olmo", "STRONG_CORRELATION", "ESTIMATION_MARGIN", "MIN_RELIABILITY",
            "SAME_RELEVANCE", "CORRELATION_NULL", "MISESTIMATE_NULL", "DATASET_NULL", "PRUNING_NULL"]
 
-#: The conventional cut between a moderate and a strong correlation (|r| >= 0.7; e.g. Akoglu,
-#: "User's guide to correlation coefficients", Turk. J. Emerg. Med. 2018): the equivalence
-#: margin of "weak or moderate".
+#: The conventional cut between a moderate and a strong correlation (|r| >= 0.7 is "strong" in
+#: Dancey and Reidy's labels, as tabulated by Akoglu, "User's guide to correlation coefficients",
+#: Turk. J. Emerg. Med. 18 (2018) 91-93): the equivalence margin of "weak or moderate".
 STRONG_CORRELATION = 0.7
 #: Over/under-estimation margin in percentile ranks: a block counts as mis-estimated when its
 #: cosine and accuracy ranks lie more than a tenth of the depth apart (2-3 blocks in our
@@ -96,7 +96,7 @@ MIN_RELIABILITY = 0.7
 SAME_RELEVANCE = 0.9
 
 _CHAPTER_NOTE = ("Two of the three offline decoders (SmolLM2, Qwen) are instruct models and all three are GGUF "
-                 "checkpoints dequantised to float32; the paper's LLMs are base models (OLMo, LLaMA-3).")
+                 "checkpoints dequantised to float32; the paper's LLMs include OLMo and LLaMA-3-8B.")
 
 
 # --- correlations along the last axis ------------------------------------------------------------
@@ -612,7 +612,7 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
                      f"[{_low(boot, 0.025, -1):.2f}, {_high(boot, 0.975, 1):.2f}]")
     stack = np.vstack(list(per_model.values()))
     n_boot = stack.shape[1] - 1
-    effect = float(np.nanmean(stack[:, 0])) if np.isfinite(stack[:, 0]).any() else None
+    effect = float(stack[:, 0].mean()) if np.isfinite(stack[:, 0]).all() else None  # undefined in a model
     mean_boot = stack[:, 1:].mean(0)
     return Verdict(claim, "test",
                    f"noise-corrected correlation of accuracy with cosine relevance, mean over tasks [95% bootstrap "
@@ -728,7 +728,7 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
                      f"{len(arrays['r'][model])} task pair(s), uncorrected {arrays['r'][model][:, 0].mean():.2f}")
     stack = np.vstack(list(per_model.values()))
     n_boot = stack.shape[1] - 1
-    effect = float(np.nanmean(stack[:, 0])) if np.isfinite(stack[:, 0]).any() else None
+    effect = float(stack[:, 0].mean()) if np.isfinite(stack[:, 0]).all() else None  # undefined in a model
     mean_boot = stack[:, 1:].mean(0)
     return Verdict(claim, "test", f"noise-corrected correlation of accuracy relevance between tasks [95% bootstrap "
                                   f"interval]: {'; '.join(parts)}",
