@@ -176,28 +176,35 @@ def relevance_heatmaps(relevance: pd.DataFrame, *, measures: tuple[str, str] = (
 
 
 def pruning_curves(curves: pd.DataFrame, *, score: str = "acc", chance: float | None = None):
-    """Accuracy against the number of removed blocks, one line per pruning rule.
+    """Accuracy against the number of removed blocks, one line per pruning rule (one panel per
+    ``model`` when the table has that column).
 
     Random rules are drawn as their median over seeds with a band from the minimum to the maximum.
 
     Parameters
     ----------
-    curves : DataFrame with columns ``rule, seed, k`` and ``score``.
+    curves : DataFrame with columns ``rule, seed, k``, ``score`` and optionally ``model``.
     chance : float, optional
         Drawn as a dotted line.
     """
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for rule, part in curves.groupby("rule", sort=False):
-        g = part.groupby("k")[score]
-        med = g.median()
-        line, = ax.plot(med.index, med.values, marker="o", label=rule)
-        if part["seed"].nunique() > 1:
-            ax.fill_between(med.index, g.min().values, g.max().values, alpha=0.2, color=line.get_color())
-    if chance is not None:
-        ax.axhline(chance, ls=":", color="grey", label="chance")
-    ax.set_xlabel("blocks removed")
-    ax.set_ylabel(f"mean {score} over tasks (evaluation split)")
-    ax.legend(fontsize=8)
+    panels = list(dict.fromkeys(curves["model"])) if "model" in curves else [None]
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 if len(panels) == 1 else 5 * len(panels), 4.2), squeeze=False,
+                             sharey=True)
+    for ax, model in zip(axes[0], panels):
+        part_m = curves if model is None else curves[curves["model"] == model]
+        for rule, part in part_m.groupby("rule", sort=False):
+            g = part.groupby("k")[score]
+            med = g.median()
+            line, = ax.plot(med.index, med.values, marker="o", label=rule)
+            if part["seed"].nunique() > 1:
+                ax.fill_between(med.index, g.min().values, g.max().values, alpha=0.2, color=line.get_color())
+        if chance is not None:
+            ax.axhline(chance, ls=":", color="grey", label="chance")
+        ax.set_xlabel("blocks removed")
+        if model is not None:
+            ax.set_title(model, fontsize=10)
+    axes[0, 0].set_ylabel(f"mean {score} over tasks (evaluation split)")
+    axes[0, -1].legend(fontsize=8)
     fig.tight_layout()
     plt.close(fig)
     return fig

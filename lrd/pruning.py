@@ -42,8 +42,8 @@ import pandas as pd
 
 from lrd.metrics.profile import LRDProfile
 
-__all__ = ["BUDGETS", "PRUNE_RULES", "MEASUREMENT_RULES", "budget_blocks", "measurement_scores", "budget_plan",
-           "budgets_of", "plan_changes"]
+__all__ = ["BUDGETS", "PRUNE_RULES", "MEASUREMENT_RULES", "budget_blocks", "measurement_scores", "gromov_block",
+           "pruning_sets", "budget_plan", "budgets_of", "plan_changes"]
 
 BUDGETS = (0.05, 0.10, 0.15, 0.20)
 MEASUREMENT_RULES = ("Frenet (velocity)", "NRS", "GFMI")
@@ -85,6 +85,69 @@ def measurement_scores(profile: LRDProfile) -> dict[str, np.ndarray]:
             "GFMI": np.abs(np.diff(np.asarray(profile.gfmi, float)))}
 
 
+def gromov_block(distance: np.ndarray, k: int) -> list[int]:
+    """The ``k`` consecutive blocks Gromov et al. prune: ``l* + 1 .. l* + k``,
+    :math:`l^* = \\arg\\min_l d(l, l + k)` (1-based block numbers).
+
+    Parameters
+    ----------
+    distance : ndarray of shape (L + 1, L + 1)
+        Angular distances between layers (:func:`lrd.relevance.angular_distance`).
+    k : int
+        Blocks to remove, 0..L.
+
+    >>> d = np.full((5, 5), 0.9); d[2, 4] = d[4, 2] = 0.1
+    >>> gromov_block(d, 2)
+    [3, 4]
+    """
+    n = distance.shape[0] - 1
+    if not 0 <= k <= n:
+        raise ValueError(f"k must be in 0..{n}, got {k}")
+    if k == 0:
+        return []
+    start = int(np.argmin([distance[l, l + k] for l in range(n - k + 1)]))
+    return list(range(start + 1, start + k + 1))
+
+
+def _lowest(scores: np.ndarray, k: int, tiebreak: np.ndarray | None = None) -> list[int]:
+    keys = (np.asarray(scores),) if tiebreak is None else (np.asarray(tiebreak), np.asarray(scores))
+    return sorted((np.lexsort(keys)[:k] + 1).tolist())
+
+
+def pruning_sets(scores: dict[str, np.ndarray], ks: list[int], *, distance: np.ndarray | None = None,
+                 n_random: int = 5, seed: int = 0, tiebreak: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """Which blocks each pruning rule removes for each budget ``k``.
+
+    Parameters
+    ----------
+    scores : dict of name -> ndarray of shape (L,)
+        Importance per block (higher = keep); rule ``name`` removes the ``k`` lowest.
+    ks : list of int
+        Numbers of blocks to remove.
+    distance : ndarray of shape (L + 1, L + 1), optional
+        Angular distances; adds the rule ``angular (Gromov)``, which removes the ``k``
+        consecutive blocks :math:`l^*+1..l^*+k` minimising :math:`d(l, l+k)` (:func:`gromov_block`).
+    n_random : int
+        Random rules (one random order per seed; budget ``k`` removes its first ``k`` blocks).
+    tiebreak : dict of name -> ndarray, optional
+        Secondary key for ties (e.g. log-likelihood drop for accuracy relevance).
+
+    Returns
+    -------
+    DataFrame with columns ``rule, seed, k, removed`` (tuple of 1-based blocks).
+    """
+    n = len(next(iter(scores.values())))
+    rows = []
+    for name, s in scores.items():
+        rows += [(name, -1, k, tuple(_lowest(s, k, (tiebreak or {}).get(name)))) for k in ks]
+    if distance is not None:
+        rows += [("angular (Gromov)", -1, k, tuple(gromov_block(distance, k))) for k in ks]
+    for r in range(n_random):
+        order = np.random.default_rng(seed + r).permutation(n) + 1
+        rows += [("random", r, k, tuple(sorted(order[:k].tolist()))) for k in ks]
+    return pd.DataFrame(rows, columns=["rule", "seed", "k", "removed"])
+
+
 def budget_plan(scores: dict[str, np.ndarray], n_blocks: int, fractions: Sequence[float] = BUDGETS, *,
                 distance: np.ndarray | None = None, n_random: int = 5, seed: int = 0,
                 tiebreak: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
@@ -107,8 +170,6 @@ def budget_plan(scores: dict[str, np.ndarray], n_blocks: int, fractions: Sequenc
     -------
     DataFrame ``rule, seed, fraction, k, removed`` (``seed`` -1 for deterministic rules).
     """
-    from lrd.agreement import pruning_sets
-
     bad = {r: np.shape(s) for r, s in scores.items() if np.shape(s) != (n_blocks,)}
     if bad:
         raise ValueError(f"every score needs one value per block ({n_blocks}), got shapes {bad}")

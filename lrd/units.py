@@ -437,13 +437,16 @@ def _mc_split(name: str, split: str, n: int):
 
 
 def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, n_calibration: int,
-                     pruning: bool, pruning_ks: Sequence[int], n_random: int, batch_size: int) -> dict:
+                     pruning: bool, pruning_ks: Sequence[int], n_random: int, batch_size: int,
+                     n_chance: int = 1000) -> dict:
     """One decoder's removal sweeps on every task: relevance rows, per-item correctness of the
-    intact and single-removal runs, intact acc_norm, chance, and, for the pruning model
-    (``pruning``), the calibration plan with each task's pruned accuracies; plus the work done
-    (``block forwards``, ``token passes``, ``seconds``)."""
+    intact and single-removal runs, intact acc_norm, measured chance (``chance[task]``: the
+    intact run's accuracy under ``n_chance`` permutations of the gold choice within items,
+    :func:`lrd.scoring.permuted_gold_accuracy`) and, for the pruning model (``pruning``), the
+    calibration plan with each task's pruned accuracies; plus the work done (``block forwards``,
+    ``token passes``, ``seconds``)."""
     from lrd.relevance import calibration_plan, pruning_accuracy, relevance_rows, removal_sweep
-    from lrd.scoring import build_requests, mc_accuracy
+    from lrd.scoring import build_requests, mc_accuracy, permuted_gold_accuracy
 
     name = model.name
     work = {"block forwards": 0.0, "token passes": 0.0, "seconds": 0.0}
@@ -456,7 +459,6 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
     rows, correct, acc_norm, chance, plan = [], {}, {}, {}, None
     for task in tasks:
         split = _mc_split(task, "test", n_items)
-        chance[task] = float(np.mean(1 / split.frame["choices"].map(len)))  # expected accuracy of guessing
         req = build_requests(model, split)
         sets = [[l] for l in range(1, model.n_layers + 1)]
         if pruning:  # rank blocks on the calibration split first (once)
@@ -473,6 +475,7 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
         rows.append(r)
         correct[task] = c
         acc_norm[task] = mc_accuracy(sweep.lls[:1], req)["acc_norm"].mean()
+        chance[task] = permuted_gold_accuracy(sweep.lls[0], req, n_permutations=n_chance, seed=0)
         if pruning:
             plan[task] = pruning_accuracy(sweep, req, plan)
     return {"rows": rows, "correct": correct, "acc_norm": acc_norm, "chance": chance, "plan": plan, "work": work}
@@ -488,15 +491,19 @@ def ablation_encoder(model: LoadedModel, *, task: str, n_encoder: int, encoder_s
 
 
 def cosine_vs_ablation_units(models: Sequence[str], tasks: Sequence[str], n_items: int, n_calibration: int,
-                             pruning_model: str, pruning_ks: Sequence[int], n_random: int, encoders: Sequence[str],
-                             encoder_task: str, n_encoder: int, encoder_scorer: str, batch_size: int = 32,
-                             device: str = "cpu") -> dict[str, list[Unit]]:
-    """``"decoders"``: one unit per decoder (:func:`ablation_decoder`); ``"encoders"``: one per
-    encoder (:func:`ablation_encoder`)."""
+                             pruning_models: Sequence[str], pruning_ks: Sequence[int], n_random: int,
+                             encoders: Sequence[str], encoder_task: str, n_encoder: int, encoder_scorer: str,
+                             batch_size: int = 32, device: str = "cpu", n_chance: int = 1000) -> dict[str, list[Unit]]:
+    """``"decoders"``: one unit per decoder (:func:`ablation_decoder`; those of ``pruning_models``
+    are also pruned); ``"encoders"``: one per encoder (:func:`ablation_encoder`)."""
+    outside = [m for m in pruning_models if m not in models]
+    if outside:
+        raise ValueError(f"pruning_models {outside} are not among the decoders {list(models)}; add them to `models` "
+                         f"or drop them from `pruning_models`")
     read = tuple((t, None) for t in tasks)
     decoders = [Unit("cosine_vs_ablation", ablation_decoder, m,
-                     dict(tasks=list(tasks), n_items=n_items, n_calibration=n_calibration, pruning=m == pruning_model,
-                          pruning_ks=list(pruning_ks), n_random=n_random, batch_size=batch_size),
+                     dict(tasks=list(tasks), n_items=n_items, n_calibration=n_calibration, pruning=m in pruning_models,
+                          pruning_ks=list(pruning_ks), n_random=n_random, batch_size=batch_size, n_chance=n_chance),
                      tasks=read, device=device) for m in models]
     encs = [Unit("cosine_vs_ablation", ablation_encoder, m,
                  dict(task=encoder_task, n_encoder=n_encoder, encoder_scorer=encoder_scorer, batch_size=batch_size),

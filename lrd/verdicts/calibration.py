@@ -49,6 +49,10 @@ class NullModel:
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
 #: those of :data:`UNTESTABLE_BY_DESIGN`.
 NULL_MODELS: dict[str, str] = {
+    "cosine.correlation": "lrd.verdicts.agreement:CORRELATION_NULL",
+    "cosine.dataset": "lrd.verdicts.agreement:DATASET_NULL",
+    "cosine.misestimate": "lrd.verdicts.agreement:MISESTIMATE_NULL",
+    "cosine.pruning": "lrd.verdicts.agreement:PRUNING_NULL",
     "ilse.baselines": "lrd.verdicts.fusion:BASELINES_NULL",
     "ilse.cayley_performance": "lrd.verdicts.fusion:CAYLEY_PERFORMANCE_NULL",
     "ilse.fc": "lrd.verdicts.fusion:FC_NULL",
@@ -58,7 +62,6 @@ NULL_MODELS: dict[str, str] = {
     "lrd.architecture": "lrd.verdicts.families:ARCHITECTURE_NULL",
     "lrd.complementarity": "lrd.verdicts.families:COMPLEMENTARITY_NULL",
     "lrd.final_layer": "lrd.verdicts.families:FINAL_LAYER_NULL",
-    "lrd.task": "lrd.verdicts.families:TASK_NULL",
     "lrd.pruning_frenet": "lrd.verdicts.pruning:FRENET_NULL",
     "lrd.pruning_gfmi_median": "lrd.verdicts.pruning:GFMI_MEDIAN_NULL",
     "lrd.pruning_gfmi_only": "lrd.verdicts.pruning:GFMI_ONLY_NULL",
@@ -66,6 +69,7 @@ NULL_MODELS: dict[str, str] = {
     "lrd.selection": "lrd.verdicts.selection:SELECTION_NULL",
     "lrd.selection_llm": "lrd.verdicts.selection:SELECTION_LLM_NULL",
     "lrd.selection_strongest": "lrd.verdicts.selection:STRONGEST_NULL",
+    "lrd.task": "lrd.verdicts.families:TASK_NULL",
 }
 
 #: Test-kind claims that no panel of this book can test (the paper's own model is needed);
