@@ -48,7 +48,12 @@ class NullModel:
 
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
 #: those of :data:`UNTESTABLE_BY_DESIGN`.
-NULL_MODELS: dict[str, str] = {}
+NULL_MODELS: dict[str, str] = {
+    "skean.choice": "lrd.verdicts.layer_choice:CHOICE_NULL",
+    "skean.gain": "lrd.verdicts.layer_choice:GAIN_NULL",
+    "skean.metrics_track": "lrd.verdicts.layer_choice:METRICS_TRACK_NULL",
+    "skean.valley": "lrd.verdicts.layer_choice:VALLEY_NULL",
+}
 
 #: Test-kind claims that no panel of this book can test (the paper's own model is needed);
 #: their verdict is "not testable" without a test, so there is nothing to calibrate.
