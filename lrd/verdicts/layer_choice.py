@@ -88,7 +88,8 @@ def _per_model(results: pd.DataFrame, measurements) -> dict[str, tuple[list, np.
         has_task, has_layer = present.any((1, 2)), present.any((0, 2))
         block = grid[i][has_task][:, has_layer]
         if counts[i] != block.size or np.isnan(block).any():
-            raise ValueError(f"model {model!r}: every task needs one value of each of {measurements} at every layer")
+            raise ValueError(f"model {model!r}: every task needs exactly one finite value of each of {measurements} "
+                             "at every layer (a value is missing, repeated or NaN)")
         out[model] = ([t for t, keep in zip(tasks, has_task) if keep], layers[has_layer], block)
     return out
 
