@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from lrd import aggregation, book, cayley, layer_choice, metrics, plots, report, tasks
+from lrd import aggregation, book, cayley, metrics, plots, report, tasks
 from lrd.ablation import removed_layers
 from lrd.assets import fetch, lrd_home
 from lrd.evaluate import evaluate_layers
@@ -13,5 +13,5 @@ from lrd.verdicts import Verdict
 from lrd.tasks import Task, load_task
 
 __all__ = ["Glue", "LoadedModel", "Task", "Verdict", "aggregation", "book", "cayley", "evaluate_layers", "extract",
-           "extract_variants", "fetch", "layer_choice", "load_model", "load_task", "lrd_home", "metrics", "plots", "pool", "removed_layers",
+           "extract_variants", "fetch", "load_model", "load_task", "lrd_home", "metrics", "plots", "pool", "removed_layers",
            "report", "tasks", "__version__"]

@@ -13,7 +13,6 @@ book's landing page gathers into its verdict dashboard (``lrd.sphinxext``).
 from __future__ import annotations
 
 import json
-import math
 import numbers
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,54 +29,6 @@ VERDICT_FIELDS = ("key", "chapter", "section", "claim", "kind", "outcome", "evid
                   "p_against", "against", "p_min", "effect", "ci", "effect_label", "effect_format", "paper_effect",
                   "holds", "reconstruction", "note", "alpha", "paper", "label", "claim_text", "claim_source", "panel",
                   "sweep")
-
-#: The verdict words, strongest first. A verdict string is ``"<word>: <evidence>"``.
-VERDICT_WORDS = ("reproduced", "partly reproduced", "not reproduced", "not testable")
-
-
-
-@dataclass(frozen=True)
-class OldVerdict:
-    """Deprecated (chapters not yet ported to lrd.verdicts): a verdict on a claim: one of :data:`VERDICT_WORDS`, the evidence, and its strength.
-
-    ``p_value`` is the probability of a result at least as strong as the observed one under
-    chance (exact or permutation, the number of comparisons accounted for), ``test`` says how
-    it was computed; both are ``None`` where the claim is not a comparison.
-
-    Examples
-    --------
-    >>> v = OldVerdict.parse("not reproduced on our panel: a final-layer statistic separates them")
-    >>> v.word, v.evidence
-    ('not reproduced', 'a final-layer statistic separates them')
-    >>> str(OldVerdict("not testable", "one task"))
-    'not testable: one task'
-    """
-
-    word: str
-    evidence: str
-    p_value: float | None = None
-    test: str | None = None
-
-    def __post_init__(self):
-        if self.word not in VERDICT_WORDS:
-            raise ValueError(f"verdict word must be one of {VERDICT_WORDS}, got {self.word!r}")
-        if not str(self.evidence).strip():
-            raise ValueError("a verdict needs its evidence (one line saying what was observed)")
-        if self.p_value is not None and not (math.isfinite(self.p_value) and 0 <= self.p_value <= 1):
-            raise ValueError(f"p_value must be a probability in [0, 1] or None, got {self.p_value!r}")
-
-    def __str__(self) -> str:
-        return f"{self.word}: {self.evidence}"
-
-    @classmethod
-    def parse(cls, text: str, *, p_value: float | None = None, test: str | None = None) -> "OldVerdict":
-        """Split ``"<word>[ qualifier]: <evidence>"`` into a :class:`Verdict`."""
-        head, sep, evidence = str(text).partition(":")
-        word = next((w for w in sorted(VERDICT_WORDS, key=len, reverse=True) if head.strip().startswith(w)), None)
-        if word is None or not sep:
-            raise ValueError(f"a verdict must read '<word>: <evidence>' with a word of {VERDICT_WORDS}; got {text!r}")
-        return cls(word, evidence.strip(), p_value, test)
-
 
 def per_layer(values: np.ndarray, *, model: str, task: str, measurement: str,
               layers: np.ndarray | None = None, n_layers: int | None = None) -> pd.DataFrame:

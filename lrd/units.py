@@ -384,10 +384,13 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
 
 def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int, n_bootstrap: int, pooling: str,
                     token_task: str, n_token_prompts: int, aug_task: str, n_aug_prompts: int, n_views: int,
-                    norm_task: str) -> dict:
+                    norm_task: str, n_permutations: int) -> dict:
     """Everything the mid-layer chapter measures on one model: every layer's MTEB-protocol
-    score and pooled metrics per task, token metrics, augmentation-invariance metrics, and
-    (decoders) scores with and without the final norm. Returns ``kind``, ``rows`` and ``normed``.
+    score per task (on every evaluation row and on each half of them, and its label-permutation
+    chance from ``n_permutations`` shuffles: :func:`lrd.evaluate.layer_scores`), pooled metrics
+    per task, token metrics, augmentation-invariance metrics, and (decoders) scores with and
+    without the final norm. Returns ``kind``, ``source`` (where the weights come from),
+    ``rows`` and ``normed``.
 
     One forward pass per task feeds its pooled states, and, for ``norm_task`` and
     ``token_task`` (which must be among ``tasks``), the final-norm variant and the token states
@@ -405,25 +408,26 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     for task, data in task_data.items():  # one forward pass per task, whatever it feeds
         run = task_pass(model, data.texts, pooling=pooling, final_norm=task == norm_task and model.final_norm is not None,
                         n_token_prompts=n_token_prompts if task == token_task else 0)
-        scores = layer_scores(run.states, data, model=name, n_bootstrap=n_bootstrap)
+        scores = layer_scores(run.states, data, model=name, n_bootstrap=n_bootstrap, halves=True,
+                              n_permutations=n_permutations)
         rows += [scores, pooled_metrics(run.states, model=name, task=task)]
         if run.tokens is not None:
             rows.append(token_rows(run.tokens, model=name, task=task))
         if run.normed is not None:
             normed += [layer_scores(run.normed, data, model=name, n_bootstrap=n_bootstrap).assign(**{"final norm": "on"}),
-                       scores.assign(**{"final norm": "off"})]
+                       scores[scores["measurement"] == "score"].assign(**{"final norm": "off"})]
     views = view_states(model, task_data[aug_task].texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
     rows.append(invariance_metrics(views, model=name, task=aug_task))
-    return {"kind": model.kind, "rows": rows, "normed": normed}
+    return {"kind": model.kind, "source": model.summary()["source"], "rows": rows, "normed": normed}
 
 
 def mid_layer_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, n_bootstrap: int, pooling: str,
                     token_task: str, n_token_prompts: int, aug_task: str, n_aug_prompts: int, n_views: int,
-                    norm_task: str, device: str = "cpu") -> list[Unit]:
+                    norm_task: str, n_permutations: int, device: str = "cpu") -> list[Unit]:
     """One unit per model (:func:`mid_layer_model`)."""
     params = dict(tasks=list(tasks), n_samples=n_samples, n_bootstrap=n_bootstrap, pooling=pooling,
                   token_task=token_task, n_token_prompts=n_token_prompts, aug_task=aug_task,
-                  n_aug_prompts=n_aug_prompts, n_views=n_views, norm_task=norm_task)
+                  n_aug_prompts=n_aug_prompts, n_views=n_views, norm_task=norm_task, n_permutations=n_permutations)
     read = tuple(dict.fromkeys([(t, n_samples) for t in tasks]))
     return [Unit("mid_layer", mid_layer_model, m, params, tasks=read, device=device) for m in models]
 

@@ -15,9 +15,9 @@ from lrd.report import Glue
 from lrd.verdicts import CLAIMS, NULL_MODELS, OUTCOMES, Verdict, calibration, decide
 from lrd.verdicts.calibration import UNTESTABLE_BY_DESIGN, monte_carlo_bound, null_calibration
 from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, models_for_sign_flip, perfectly_separated,
-                                separation_table, separation_test, sign_flip_min_p_test, sign_flip_test,
-                                smallest_two_group_panel, spearman_permutation_test, two_group_p_min,
-                                variance_explained, within_block_permutation_test)
+                                separation_table, separation_test, sign_flip_max_test, sign_flip_min_p_test,
+                                sign_flip_test, smallest_two_group_panel, spearman_permutation_test, two_group_p_min,
+                                two_group_permutation_test, variance_explained, within_block_permutation_test)
 
 # ---- the outcome rule ----------------------------------------------------------------------------
 
@@ -365,6 +365,35 @@ def test_sign_flip_min_p_test_equals_brute_force_and_reduces_to_the_sign_flip_te
     assert sign_flip_min_p_test(far).p_value == pytest.approx(2 / 64)
     with pytest.raises(ValueError, match="finite"):
         sign_flip_min_p_test(np.array([[np.nan]]))
+
+
+def test_sign_flip_max_test_equals_brute_force_and_reduces_to_the_sign_flip_test():
+    d = np.random.default_rng(4).normal(0.2, 1.0, size=(6, 3))
+    patterns = np.array(list(itertools.product((1, -1), repeat=6)))
+    null = (patterns @ d / 6).max(1)
+    t = sign_flip_max_test(d)
+    assert t.exact and t.n_comparisons == 3 and t.statistic == pytest.approx(d.mean(0).max())
+    assert t.p_value == pytest.approx(np.mean(null >= d.mean(0).max() - 1e-12))
+    assert sign_flip_max_test(d[:, 0]).p_value == pytest.approx(sign_flip_test(d[:, 0]).p_value)
+    # a column far below 0 ties with the best one under the reversed signs: 2 of 32 patterns
+    far = np.column_stack([np.full(5, 0.5), np.full(5, -0.5)])
+    assert sign_flip_max_test(far).p_value == pytest.approx(2 / 32)
+    with pytest.raises(ValueError, match="finite"):
+        sign_flip_max_test(np.array([[np.nan]]))
+
+
+def test_two_group_permutation_test_equals_brute_force():
+    x = np.array([0.3, 0.9, 0.1, 0.7, 0.5, 0.8])
+    first = np.array([0, 1, 0, 1, 0, 1], dtype=bool)
+    observed = x[first].mean() - x[~first].mean()
+    null = [x[list(c)].mean() - np.delete(x, list(c)).mean() for c in itertools.combinations(range(6), 3)]
+    t = two_group_permutation_test(x, first)
+    assert t.statistic == pytest.approx(observed) and t.p_value == pytest.approx(np.mean(np.array(null) >= observed - 1e-12))
+    assert t.p_value == t.p_min == pytest.approx(1 / 20)  # the three largest values form the first group
+    less = two_group_permutation_test(x, first, alternative="less")
+    assert less.p_value == pytest.approx(1.0) and less.statistic == pytest.approx(observed)
+    with pytest.raises(ValueError, match="at least one unit"):
+        two_group_permutation_test(x, np.ones(6, dtype=bool))
 
 
 # ---- null calibration -------------------------------------------------------------------------------

@@ -70,6 +70,10 @@ NULL_MODELS: dict[str, str] = {
     "lrd.selection_llm": "lrd.verdicts.selection:SELECTION_LLM_NULL",
     "lrd.selection_strongest": "lrd.verdicts.selection:STRONGEST_NULL",
     "lrd.task": "lrd.verdicts.families:TASK_NULL",
+    "skean.choice": "lrd.verdicts.layer_choice:CHOICE_NULL",
+    "skean.gain": "lrd.verdicts.layer_choice:GAIN_NULL",
+    "skean.metrics_track": "lrd.verdicts.layer_choice:METRICS_TRACK_NULL",
+    "skean.valley": "lrd.verdicts.layer_choice:VALLEY_NULL",
 }
 
 #: Test-kind claims that no panel of this book can test (the paper's own model is needed);
