@@ -14,13 +14,13 @@ import types
 __version__ = "0.1.0"
 
 #: Submodules reachable as ``lrd.<name>`` after ``import lrd``.
-_SUBMODULES = ("aggregation", "book", "cayley", "layer_choice", "metrics", "plots", "report", "stats", "tasks")
+_SUBMODULES = ("aggregation", "book", "cayley", "metrics", "plots", "report", "tasks", "verdicts")
 #: Re-exported names and the module that defines each.
 _EXPORTS = {
     "removed_layers": "lrd.ablation", "fetch": "lrd.assets", "lrd_home": "lrd.assets",
     "evaluate_layers": "lrd.evaluate", "extract": "lrd.extract", "extract_variants": "lrd.extract",
     "pool": "lrd.extract", "LoadedModel": "lrd.models", "load_model": "lrd.models", "Glue": "lrd.report",
-    "Verdict": "lrd.report", "Task": "lrd.tasks", "load_task": "lrd.tasks",
+    "Verdict": "lrd.verdicts", "Task": "lrd.tasks", "load_task": "lrd.tasks",
 }
 
 __all__ = sorted([*_SUBMODULES, *_EXPORTS, "__version__"])

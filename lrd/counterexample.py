@@ -13,13 +13,15 @@ The classifier reads only coordinate 3: :math:`\\hat s = \\operatorname{sign}(h_
 Block 2 changes the state by at most :math:`c \\ll \\|h\\|`, so its cosine relevance is about
 :math:`c^2 / (2\\|h\\|^2)`; yet without it :math:`h_3 = 0` for every input, every prediction is
 the same class, and accuracy falls from 1 to the share of that class (0.5: chance). Blocks 1 and
-3 have large cosine relevance and removing either changes no prediction. This is the paper's
-theoretical point made concrete: a layer's cosine relevance can be arbitrarily small while the
-layer is indispensable.
+3 have large cosine relevance and removing either changes no prediction. The network is our
+construction, an illustration of the paper's theoretical point (a layer's cosine relevance can
+be arbitrarily small while the layer is indispensable), not the paper's proof: it holds by
+design, so the book records it as a demonstration (:func:`lrd.verdicts.agreement.judge_theory`).
 
 References
 ----------
-Hinostroza et al., arXiv:2605.14075 (2026), abstract and Sec. 4 (theoretical analysis).
+Hinostroza et al., arXiv:2605.14075 (2026), abstract and Introduction (the theoretical analysis;
+the digest we have stops before its section).
 """
 
 from __future__ import annotations

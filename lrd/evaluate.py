@@ -24,6 +24,10 @@ clustering                  MTEB ``AbsTaskClustering``: ``n_bootstrap`` times, M
 
 ``tests/test_evaluate.py`` checks the classification path against ``mteb.evaluate`` itself.
 
+:func:`evaluate_layer_halves` also scores every layer on each half of the evaluation units
+(:func:`evaluation_halves`: choose a layer on one half, score it on the other) and measures
+chance as a label-permutation null of the same evaluator on the same rows.
+
 References
 ----------
 Muennighoff, Tazi, Magne, Reimers, "MTEB: Massive Text Embedding Benchmark", EACL 2023.
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -86,32 +91,85 @@ def _pair_index(task: Task) -> tuple[np.ndarray, np.ndarray]:
     return np.array([where[t] for t in left]), np.array([where[t] for t in right])
 
 
-def _classification(x, task, *, n_experiments, samples_per_label, seed):
+def _classification_split(task: Task) -> tuple[np.ndarray, np.ndarray]:
     split = task.frame["split"].to_numpy()
-    y = task.labels
     tr, te = np.flatnonzero(split == "train"), np.flatnonzero(split == "test")
     if len(tr) == 0 or len(te) == 0:
         raise ValueError(f"task {task.name!r} needs rows in both splits to train and test a classifier")
-    experiments = undersample(y[tr], n_experiments, samples_per_label, seed)
-    scores = np.zeros(len(x))
-    for layer, xl in enumerate(x):
-        for chosen in experiments:
-            clf = LogisticRegression(max_iter=100, random_state=seed).fit(xl[tr[chosen]], y[tr[chosen]])
-            scores[layer] += accuracy_score(y[te], clf.predict(xl[te]))
+    return tr, te
+
+
+def _classification(x, task, label_sets, subsets, *, n_experiments, samples_per_label, seed):
+    tr, te = _classification_split(task)
+    scores = np.zeros((len(label_sets), len(subsets), len(x)))
+    for i, y in enumerate(label_sets):  # a classifier is trained per label set (permuted labels: refit)
+        experiments = undersample(y[tr], n_experiments, samples_per_label, seed)
+        for layer, xl in enumerate(x):
+            for chosen in experiments:
+                clf = LogisticRegression(max_iter=100, random_state=seed).fit(xl[tr[chosen]], y[tr[chosen]])
+                predicted, gold = clf.predict(xl[te]), y[te]
+                scores[i, :, layer] += [accuracy_score(gold[s], predicted[s]) for s in subsets]
     return scores / n_experiments
 
 
-def _clustering(x, task, *, n_bootstrap, seed):
-    y = task.labels
-    k = np.unique(y).size
+def _clustering(x, task, label_sets, subsets, *, n_bootstrap, seed):
+    k = np.unique(task.labels).size
     rng = np.random.default_rng(seed)
-    draws = [rng.integers(0, len(y), len(y)) for _ in range(n_bootstrap)]
-    scores = np.zeros(len(x))
+    draws = [rng.integers(0, len(task), len(task)) for _ in range(n_bootstrap)]
+    member = np.zeros((len(subsets), len(task)), dtype=bool)
+    for j, s in enumerate(subsets):
+        member[j, s] = True
+    scores = np.zeros((len(label_sets), len(subsets), len(x)))
     for layer, xl in enumerate(x):
-        for idx in draws:
+        for idx in draws:  # the partition is label-blind: one fit serves every label set and subset
             km = MiniBatchKMeans(n_clusters=k, batch_size=512, init="k-means++", n_init=1, random_state=seed)
-            scores[layer] += v_measure_score(y[idx], km.fit_predict(xl[idx]))
+            clusters = km.fit_predict(xl[idx])
+            for i, y in enumerate(label_sets):
+                for j in range(len(subsets)):
+                    keep = member[j, idx]
+                    scores[i, j, layer] += v_measure_score(y[idx][keep], clusters[keep])
     return scores / n_bootstrap
+
+
+def _pairs(x, task, label_sets, subsets):
+    sims = _cosine_pairs(x, *_pair_index(task))  # (L+1, P), label-blind
+    if task.type == "sts":
+        def score(y, s):
+            return [spearmanr(row[s], y[s]).statistic for row in sims]
+    else:
+        def score(y, s):
+            return [average_precision_score(y[s], row[s]) for row in sims]
+    return np.array([[score(y, s) for s in subsets] for y in label_sets])
+
+
+def _scores(x, task, label_sets, subsets, *, n_experiments, samples_per_label, n_bootstrap, seed) -> np.ndarray:
+    """Main score of every layer for each label set and subset of evaluation units: (n_label_sets, n_subsets, L+1)."""
+    if task.type == "classification":
+        return _classification(x, task, label_sets, subsets, n_experiments=n_experiments,
+                               samples_per_label=samples_per_label, seed=seed)
+    if task.type == "clustering":
+        return _clustering(x, task, label_sets, subsets, n_bootstrap=n_bootstrap, seed=seed)
+    if task.type in ("pair_classification", "sts"):
+        return _pairs(x, task, label_sets, subsets)
+    raise NotImplementedError(f"task type {task.type!r} of {task.name!r} has no per-layer evaluation; "
+                              f"supported: {sorted(MAIN_SCORES)}")
+
+
+def _checked(layers: np.ndarray, task: Task) -> np.ndarray:
+    x = check_layers(layers, min_samples=2, dtype=np.float64)
+    if x.shape[1] != len(task.texts):
+        raise ValueError(f"layers hold {x.shape[1]} texts but task {task.name!r} has {len(task.texts)}; "
+                         "extract the states of task.texts (in that order)")
+    return x
+
+
+def _run(x, task, label_sets, subsets, **options) -> np.ndarray:
+    # many small fits: one BLAS/OpenMP thread is much faster than oversubscribed ones; MTEB's
+    # logistic regression (max_iter=100) often stops before convergence on raw hidden states,
+    # as it does inside mteb, so its warning is silenced
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return _scores(x, task, label_sets, subsets, **options)
 
 
 def evaluate_layers(layers: np.ndarray, task: Task, *, n_experiments: int = 10, samples_per_label: int = 8,
@@ -136,49 +194,133 @@ def evaluate_layers(layers: np.ndarray, task: Task, *, n_experiments: int = 10, 
     ndarray of shape (n_layers + 1,)
         The main score (see ``MAIN_SCORES``) of each layer.
     """
-    x = check_layers(layers, min_samples=2, dtype=np.float64)
-    if x.shape[1] != len(task.texts):
-        raise ValueError(f"layers hold {x.shape[1]} texts but task {task.name!r} has {len(task.texts)}; "
-                         "extract the states of task.texts (in that order)")
-    # many small fits: one BLAS/OpenMP thread is much faster than oversubscribed ones; MTEB's
-    # logistic regression (max_iter=100) often stops before convergence on raw hidden states,
-    # as it does inside mteb, so its warning is silenced
-    with threadpool_limits(1), warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return _evaluate(x, task, n_experiments=n_experiments, samples_per_label=samples_per_label,
-                         n_bootstrap=n_bootstrap, seed=seed)
+    x = _checked(layers, task)
+    everything = np.arange(n_evaluation_units(task))
+    return _run(x, task, [task.labels], [everything], n_experiments=n_experiments,
+                samples_per_label=samples_per_label, n_bootstrap=n_bootstrap, seed=seed)[0, 0]
 
 
-def _evaluate(x, task, *, n_experiments, samples_per_label, n_bootstrap, seed):
+# --- the two halves of a task's evaluation rows, and chance by label permutation ----------------
+
+def n_evaluation_units(task: Task) -> int:
+    """How many units the main score averages over: test rows (classification), pairs (pair
+    classification, STS) or rows (clustering)."""
     if task.type == "classification":
-        return _classification(x, task, n_experiments=n_experiments, samples_per_label=samples_per_label, seed=seed)
-    if task.type == "clustering":
-        return _clustering(x, task, n_bootstrap=n_bootstrap, seed=seed)
-    if task.type in ("pair_classification", "sts"):
-        sims = _cosine_pairs(x, *_pair_index(task))
-        if task.type == "sts":
-            return np.array([spearmanr(s, task.labels).statistic for s in sims])
-        return np.array([average_precision_score(task.labels, s) for s in sims])
+        return len(_classification_split(task)[1])
+    if task.type in ("clustering", "pair_classification", "sts"):
+        return len(task)
     raise NotImplementedError(f"task type {task.type!r} of {task.name!r} has no per-layer evaluation; "
                               f"supported: {sorted(MAIN_SCORES)}")
 
 
-def chance_score(task: Task) -> float:
-    """The main score a representation unrelated to the labels gets in expectation.
+def evaluation_halves(task: Task, *, seed: int = MTEB_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """Split a task's evaluation units into two fixed halves (for choosing on one, scoring on the other).
 
-    Classification: ``1 / n_labels`` (the classifier is trained on the same number of
-    examples of every label, so a label-blind one predicts each label equally often);
-    pair classification: the positive rate (average precision of a random ranking);
-    STS and clustering: 0.
+    The units are what the main score averages over: the **test rows** of a classification task
+    (positions among them; the training examples stay shared, as MTEB draws them), the **pairs**
+    of a pair-classification or STS task, the **rows** of a clustering task. A permutation drawn
+    by ``numpy.random.default_rng(seed)`` puts its first ``ceil(n / 2)`` units in half 1 and the
+    rest in half 2 (each returned sorted), so the same task always splits the same way.
+
+    Returns
+    -------
+    tuple of two int arrays
+        Indices of the units of half 1 and half 2; together they hold every unit once.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from lrd.tasks import Task
+    >>> t = Task("t", "clustering", pd.DataFrame({"text": list("abcde"), "label": [0, 1, 0, 1, 0],
+    ...                                           "split": "test"}), ("x", "y"), "doc")
+    >>> a, b = evaluation_halves(t)
+    >>> len(a), len(b), sorted([*a, *b]) == list(range(5))
+    (3, 2, True)
     """
+    n = n_evaluation_units(task)
+    if n < 4:
+        raise ValueError(f"task {task.name!r} has {n} evaluation units; two halves need at least 4")
+    order = np.random.default_rng(seed).permutation(n)
+    cut = (n + 1) // 2
+    return np.sort(order[:cut]), np.sort(order[cut:])
+
+
+@dataclass(frozen=True)
+class LayerEvaluation:
+    """Every layer's main score on a task: on all evaluation units, on each half, and under permuted labels.
+
+    Attributes
+    ----------
+    score : ndarray of shape (n_layers + 1,)
+        On every evaluation unit (:func:`evaluate_layers`).
+    halves : ndarray of shape (2, n_layers + 1)
+        On the units of each half of :func:`evaluation_halves` (the same fitted classifiers,
+        partitions or similarities, scored on half the units).
+    chance : ndarray of shape (n_permutations, n_layers + 1)
+        On every unit after shuffling the labels (class labels, human scores or pair labels)
+        across units: the score a representation unrelated to the labels gets, measured with the
+        same evaluator on the same rows.
+    """
+
+    score: np.ndarray
+    halves: np.ndarray
+    chance: np.ndarray
+
+
+def evaluate_layer_halves(layers: np.ndarray, task: Task, *, n_permutations: int = 0, permutation_seed: int = 0,
+                          split_seed: int = MTEB_SEED, **options) -> LayerEvaluation:
+    """:func:`evaluate_layers`, plus the score on each half of the evaluation units and a label-permutation null.
+
+    Chance is measured, not assumed: the labels are shuffled across the evaluation rows
+    (``numpy.random.default_rng(permutation_seed)``, one permutation per draw) and the same
+    evaluator is run again on the same states. For classification the classifier is retrained
+    on the shuffled training labels; for clustering, pair classification and STS the
+    label-blind part (the k-means partitions, the cosine similarities) is computed once and
+    scored against every label set. A label-blind partition is far from 0 on V-measure when the
+    clusters are many and the rows few (57 MMLU subjects in 300 rows), which a formula of 0
+    would hide.
+
+    Parameters
+    ----------
+    layers, task, **options
+        As :func:`evaluate_layers` (``n_experiments``, ``samples_per_label``, ``n_bootstrap``, ``seed``).
+    n_permutations : int
+        Label permutations (0: no chance estimate).
+    permutation_seed, split_seed : int
+        Seeds of the permutations and of :func:`evaluation_halves`.
+    """
+    if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 0:
+        raise ValueError(f"n_permutations must be a non-negative integer, got {n_permutations!r}")
+    x = _checked(layers, task)
+    opts = dict(n_experiments=10, samples_per_label=8, n_bootstrap=10, seed=MTEB_SEED) | options
     y = task.labels
-    if task.type == "classification":
-        return 1.0 / np.unique(y[task.frame["split"].to_numpy() == "train"]).size
-    if task.type == "pair_classification":
-        return float(np.mean(y))
-    return 0.0
+    rng = np.random.default_rng(permutation_seed)
+    label_sets = [y] + [y[rng.permutation(len(y))] for _ in range(n_permutations)]
+    halves = evaluation_halves(task, seed=split_seed)
+    everything = np.arange(n_evaluation_units(task))
+    observed = _run(x, task, label_sets[:1], [everything, *halves], **opts)[0]
+    chance = (_run(x, task, label_sets[1:], [everything], **opts)[:, 0] if n_permutations
+              else np.empty((0, len(x))))
+    return LayerEvaluation(observed[0], observed[1:], chance)
 
 
-def layer_scores(layers: np.ndarray, task: Task, *, model: str, **options) -> pd.DataFrame:
-    """:func:`evaluate_layers` as tidy rows, ``measurement="score"`` (the task type's main score)."""
-    return per_layer(evaluate_layers(layers, task, **options), model=model, task=task.name, measurement="score")
+def layer_scores(layers: np.ndarray, task: Task, *, model: str, halves: bool = False, n_permutations: int = 0,
+                 permutation_seed: int = 0, **options) -> pd.DataFrame:
+    """:func:`evaluate_layers` as tidy rows, ``measurement="score"`` (the task type's main score).
+
+    With ``halves``, also ``"score half 1"`` and ``"score half 2"`` (:func:`evaluation_halves`);
+    with ``n_permutations``, also ``"chance"`` (the mean over label permutations of each layer's
+    score) and ``"chance max"`` (the largest), from :func:`evaluate_layer_halves`.
+    """
+    rows = {"model": model, "task": task.name}
+    if not halves and not n_permutations:
+        return per_layer(evaluate_layers(layers, task, **options), measurement="score", **rows)
+    done = evaluate_layer_halves(layers, task, n_permutations=n_permutations, permutation_seed=permutation_seed,
+                                 **options)
+    out = [per_layer(done.score, measurement="score", **rows)]
+    if halves:
+        out += [per_layer(h, measurement=f"score half {i}", **rows) for i, h in enumerate(done.halves, 1)]
+    if n_permutations:
+        out += [per_layer(done.chance.mean(0), measurement="chance", **rows),
+                per_layer(done.chance.max(0), measurement="chance max", **rows)]
+    return pd.concat(out, ignore_index=True)

@@ -60,8 +60,10 @@ def classification_scores(states: np.ndarray, labels: np.ndarray, is_test: np.nd
 
     Returns
     -------
-    DataFrame with columns ``method, seed, score, layer, epochs`` (``layer``: the layer the
-    'best' method chose, else -1).
+    DataFrame with columns ``method, seed, score, layer, epochs, correct`` (``layer``: the layer
+    the 'best' method chose, else -1; ``correct``: an int8 array of shape (n_test,), 1 where
+    the seed's prediction of a test item (in the order of ``np.flatnonzero(is_test)``) is
+    right, so that ``score`` is its mean; :func:`item_outcomes` makes it a long table).
     """
     labels, is_test = np.asarray(labels), np.asarray(is_test, dtype=bool)
     if len(labels) != states.shape[1] or len(is_test) != len(labels):
@@ -80,11 +82,35 @@ def classification_scores(states: np.ndarray, labels: np.ndarray, is_test: np.nd
                  seeds=seeds, config=config)
     with torch_threads(config.threads):
         predicted = fitted.predict(objective, test)
-    correct = (predicted == torch.tensor(labels[test])[None, :, None]).float().mean(1)
+    right = predicted == torch.tensor(labels[test])[None, :, None]  # (K, n_test, G)
     layer = fitted.best_val.argmin(1)  # (K,): the 'best' method's choice; 0 for one group
-    score = correct.gather(1, layer[:, None])[:, 0]
-    return pd.DataFrame({"method": method, "seed": list(seeds), "score": score.numpy(),
-                         "layer": layer.numpy() if correct.shape[1] > 1 else -1, "epochs": fitted.epochs})
+    items = right[torch.arange(len(layer)), :, layer].to(torch.int8).numpy()  # (K, n_test)
+    return pd.DataFrame({"method": method, "seed": list(seeds), "score": items.mean(1, dtype=np.float64),
+                         "layer": layer.numpy() if right.shape[2] > 1 else -1, "epochs": fitted.epochs,
+                         "correct": list(items)})
+
+
+def item_outcomes(scores: pd.DataFrame) -> pd.DataFrame:
+    """The per-item correctness of classification scores as a long table.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Rows of :func:`classification_scores` (any extra key columns, e.g. ``model, task``),
+        with the ``correct`` arrays; rows without one (STS) are left out.
+
+    Returns
+    -------
+    DataFrame with the key columns of ``scores`` (all but ``score, layer, epochs, correct``)
+    plus ``item`` (position in the test split) and ``correct`` (0 or 1).
+    """
+    if "correct" not in scores:
+        raise ValueError("scores have no 'correct' column: item outcomes come from classification_scores")
+    rows = scores[scores["correct"].map(lambda c: isinstance(c, np.ndarray))]
+    keys = [c for c in rows.columns if c not in ("score", "layer", "epochs", "correct")]
+    long = rows[keys + ["correct"]].explode("correct", ignore_index=True)
+    long["item"] = long.groupby(keys, sort=False).cumcount()
+    return long.astype({"correct": np.int8})[keys + ["item", "correct"]]
 
 
 def document_folds(num_docs: int, folds: int, *, seed: int = 0) -> list[np.ndarray]:

@@ -211,29 +211,42 @@ def relevance_heatmaps(relevance: pd.DataFrame, *, measures: tuple[str, str] = (
 
 
 def pruning_curves(curves: pd.DataFrame, *, score: str = "acc", chance: float | None = None):
-    """Accuracy against the number of removed blocks, one line per pruning rule.
+    """Accuracy against the number of removed blocks, one line per pruning rule (one panel per
+    ``model`` when the table has that column).
 
     Random rules are drawn as their median over seeds with a band from the minimum to the maximum.
 
     Parameters
     ----------
-    curves : DataFrame with columns ``rule, seed, k`` and ``score``.
+    curves : DataFrame with columns ``rule, seed, k``, ``score`` and optionally ``model``.
     chance : float, optional
         Drawn as a dotted line.
     """
+    panels = list(dict.fromkeys(curves["model"])) if "model" in curves else [None]
+    n_cols = min(2, len(panels))
+    n_rows = -(-len(panels) // n_cols)
     with use_book_style():
-        fig, ax = plt.subplots(figsize=(BOOK_WIDTH, 4.4))
-        for rule, part in curves.groupby("rule", sort=False):
-            g = part.groupby("k")[score]
-            med = g.median()
-            line, = ax.plot(med.index, med.values, marker="o", label=rule)
-            if part["seed"].nunique() > 1:
-                ax.fill_between(med.index, g.min().values, g.max().values, alpha=0.2, color=line.get_color())
-        if chance is not None:
-            ax.axhline(chance, ls=":", color="grey", label="chance")
-        ax.set_xlabel("blocks removed")
-        ax.set_ylabel(f"mean {score} over tasks\n(evaluation split)")
-        fig.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+        fig, axes = plt.subplots(n_rows, n_cols, figsize=(BOOK_WIDTH, 4.4 if len(panels) == 1 else 3.6 * n_rows),
+                                 squeeze=False, sharey=True)
+        for ax in axes.flat[len(panels):]:
+            ax.set_visible(False)
+        for ax, model in zip(axes.flat, panels):
+            part_m = curves if model is None else curves[curves["model"] == model]
+            for rule, part in part_m.groupby("rule", sort=False):
+                g = part.groupby("k")[score]
+                med = g.median()
+                line, = ax.plot(med.index, med.values, marker="o", label=rule)
+                if part["seed"].nunique() > 1:
+                    ax.fill_between(med.index, g.min().values, g.max().values, alpha=0.2, color=line.get_color())
+            if chance is not None:
+                ax.axhline(chance, ls=":", color="grey", label="chance")
+            ax.set_xlabel("blocks removed")
+            if model is not None:
+                ax.set_title(model)
+        for row in axes:
+            row[0].set_ylabel(f"mean {score} over tasks\n(evaluation split)")
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
         fig.tight_layout()
     plt.close(fig)
     return fig
@@ -304,7 +317,7 @@ def variant_curves(results: pd.DataFrame, measurement: str, *, style: str, hue: 
 def method_scores(summary: pd.DataFrame, *, ylabel: str = "test score", title: str | None = None):
     """Mean score (± std over seeds) of every aggregation method, one panel per task.
 
-    ``summary`` has columns ``model, task, method, mean, std`` (:func:`lrd.fusion_verdicts.summarize`).
+    ``summary`` has columns ``model, task, method, mean, std`` (:func:`lrd.fusion_tables.summarize`).
     """
     import numpy as np
 
@@ -343,25 +356,42 @@ def method_scores(summary: pd.DataFrame, *, ylabel: str = "test score", title: s
     return fig
 
 
-def few_shot_curves(summary: pd.DataFrame, *, ylabel: str = "test accuracy"):
-    """Few-shot accuracy against examples per class, one line per method, one panel per task."""
+def few_shot_curves(summary: pd.DataFrame, *, references: pd.DataFrame | None = None,
+                    ylabel: str = "test accuracy"):
+    """Few-shot accuracy against examples per class, one line per method, one panel per task.
+
+    ``summary`` has columns ``model, task, shots, method, mean`` (seed means): each line is the
+    mean over models, its band the standard deviation over models (over seeds, ``std``, when
+    there is one model). ``references`` (columns ``task, method, mean``: full-data scores,
+    means over models) are drawn as dashed horizontal lines.
+    """
     from lrd.aggregation import METHOD_LABELS
 
-    data = summary.assign(method=summary["method"].map(METHOD_LABELS))
+    one_model = summary["model"].nunique() == 1
+    data = (summary if one_model else
+            summary.groupby(["task", "shots", "method"], sort=False)["mean"].agg(["mean", "std"]).reset_index())
+    data = data.assign(method=data["method"].map(METHOD_LABELS), std=data["std"].fillna(0.0))
     n_cols = min(2, data["task"].nunique())
     with use_book_style():
         grid = sns.relplot(data=data, x="shots", y="mean", hue="method", col="task", col_wrap=n_cols, kind="line",
                            marker="o", palette="colorblind", height=BOOK_WIDTH / n_cols / 1.2, aspect=1.2,
                            facet_kws={"sharey": False})
         colours = dict(zip(data["method"].unique(), sns.color_palette("colorblind", data["method"].nunique())))
-        for ax, (_, part) in zip(grid.axes.flat, data.groupby("task", sort=False)):
+        for ax, (task, part) in zip(grid.axes.flat, data.groupby("task", sort=False)):
             for method, line in part.groupby("method"):
                 ax.fill_between(line["shots"], line["mean"] - line["std"], line["mean"] + line["std"], alpha=0.12,
                                 color=colours[method])
+            if references is not None:
+                lines = [ax.axhline(ref["mean"], color="0.3", ls=style, lw=1,
+                                    label=f"{METHOD_LABELS.get(ref['method'], ref['method'])}, full data")
+                         for (_, ref), style in zip(references[references["task"] == task].iterrows(),
+                                                    ("--", ":", "-."))]
+                if lines:
+                    ax.legend(handles=lines, frameon=False, loc="lower right")
         grid.set(xscale="log", xticks=sorted(data["shots"].unique()))
         for ax in grid.axes.flat:
+            ax.minorticks_off()  # log-scale minor labels (2 x 10^1, ...) would overlap the shot counts
             ax.set_xticklabels([str(s) for s in sorted(data["shots"].unique())])
-            ax.minorticks_off()
         grid.set_axis_labels("examples per class", ylabel)
         grid.set_titles("{col_name}")
         _top_legend(grid, data["method"].nunique())
@@ -412,14 +442,14 @@ def pruning_winners(summary: pd.DataFrame, *, by: str = "kind", value: str = "me
                     baseline: str = "random median"):
     """Which prune rule wins at which budget, one heatmap panel per group of models (``by``).
 
-    Cells: a rule's median change of the downstream score over (model, task) pairs minus
-    random pruning's median, per budget; the best rule of each budget is boxed, and a dot marks
+    Cells: a rule's median change of the downstream score over models (each model's tasks
+    averaged) minus random pruning's median, per budget; the best rule of each budget is boxed, and a dot marks
     rules that beat random beyond chance (column ``beats random``).
 
     Parameters
     ----------
     summary : DataFrame
-        :func:`lrd.pruning.rule_summary` with ``by``.
+        :func:`lrd.verdicts.pruning.rule_summary` with ``by``.
 
     Returns
     -------

@@ -1,4 +1,4 @@
-r"""Measurement-guided layer pruning: prune orders, budgets, and tests against random pruning.
+r"""Measurement-guided layer pruning: prune orders and budgets.
 
 Every rule turns a per-block signal into the set of blocks it removes at a budget of ``k``
 blocks (blocks are numbered 1..L as in ``hidden_states``; block ``l`` maps layer ``l - 1`` to
@@ -22,12 +22,8 @@ layer ``l``). One sentence per rule (:data:`PRUNE_RULES`):
 :math:`k = \max(1, \lfloor pL + \tfrac12 \rfloor)` blocks (round half up, at least one, at most
 :math:`L - 1`). The LRD paper does not say how it rounds; this is our rule.
 
-**Against random.** For a rule and budget, the change of the downstream score
-:math:`\Delta_{p} = \text{score}_{\text{pruned}} - \text{score}_{\text{intact}}` is measured on
-every (model, task) pair :math:`p`; the rule's summary is the median over pairs. It *beats
-random* when the paired differences :math:`D_p = \Delta_p - \bar\Delta^{\text{rand}}_p`
-(random averaged over seeds) have a mean above 0 beyond chance: an exact sign-flip
-permutation test over the pairs (:func:`sign_flip_test`).
+**Against random.** The tests of a rule against random pruning, with the model as the unit,
+and the verdicts on the LRD paper's pruning claims are in :mod:`lrd.verdicts.pruning`.
 
 References
 ----------
@@ -38,7 +34,6 @@ Gromov et al., "The Unreasonable Ineffectiveness of the Deeper Layers", ICLR 202
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Sequence
 
@@ -46,13 +41,9 @@ import numpy as np
 import pandas as pd
 
 from lrd.metrics.profile import LRDProfile
-from lrd.report import Verdict
-from lrd.stats import ALPHA, PermutationTest
 
-__all__ = ["BUDGETS", "PRUNE_RULES", "MEASUREMENT_RULES", "budget_blocks", "measurement_scores", "budget_plan",
-           "budgets_of", "plan_changes",
-           "sign_flip_test", "rule_summary", "winners", "only_rule_verdict", "best_median_verdict",
-           "budget_pattern_verdict"]
+__all__ = ["BUDGETS", "PRUNE_RULES", "MEASUREMENT_RULES", "budget_blocks", "measurement_scores", "gromov_block",
+           "pruning_sets", "budget_plan", "budgets_of", "plan_changes"]
 
 BUDGETS = (0.05, 0.10, 0.15, 0.20)
 MEASUREMENT_RULES = ("Frenet (velocity)", "NRS", "GFMI")
@@ -94,6 +85,69 @@ def measurement_scores(profile: LRDProfile) -> dict[str, np.ndarray]:
             "GFMI": np.abs(np.diff(np.asarray(profile.gfmi, float)))}
 
 
+def gromov_block(distance: np.ndarray, k: int) -> list[int]:
+    """The ``k`` consecutive blocks Gromov et al. prune: ``l* + 1 .. l* + k``,
+    :math:`l^* = \\arg\\min_l d(l, l + k)` (1-based block numbers).
+
+    Parameters
+    ----------
+    distance : ndarray of shape (L + 1, L + 1)
+        Angular distances between layers (:func:`lrd.relevance.angular_distance`).
+    k : int
+        Blocks to remove, 0..L.
+
+    >>> d = np.full((5, 5), 0.9); d[2, 4] = d[4, 2] = 0.1
+    >>> gromov_block(d, 2)
+    [3, 4]
+    """
+    n = distance.shape[0] - 1
+    if not 0 <= k <= n:
+        raise ValueError(f"k must be in 0..{n}, got {k}")
+    if k == 0:
+        return []
+    start = int(np.argmin([distance[l, l + k] for l in range(n - k + 1)]))
+    return list(range(start + 1, start + k + 1))
+
+
+def _lowest(scores: np.ndarray, k: int, tiebreak: np.ndarray | None = None) -> list[int]:
+    keys = (np.asarray(scores),) if tiebreak is None else (np.asarray(tiebreak), np.asarray(scores))
+    return sorted((np.lexsort(keys)[:k] + 1).tolist())
+
+
+def pruning_sets(scores: dict[str, np.ndarray], ks: list[int], *, distance: np.ndarray | None = None,
+                 n_random: int = 5, seed: int = 0, tiebreak: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """Which blocks each pruning rule removes for each budget ``k``.
+
+    Parameters
+    ----------
+    scores : dict of name -> ndarray of shape (L,)
+        Importance per block (higher = keep); rule ``name`` removes the ``k`` lowest.
+    ks : list of int
+        Numbers of blocks to remove.
+    distance : ndarray of shape (L + 1, L + 1), optional
+        Angular distances; adds the rule ``angular (Gromov)``, which removes the ``k``
+        consecutive blocks :math:`l^*+1..l^*+k` minimising :math:`d(l, l+k)` (:func:`gromov_block`).
+    n_random : int
+        Random rules (one random order per seed; budget ``k`` removes its first ``k`` blocks).
+    tiebreak : dict of name -> ndarray, optional
+        Secondary key for ties (e.g. log-likelihood drop for accuracy relevance).
+
+    Returns
+    -------
+    DataFrame with columns ``rule, seed, k, removed`` (tuple of 1-based blocks).
+    """
+    n = len(next(iter(scores.values())))
+    rows = []
+    for name, s in scores.items():
+        rows += [(name, -1, k, tuple(_lowest(s, k, (tiebreak or {}).get(name)))) for k in ks]
+    if distance is not None:
+        rows += [("angular (Gromov)", -1, k, tuple(gromov_block(distance, k))) for k in ks]
+    for r in range(n_random):
+        order = np.random.default_rng(seed + r).permutation(n) + 1
+        rows += [("random", r, k, tuple(sorted(order[:k].tolist()))) for k in ks]
+    return pd.DataFrame(rows, columns=["rule", "seed", "k", "removed"])
+
+
 def budget_plan(scores: dict[str, np.ndarray], n_blocks: int, fractions: Sequence[float] = BUDGETS, *,
                 distance: np.ndarray | None = None, n_random: int = 5, seed: int = 0,
                 tiebreak: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
@@ -116,8 +170,6 @@ def budget_plan(scores: dict[str, np.ndarray], n_blocks: int, fractions: Sequenc
     -------
     DataFrame ``rule, seed, fraction, k, removed`` (``seed`` -1 for deterministic rules).
     """
-    from lrd.agreement import pruning_sets
-
     bad = {r: np.shape(s) for r, s in scores.items() if np.shape(s) != (n_blocks,)}
     if bad:
         raise ValueError(f"every score needs one value per block ({n_blocks}), got shapes {bad}")
@@ -150,205 +202,3 @@ def plan_changes(plan: pd.DataFrame, scores: dict[tuple, float], intact: float, 
     out = plan.assign(score=[scores[tuple(s)] for s in plan["removed"]], intact=intact, **labels)
     out["change"] = out["score"] - intact
     return out
-
-
-def sign_flip_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n_permutations: int = 20000,
-                   seed: int = 0) -> PermutationTest:
-    r"""One-sided sign-flip permutation test of "the mean of paired differences is above 0".
-
-    Under chance each difference is as likely to have either sign; the p-value is the share of
-    the :math:`2^n` sign patterns whose mean is at least the observed mean (exact up to
-    ``max_exact`` patterns, else Monte Carlo). ``p_min`` is the share reaching the largest
-    attainable mean (:math:`2^{-n'}` with :math:`n'` non-zero differences).
-
-    >>> t = sign_flip_test(np.array([1.0, 2.0, 3.0]))
-    >>> t.p_value, t.p_min
-    (0.125, 0.125)
-    """
-    d = np.asarray(differences, dtype=float)
-    if d.ndim != 1 or len(d) == 0 or not np.isfinite(d).all():
-        raise ValueError(f"need a non-empty finite 1-D array of paired differences, got shape {d.shape}")
-    n = len(d)
-    if 2 ** n <= max_exact:
-        signs = 1 - 2 * np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)
-        exact = True
-    else:
-        signs = np.where(np.random.default_rng(seed).random((n_permutations, n)) < 0.5, -1.0, 1.0)
-        exact = False
-    null = signs @ d / n
-    observed = float(d.mean())
-    tol = 1e-12 * max(1.0, np.abs(d).max())
-    count = int((null >= observed - tol).sum())
-    top = int((null >= np.abs(d).mean() - tol).sum())
-    if exact:
-        p, p_min = count / len(null), top / len(null)
-    else:
-        p, p_min = (1 + count) / (1 + len(null)), max(2.0 ** -int((d != 0).sum()), 1 / (1 + len(null)))
-    return PermutationTest(observed, float(p), float(p_min), len(null), exact, 1)
-
-
-def _summary_one(changes: pd.DataFrame, random: str, alpha: float) -> pd.DataFrame:
-    rows = []
-    for fraction, part in changes.groupby("fraction"):
-        rand = part[part["rule"] == random]
-        if rand.empty:
-            raise ValueError(f"no {random!r} rows at budget {fraction}: add random orders (n_random >= 1)")
-        per_seed = rand.groupby("seed")["change"].median()
-        rand_pair = rand.groupby(["model", "task"])["change"].mean()
-        for rule, r in part[part["rule"] != random].groupby("rule"):
-            r = r.set_index(["model", "task"])["change"]
-            d = (r - rand_pair.reindex(r.index)).dropna()
-            test = sign_flip_test(d.to_numpy())
-            med = float(r.median())
-            rows.append({"rule": rule, "fraction": fraction, "median change": med, "random median":
-                         float(per_seed.median()), "random lo": float(per_seed.min()), "random hi":
-                         float(per_seed.max()), "mean vs random": test.statistic, "p": test.p_value,
-                         "p_min": test.p_min, "pairs": len(d), "beats random": test.p_value <= alpha,
-                         "above random spread": med > per_seed.max()})
-    return pd.DataFrame(rows)
-
-
-def rule_summary(changes: pd.DataFrame, *, by: str | None = None, random: str = "random",
-                 alpha: float = ALPHA) -> pd.DataFrame:
-    """Per rule and budget: median change over (model, task) pairs, random's median and spread, and the test.
-
-    Parameters
-    ----------
-    changes : DataFrame
-        One row per ``model, task, rule, seed, fraction`` with the score ``change`` (pruned
-        minus intact).
-    by : str, optional
-        A column (e.g. ``"kind"``) to summarise each group of models separately.
-
-    Returns
-    -------
-    DataFrame ``[by,] rule, fraction, median change, random median, random lo, random hi,
-    mean vs random, p, p_min, pairs, beats random, above random spread``; ``random lo/hi`` are
-    the smallest and largest median over pairs among the random seeds.
-    """
-    need = {"model", "task", "rule", "seed", "fraction", "change"} | ({by} if by else set())
-    if need - set(changes.columns):
-        raise ValueError(f"changes lacks columns {sorted(need - set(changes.columns))}")
-    if by is None:
-        return _summary_one(changes, random, alpha)
-    parts = [_summary_one(part, random, alpha).assign(**{by: g}) for g, part in changes.groupby(by)]
-    return pd.concat(parts, ignore_index=True)[[by] + _COLUMNS]
-
-
-_COLUMNS = ["rule", "fraction", "median change", "random median", "random lo", "random hi", "mean vs random", "p",
-            "p_min", "pairs", "beats random", "above random spread"]
-
-
-def winners(summary: pd.DataFrame, *, by: str | None = None) -> pd.DataFrame:
-    """The rule with the highest median change at each budget (and group), with its margin
-    over the runner-up and random's median."""
-    keys = ([by] if by else []) + ["fraction"]
-    rows = []
-    for key, part in summary.groupby(keys):
-        part = part.sort_values("median change", ascending=False)
-        top = part.iloc[0]
-        second = part.iloc[1]["median change"] if len(part) > 1 else np.nan
-        rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,))), "winner": top["rule"],
-                     "median change": top["median change"], "margin": top["median change"] - second,
-                     "random median": top["random median"], "beats random": top["beats random"]})
-    return pd.DataFrame(rows)
-
-
-def _fmt_budget(f: float) -> str:
-    return f"{f:.0%}"
-
-
-def only_rule_verdict(summary: pd.DataFrame, *, rule: str = "GFMI", rules: Sequence[str] = MEASUREMENT_RULES,
-                      fractions: Sequence[float] = (0.15, 0.20), alpha: float = ALPHA) -> Verdict:
-    """Verdict on "``rule`` is the only one of ``rules`` that beats random at ``fractions``".
-
-    "reproduced" when ``rule`` beats random (sign-flip p <= alpha) at every one of the
-    budgets and no other rule of ``rules`` does at any of them; "partly reproduced" when
-    ``rule`` beats random at some of them; "not reproduced" when at none; "not testable" when
-    the number of pairs cannot give p <= alpha.
-    """
-    s = summary[summary["rule"].isin(rules) & summary["fraction"].round(6).isin(np.round(fractions, 6))]
-    if s.empty or rule not in set(s["rule"]):
-        return Verdict("not testable", f"no {rule} rows at budgets {', '.join(map(_fmt_budget, fractions))}")
-    own = s[s["rule"] == rule]
-    others = s[(s["rule"] != rule) & s["beats random"]]
-    wins = own[own["beats random"]]
-    ps = ", ".join(f"{_fmt_budget(f)}: median change {m:+.3f} vs random {r:+.3f}, p = {p:.2g}" for f, m, r, p in
-                   own[["fraction", "median change", "random median", "p"]].itertuples(index=False))
-    other_note = ("; no other measurement rule beats random there" if others.empty else
-                  "; also beating random: " + ", ".join(f"{a} at {_fmt_budget(b)}" for a, b in
-                                                      others[["rule", "fraction"]].itertuples(index=False)))
-    evidence = f"{rule} against random over {int(own['pairs'].max())} model-task pairs ({ps}){other_note}"
-    p_min = float(own["p_min"].max())
-    if p_min > alpha:
-        return Verdict("not testable", evidence + f"; with this many pairs no result can have p below {p_min:.2g}",
-                       float(own["p"].max()), "exact sign-flip test over model-task pairs")
-    if len(wins) == len(own):
-        word = "reproduced" if others.empty else "partly reproduced"
-    else:
-        word = "partly reproduced" if len(wins) else "not reproduced"
-    return Verdict(word, evidence, float(own["p"].max()), "exact sign-flip test over model-task pairs (largest p "
-                   "over the budgets)")
-
-
-def best_median_verdict(summary: pd.DataFrame, *, rule: str = "GFMI", rules: Sequence[str] = MEASUREMENT_RULES) -> Verdict:
-    """Verdict on "``rule`` has the best median change (among ``rules``) at every budget".
-
-    At each budget the margin between ``rule`` and the best other rule of ``rules`` is
-    compared with the spread of the random orders' medians (largest minus smallest): a margin
-    no larger than the spread is within noise. "reproduced" when ``rule`` is best beyond noise
-    at every budget; "not reproduced" when another rule is better beyond noise at some budget;
-    otherwise "not testable" (the differences are within what random orders differ by).
-    """
-    s = summary[summary["rule"].isin(rules)]
-    if rule not in set(s["rule"]) or s["rule"].nunique() < 2:
-        return Verdict("not testable", f"need {rule} and at least one other rule of {list(rules)}")
-    parts, beyond_best, beyond_worse = [], 0, 0
-    fractions = sorted(s["fraction"].unique())
-    for f in fractions:
-        part = s[s["fraction"] == f].set_index("rule")
-        own = part.loc[rule, "median change"]
-        other = part.drop(rule)["median change"]
-        margin = own - other.max()
-        spread = part["random hi"].iloc[0] - part["random lo"].iloc[0]
-        beyond_best += margin > spread
-        beyond_worse += -margin > spread
-        parts.append(f"{_fmt_budget(f)}: {margin:+.3f} over {other.idxmax()} (random spread {spread:.3f})")
-    evidence = f"{rule}'s median change minus the best other measurement rule's: " + "; ".join(parts)
-    if beyond_best == len(fractions):
-        return Verdict("reproduced", evidence)
-    if beyond_worse:
-        return Verdict("not reproduced", evidence)
-    return Verdict("not testable", evidence + "; margins within the random orders' spread")
-
-
-def budget_pattern_verdict(summary: pd.DataFrame, rule: str, *, beats_at: Sequence[float], alpha: float = ALPHA) -> Verdict:
-    """Verdict on "``rule`` beats random exactly at the budgets ``beats_at``" (empty: at none).
-
-    The budgets at which it beats random are those with sign-flip p <= ``alpha``. For
-    ``beats_at`` non-empty: "reproduced" when they are exactly ``beats_at``, "partly
-    reproduced" when they include ``beats_at`` and others, "not reproduced" otherwise. For
-    ``beats_at`` empty (the rule does not transfer to pruning): "reproduced" when it beats random
-    at no budget, "not reproduced" when at some. "not testable" when no result could reach
-    ``alpha``.
-    """
-    own = summary[summary["rule"] == rule].sort_values("fraction")
-    if own.empty:
-        return Verdict("not testable", f"no {rule} rows")
-    won = {round(f, 6) for f in own.loc[own["beats random"], "fraction"]}
-    want = {round(f, 6) for f in beats_at}
-    ps = ", ".join(f"{_fmt_budget(f)}: {m:+.3f} vs random {r:+.3f} (p = {p:.2g})" for f, m, r, p in
-                   own[["fraction", "median change", "random median", "p"]].itertuples(index=False))
-    evidence = (f"{rule} beats random at {', '.join(map(_fmt_budget, sorted(won))) or 'no budget'} "
-                f"(median change over pairs {ps})")
-    p_min = float(own["p_min"].max())
-    if p_min > alpha:
-        return Verdict("not testable", evidence + f"; no result can have p below {p_min:.2g}")
-    p = float(own["p"].min()) if not want else float(own.loc[own["fraction"].round(6).isin(want), "p"].max())
-    if won == want:
-        word = "reproduced"
-    elif want and want <= won:
-        word = "partly reproduced"
-    else:
-        word = "not reproduced"
-    return Verdict(word, evidence, p, "exact sign-flip test over model-task pairs")

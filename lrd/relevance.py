@@ -37,7 +37,7 @@ from lrd.ablation import anatomy, removed_layers, replaced_blocks
 from lrd.models import LoadedModel, _get
 from lrd.scoring import MCRequests, forward_batches, model_logits, request_logprobs
 
-__all__ = ["SweepResult", "removal_sweep", "angular_distance", "taylor_importance", "gromov_block",
+__all__ = ["SweepResult", "removal_sweep", "angular_distance", "taylor_importance",
            "encoder_removal_states"]
 
 
@@ -205,18 +205,6 @@ def angular_distance(last_token: np.ndarray) -> np.ndarray:
     d = (np.arccos(cos) / np.pi).mean(-1)
     np.fill_diagonal(d, 0.0)
     return d
-
-
-def gromov_block(distance: np.ndarray, k: int) -> list[int]:
-    """The ``k`` consecutive blocks Gromov et al. prune: ``l* + 1 .. l* + k``,
-    :math:`l^* = \\arg\\min_l d(l, l + k)` (1-based block numbers)."""
-    n = distance.shape[0] - 1
-    if not 0 <= k <= n:
-        raise ValueError(f"k must be in 0..{n}, got {k}")
-    if k == 0:
-        return []
-    start = int(np.argmin([distance[l, l + k] for l in range(n - k + 1)]))
-    return list(range(start + 1, start + k + 1))
 
 
 @contextmanager
@@ -429,7 +417,7 @@ def relevance_rows(sweep: SweepResult, requests: MCRequests, *, model: str, task
 
 def pruning_accuracy(sweep: SweepResult, requests: MCRequests, plan: pd.DataFrame, *,
                      metric: str = "acc") -> np.ndarray:
-    """Mean ``metric`` of each row of a :func:`lrd.agreement.pruning_sets` plan, from a sweep
+    """Mean ``metric`` of each row of a :func:`lrd.pruning.pruning_sets` plan, from a sweep
     run with ``sets = plan["removed"]``; shape (len(plan),)."""
     from lrd.scoring import mc_accuracy
 
@@ -442,7 +430,7 @@ def calibration_plan(model: LoadedModel, calibration: dict[str, MCRequests], ks:
                      n_random: int = 5, batch_size: int = 32) -> tuple[pd.DataFrame, list[SweepResult]]:
     """Rank blocks on calibration items with every rule and list the blocks each rule prunes.
 
-    Rules (see :func:`lrd.agreement.pruning_sets`): cosine relevance (Block Influence),
+    Rules (see :func:`lrd.pruning.pruning_sets`): cosine relevance (Block Influence),
     accuracy relevance (ties broken by the mean log-likelihood drop), first-order Taylor
     importance, Gromov's angular distance, and ``n_random`` random orders. Scores are averaged
     (Taylor: summed) over the calibration tasks.
@@ -452,7 +440,7 @@ def calibration_plan(model: LoadedModel, calibration: dict[str, MCRequests], ks:
     plan : DataFrame ``rule, seed, k, removed``
     sweeps : the single-block calibration sweeps (for counting work)
     """
-    from lrd.agreement import pruning_sets
+    from lrd.pruning import pruning_sets
 
     sweeps = {t: removal_sweep(model, r, batch_size=batch_size) for t, r in calibration.items()}
     acc = np.mean([relevance_rows(s, calibration[t], model=model.name, task=t)[0].query(

@@ -13,7 +13,6 @@ book's landing page gathers into its verdict dashboard (``lrd.sphinxext``).
 from __future__ import annotations
 
 import json
-import math
 import numbers
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,56 +25,12 @@ from lrd.cache import atomic_write
 
 RESULT_COLUMNS = ["model", "task", "measurement", "layer", "depth", "value"]
 
-#: The verdict words, strongest first. A verdict string is ``"<word>: <evidence>"``.
-VERDICT_WORDS = ("reproduced", "partly reproduced", "not reproduced", "not testable")
-
-#: Fields of one verdict record in ``results/<chapter>.json["verdicts"]``.
-VERDICT_FIELDS = ("key", "chapter", "paper", "paper_title", "claim", "claim_source", "aspect", "verdict",
-                  "evidence", "p_value", "test", "section")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A verdict on a claim: one of :data:`VERDICT_WORDS`, the evidence, and its strength.
-
-    ``p_value`` is the probability of a result at least as strong as the observed one under
-    chance (exact or permutation, the number of comparisons accounted for), ``test`` says how
-    it was computed; both are ``None`` where the claim is not a comparison.
-
-    Examples
-    --------
-    >>> v = Verdict.parse("not reproduced on our panel: a final-layer statistic separates them")
-    >>> v.word, v.evidence
-    ('not reproduced', 'a final-layer statistic separates them')
-    >>> str(Verdict("not testable", "one task"))
-    'not testable: one task'
-    """
-
-    word: str
-    evidence: str
-    p_value: float | None = None
-    test: str | None = None
-
-    def __post_init__(self):
-        if self.word not in VERDICT_WORDS:
-            raise ValueError(f"verdict word must be one of {VERDICT_WORDS}, got {self.word!r}")
-        if not str(self.evidence).strip():
-            raise ValueError("a verdict needs its evidence (one line saying what was observed)")
-        if self.p_value is not None and not (math.isfinite(self.p_value) and 0 <= self.p_value <= 1):
-            raise ValueError(f"p_value must be a probability in [0, 1] or None, got {self.p_value!r}")
-
-    def __str__(self) -> str:
-        return f"{self.word}: {self.evidence}"
-
-    @classmethod
-    def parse(cls, text: str, *, p_value: float | None = None, test: str | None = None) -> "Verdict":
-        """Split ``"<word>[ qualifier]: <evidence>"`` into a :class:`Verdict`."""
-        head, sep, evidence = str(text).partition(":")
-        word = next((w for w in sorted(VERDICT_WORDS, key=len, reverse=True) if head.strip().startswith(w)), None)
-        if word is None or not sep:
-            raise ValueError(f"a verdict must read '<word>: <evidence>' with a word of {VERDICT_WORDS}; got {text!r}")
-        return cls(word, evidence.strip(), p_value, test)
-
+#: Fields of one verdict record in ``results/<chapter>.json["verdicts"]``: the
+#: :meth:`lrd.verdicts.Verdict.record` fields plus where it was recorded.
+VERDICT_FIELDS = ("key", "chapter", "section", "claim", "kind", "outcome", "evidence", "test", "statistic", "p_value",
+                  "p_against", "against", "p_min", "effect", "ci", "effect_label", "effect_format", "paper_effect",
+                  "holds", "reconstruction", "note", "alpha", "paper", "label", "claim_text", "claim_source", "panel",
+                  "sweep")
 
 def per_layer(values: np.ndarray, *, model: str, task: str, measurement: str,
               layers: np.ndarray | None = None, n_layers: int | None = None) -> pd.DataFrame:
@@ -90,6 +45,12 @@ def per_layer(values: np.ndarray, *, model: str, task: str, measurement: str,
     n_layers = len(values) - 1 if n_layers is None else n_layers
     return pd.DataFrame({"model": model, "task": task, "measurement": measurement, "layer": layers,
                          "depth": layers / n_layers, "value": values})[RESULT_COLUMNS]
+
+
+def _plain_deep(value: Any, digits: int) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_plain_deep(v, digits) for v in value]
+    return _plain(value, digits)
 
 
 def _plain(value: Any, digits: int) -> Any:
@@ -133,26 +94,16 @@ class Glue:
             glue(key, value, display=self.display)
         return key
 
-    def verdict(self, name: str, *, claim: Any, verdict: "Verdict | str", evidence: str | None = None,
-                p_value: float | None = None, test: str | None = None, aspect: str | None = None,
-                section: str | None = None) -> str:
+    def verdict(self, verdict: "Verdict", *, section: str | None = None) -> str:
         """Record the verdict on one claim and glue it as ``<chapter>-verdict_<name>``.
 
         Parameters
         ----------
-        name : str
-            Claim key within the chapter (``"architecture"``); the record's key is
-            ``<chapter>-<name>``.
-        claim : lrd.papers.Claim
-            The paper's claim, quoted (its ``paper.key`` is the BibTeX key).
-        verdict : Verdict or str
-            A :class:`Verdict`, a string ``"<word>: <evidence>"``, or a bare word with
-            ``evidence`` given.
-        p_value, test : optional
-            The chance probability of the observed result and how it was computed (taken from
-            ``verdict`` when it is a :class:`Verdict`).
-        aspect : str, optional
-            Which part of the quoted claim this verdict is about, when one claim gets several.
+        verdict : lrd.verdicts.Verdict
+            Built by a judge function of :mod:`lrd.verdicts` from a stated test (or a labelled
+            demonstration); its outcome follows from its numbers. Anything else (a string, a
+            hand-written outcome) is a TypeError. The claim must belong to this chapter
+            (:data:`lrd.verdicts.CLAIMS`) and be recorded once.
         section : str, optional
             Anchor of the chapter section holding the evidence (the heading's slug, e.g.
             ``"encoders-against-decoders"``); the dashboard links to it.
@@ -160,24 +111,25 @@ class Glue:
         Returns
         -------
         str
-            The glue key of the verdict text, for ``{glue:text}`` in the chapter.
+            The glue key of the verdict text (``"<outcome>: <evidence>"``), for ``{glue:text}``.
         """
-        if isinstance(verdict, Verdict):
-            v = Verdict(verdict.word, evidence or verdict.evidence, verdict.p_value if p_value is None else p_value,
-                        verdict.test if test is None else test)
-        elif evidence is not None:
-            v = Verdict(str(verdict).strip(), evidence, p_value, test)
-        else:
-            v = Verdict.parse(verdict, p_value=p_value, test=test)
-        key = f"{self.chapter}-{name}"
+        from lrd.verdicts import CLAIMS, Verdict
+
+        if not isinstance(verdict, Verdict):
+            raise TypeError(f"a verdict must be an lrd.verdicts.Verdict built by a test or a demonstration, got "
+                            f"{type(verdict).__name__} {verdict!r}; outcomes are computed, never written by hand")
+        claim = CLAIMS[verdict.claim]
+        if claim.chapter != self.chapter:
+            raise ValueError(f"claim {claim.id!r} is judged in chapter {claim.chapter!r}, not {self.chapter!r}")
+        key = f"{self.chapter}-{claim.name}"
         if any(r["key"] == key for r in self.verdicts):
-            raise ValueError(f"verdict {name!r} recorded twice in chapter {self.chapter!r}")
-        paper = claim.paper
-        self.verdicts.append({"key": key, "chapter": self.chapter, "paper": paper.key, "paper_title": paper.title,
-                              "claim": claim.text, "claim_source": claim.source, "aspect": aspect, "verdict": v.word,
-                              "evidence": v.evidence, "p_value": None if v.p_value is None else _plain(v.p_value, 4),
-                              "test": v.test, "section": section})
-        return self(f"verdict_{name}", str(v))
+            raise ValueError(f"the verdict on {claim.id!r} is recorded twice in chapter {self.chapter!r}")
+        record = {k: _plain_deep(v, self.digits) for k, v in verdict.record().items()}
+        if record["outcome"] == "reproduced" and not (record["p_value"] is not None
+                                                     and record["p_value"] <= record["alpha"]):
+            raise ValueError(f"{claim.id}: 'reproduced' needs p <= {record['alpha']}")
+        self.verdicts.append({"key": key, "chapter": self.chapter, "section": section, **record})
+        return self(f"verdict_{claim.name}", str(verdict))
 
     def no_claims(self) -> None:
         """Declare that this chapter tests no paper claim (an introductory chapter): the verdict

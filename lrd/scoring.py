@@ -43,7 +43,8 @@ from lrd.extract import batch_token_limit, batches_by_length
 from lrd.models import LoadedModel
 from lrd.tasks import Task
 
-__all__ = ["MCRequests", "build_requests", "loglikelihoods", "mc_accuracy", "forward_batches", "request_logprobs"]
+__all__ = ["MCRequests", "build_requests", "loglikelihoods", "mc_accuracy", "permuted_gold_accuracy", "forward_batches",
+           "request_logprobs"]
 
 
 @dataclass(frozen=True)
@@ -332,24 +333,71 @@ def loglikelihoods(model: LoadedModel, requests: MCRequests, *, batch_size: int 
     return out
 
 
+def _predictions(lls: np.ndarray, requests: MCRequests) -> dict[str, np.ndarray]:
+    """The choice each metric picks per item (``acc``: highest log-likelihood; ``acc_norm``: per
+    character); arrays of shape (..., n_items). Ties go to the first choice."""
+    lls = np.asarray(lls, dtype=float)
+    if lls.shape[-1] != len(requests.item):
+        raise ValueError(f"lls has {lls.shape[-1]} requests, the task {len(requests.item)}")
+    starts, sizes = _item_choices(requests)
+    out = {}
+    for name, score in (("acc", lls), ("acc_norm", lls / requests.completion_len)):
+        if (sizes == sizes[0]).all():  # the usual case: fixed number of choices, vectorised
+            out[name] = score.reshape(*score.shape[:-1], len(starts), sizes[0]).argmax(-1)
+        else:
+            out[name] = np.stack([score[..., s:s + n].argmax(-1) for s, n in zip(starts, sizes)], axis=-1)
+    return out
+
+
+def _item_choices(requests: MCRequests) -> tuple[np.ndarray, np.ndarray]:
+    """First request and number of choices of every item."""
+    starts = np.flatnonzero(np.r_[True, np.diff(requests.item) != 0])
+    return starts, np.diff(np.r_[starts, len(requests.item)])
+
+
 def mc_accuracy(lls: np.ndarray, requests: MCRequests) -> dict[str, np.ndarray]:
     """Per-item ``acc`` and ``acc_norm`` (0/1 arrays of shape (..., n_items)).
 
     ``lls`` may carry leading axes (e.g. one row per removed layer). Ties go to the first
     choice, as ``numpy.argmax`` does in the harness.
     """
+    return {name: (pred == requests.labels).astype(float) for name, pred in _predictions(lls, requests).items()}
+
+
+def permuted_gold_accuracy(lls: np.ndarray, requests: MCRequests, *, metric: str = "acc", n_permutations: int = 1000,
+                           seed: int = 0) -> np.ndarray:
+    r"""Measured chance: the accuracy of the same predictions when each item's gold answer is
+    drawn uniformly among its choices, ``n_permutations`` times.
+
+    The label-permutation null of a multiple-choice scorer on these items, from the same
+    log-likelihoods: the predictions are fixed and only which choice counts as gold is
+    shuffled within each item. Its mean is :math:`rac1n\sum_i 1/k_i` (:math:`k_i` choices);
+    its spread is what a model that ignores the answers scores on this many items, so the
+    one-sided p-value of an accuracy :math:`a` is :math:`(1 + \#\{	ext{null} \ge a\})/(1 + N)`.
+
+    Parameters
+    ----------
+    lls : ndarray of shape (n_requests,)
+        Log-likelihoods of one model's run (e.g. the intact model).
+    requests : MCRequests
+    metric : {"acc", "acc_norm"}
+    n_permutations : int
+    seed : int
+
+    Returns
+    -------
+    ndarray of shape (n_permutations,)
+    """
     lls = np.asarray(lls, dtype=float)
-    if lls.shape[-1] != len(requests.item):
-        raise ValueError(f"lls has {lls.shape[-1]} requests, the task {len(requests.item)}")
-    starts = np.flatnonzero(np.r_[True, np.diff(requests.item) != 0])
-    sizes = np.diff(np.r_[starts, len(requests.item)])
-    out = {}
-    for name, score in (("acc", lls), ("acc_norm", lls / requests.completion_len)):
-        if (sizes == sizes[0]).all():  # the usual case: fixed number of choices, vectorised
-            pred = score.reshape(*score.shape[:-1], len(starts), sizes[0]).argmax(-1)
-        else:
-            pred = np.stack([score[..., s:s + n].argmax(-1) for s, n in zip(starts, sizes)], axis=-1)
-        out[name] = (pred == requests.labels).astype(float)
-    return out
+    if lls.ndim != 1:
+        raise ValueError(f"lls must be one run, shape (n_requests,), got {lls.shape}")
+    if metric not in ("acc", "acc_norm"):
+        raise ValueError(f"metric must be 'acc' or 'acc_norm', got {metric!r}")
+    if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
+        raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
+    pred = _predictions(lls, requests)[metric]
+    _, sizes = _item_choices(requests)
+    gold = np.floor(np.random.default_rng(seed).random((n_permutations, len(sizes))) * sizes).astype(int)
+    return (gold == pred).mean(1)
 
 

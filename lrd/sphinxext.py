@@ -21,6 +21,8 @@ import yaml
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from lrd.verdicts.claims import claims_of
+
 CLASS = "lrd-verdicts"
 
 
@@ -64,7 +66,8 @@ def chapter_rows(root: Path, docname: str) -> tuple[list[dict], list[Path]]:
     Returns the rows and the files they were read from (for Sphinx's dependency tracking).
     A row is a verdict record of :data:`lrd.report.VERDICT_FIELDS`, or ``{"chapter", "status"}``
     for a chapter that is not executed, failed, left results older than its execution, or
-    recorded no verdict. A chapter that declared
+    recorded no verdict, and for each claim of the chapter (:func:`lrd.verdicts.claims_of`) that
+    its results do not judge. A chapter that declared
     it tests no claim (:meth:`lrd.report.Glue.no_claims`) has no row.
     """
     name = Path(docname).name
@@ -86,7 +89,11 @@ def chapter_rows(root: Path, docname: str) -> tuple[list[dict], list[Path]]:
     if "verdicts" not in record:
         return [{"chapter": name, "docname": docname, "status": "no verdict recorded"}], [nb_path, results]
     verdicts = record["verdicts"]  # [] when the chapter declared that it tests no claim
-    return [{**v, "docname": docname} for v in verdicts], [nb_path, results]
+    rows = [{**v, "docname": docname} for v in verdicts]
+    judged = {v.get("claim") for v in verdicts}
+    rows += [{"chapter": name, "docname": docname, "status": f"no verdict recorded: {c.id} ({c.label})"}
+             for c in claims_of(name).values() if c.id not in judged]
+    return rows, [nb_path, results]
 
 
 def _escape(text: Any) -> str:
@@ -94,28 +101,65 @@ def _escape(text: Any) -> str:
     return re.sub(r"([\\`*_{}\[\]()<>#+!|$~])", r"\\\1", str(text)).replace("\n", " ")
 
 
+def _fmt(value: Any, fmt: str) -> str:
+    try:
+        return fmt.format(value)
+    except (ValueError, TypeError):
+        return f"{value:.3g}"
+
+
+def effect_text(r: dict) -> str:
+    """``effect [low, high]`` in the verdict's format, or "" without an effect."""
+    if r.get("effect") is None:
+        return ""
+    fmt = r.get("effect_format") or "{:.3g}"
+    text = _fmt(r["effect"], fmt)
+    if r.get("ci"):
+        lo, hi = r["ci"]
+        text += f" [{_fmt(lo, fmt)}, {_fmt(hi, fmt)}]"
+    return text
+
+
+def p_text(r: dict) -> str:
+    """``p`` with the best p this panel allows, or the kind of verdict when there is no test."""
+    if r.get("kind") == "demonstration":
+        return "demonstration"
+    if r.get("p_value") is None:
+        return "not run"
+    best = f" (best {r['p_min']:.2g})" if r.get("p_min") is not None else ""
+    return f"{r['p_value']:.2g}{best}"
+
+
 def table_markdown(rows: list[dict], fromdoc: str) -> str:
-    """The dashboard as a MyST ``list-table`` (links relative to ``fromdoc``)."""
-    lines = ["```{list-table}", ":header-rows: 1", f":class: {CLASS}", ":widths: 14 10 34 12 8 22", "",
-             "* - Chapter", "  - Paper", "  - Claim (quoted)", "  - Verdict", "  - p under chance", "  - Evidence"]
+    """The dashboard as a MyST ``list-table``, one scannable line per claim (links relative to ``fromdoc``).
+
+    Columns: the claim's short label (linked to the chapter section holding the evidence), the
+    paper, the outcome, our effect with its 95% interval and what it measures, the paper's
+    number, p with the best p this panel allows, and for claims this panel cannot test, the
+    panel that would and its ``lrd sweep`` command.
+    """
+    lines = ["```{list-table}", ":header-rows: 1", f":class: {CLASS}", ":widths: 22 9 11 20 14 10 14", "",
+             "* - Claim", "  - Paper", "  - Outcome", "  - Ours [95% CI]", "  - Paper's", "  - p (best possible)",
+             "  - To test it"]
     here = os.path.dirname(fromdoc)
-    previous = None
     for r in rows:
         target = os.path.relpath(r["docname"], here or ".") + ".ipynb"
         anchor = f"#{r['section']}" if r.get("section") else ""
-        chapter = f"[{r['chapter']}]({target}{anchor})"
         if "status" in r:
-            lines += [f"* - {chapter}", "  - ", "  - ", f"  - **{r['status'].split(':')[0]}**",
-                      "  - ", f"  - {_escape(r['status'])}"]
+            lines += [f"* - [{r['chapter']}]({target}{anchor})", "  - ", f"  - **{r['status'].split(':')[0]}**",
+                      f"  - {_escape(r['status'])}", "  - ", "  - ", "  - "]
             continue
-        p = "n/a" if r.get("p_value") is None else f"{r['p_value']:.2g}"
-        aspect = f"*{_escape(r['aspect'])}*: " if r.get("aspect") else ""
-        quote = f"“{_escape(r['claim'])}” ({_escape(r['claim_source'])})"
-        if (r["paper"], r["claim"]) == previous:
-            quote = "the claim quoted above"
-        previous = (r["paper"], r["claim"])
-        lines += [f"* - {chapter}", f"  - {{cite:p}}`{r['paper']}`", f"  - {aspect}{quote}",
-                  f"  - **{r['verdict']}**", f"  - {p}", f"  - {_escape(r['evidence'])}"]
+        ours = effect_text(r)
+        if ours and r.get("effect_label"):
+            ours = f"{_escape(ours)} ({_escape(r['effect_label'])})"
+        elif ours:
+            ours = _escape(ours)
+        todo = ""
+        if r["outcome"] == "not testable" and r.get("panel"):
+            todo = _escape(r["panel"]) + (f": `{r['sweep']}`" if r.get("sweep") else "")
+        lines += [f"* - [{_escape(r['label'])}]({target}{anchor})", f"  - {{cite:p}}`{r['paper']}`",
+                  f"  - **{r['outcome']}**", f"  - {ours}", f"  - {_escape(r.get('paper_effect') or '')}",
+                  f"  - {p_text(r)}", f"  - {todo}"]
     return "\n".join(lines + ["```", ""])
 
 

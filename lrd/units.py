@@ -301,10 +301,12 @@ def _train_options(seeds, max_epochs, patience, train_threads, gnn_layers) -> di
 
 def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods: Sequence[str], seeds: Sequence[int],
                        gnn_layers: int, max_epochs: int, patience: int, train_threads: int | None) -> dict:
-    """Every aggregation method trained on one model's states of one task (mean ± seeds rows),
-    the model facts the parameter share needs, and the extraction and training seconds."""
+    """Every aggregation method trained on one model's states of one task: ``"scores"`` (one
+    row per method and seed), ``"items"`` (classification: whether each seed's prediction of
+    each test item is right, :func:`lrd.fusion_eval.item_outcomes`; empty for STS), the model
+    facts the parameter share needs, and the extraction and training seconds."""
     from lrd.extract import extract
-    from lrd.fusion_eval import task_scores
+    from lrd.fusion_eval import item_outcomes, task_scores
 
     _, full, texts = fusion_task(task, n_samples)
     t0 = time.perf_counter()
@@ -312,15 +314,19 @@ def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods
     t1 = time.perf_counter()
     scores = task_scores(states, full, list(methods), texts=texts,
                          **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers))
-    return {"scores": scores.assign(model=model.name, task=task),
-            "model": {"n_params": model.n_params, "hidden_size": model.hidden_size, "n_states": model.n_layers + 1},
+    scores = scores.assign(model=model.name, task=task)
+    items = item_outcomes(scores) if "correct" in scores else pd.DataFrame()
+    return {"scores": scores.drop(columns="correct", errors="ignore"), "items": items,
+            "model": {"n_params": model.n_params, "hidden_size": model.hidden_size, "n_states": model.n_layers + 1,
+                      "kind": model.kind, "source": model.summary()["source"]},
             "seconds": {"extract": t1 - t0, "train": time.perf_counter() - t1}}
 
 
 def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings: int, seeds: Sequence[int],
                     gnn_layers: int, max_epochs: int, patience: int, train_threads: int | None) -> pd.DataFrame:
     """The Cayley encoder's ablations on one model and task: positional encoding, the reference
-    code's doubled edges, and ``n_mappings`` seeded random layer-to-node mappings."""
+    code's doubled edges, and ``n_mappings`` seeded random layer-to-node mappings (one row per
+    variant and seed)."""
     from lrd.extract import extract
     from lrd.fusion_eval import encoder_variants
 
@@ -330,20 +336,23 @@ def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings
                 "edges listed twice (reference)": {"reference_duplicates": True},
                 **{f"random mapping {i}": {"mapping_seed": 1000 + i} for i in range(n_mappings)}}
     return encoder_variants(states, full, variants, texts=texts,
-                            **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers))
+                            **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers)
+                            ).drop(columns="correct", errors="ignore")
 
 
 def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: Sequence[str], shots: Sequence[int],
                     seeds: Sequence[int], gnn_layers: int, max_epochs: int, patience: int,
                     train_threads: int | None) -> pd.DataFrame:
-    """Few-shot accuracy of ``methods`` on one model and task for each number of shots per class."""
+    """Few-shot accuracy of ``methods`` on one model and task for each number of shots per
+    class (one row per shot count, method and seed)."""
     from lrd.extract import extract
     from lrd.fusion_eval import few_shot_scores
 
     data, _, texts = fusion_task(task, n_samples)
     states = extract(model, texts, pooling="mean")
     return few_shot_scores(states, data, list(methods), list(shots),
-                           **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers)).assign(task=task)
+                           **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers)
+                           ).drop(columns="correct").assign(model=model.name, task=task)
 
 
 def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, methods: Sequence[str],
@@ -352,8 +361,8 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
                              few_shot_tasks: Sequence[str], few_shot_methods: Sequence[str],
                              train_threads: int | None = 1, device: str = "cpu") -> dict[str, list[Unit]]:
     """The chapter's units by part: ``"scores"`` one per (model, task); ``"ablation"`` (at most
-    one) and ``"few_shot"`` (one per few-shot task) on the ablation model, when it and the
-    task are in the panel."""
+    one) on the ablation model and task, when both are in the panel; ``"few_shot"`` one per
+    (model, few-shot task in the panel): the few-shot claim is tested with the model as unit."""
     train = dict(seeds=list(seeds), gnn_layers=gnn_layers, max_epochs=max_epochs, patience=patience,
                  train_threads=train_threads)
 
@@ -367,10 +376,10 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
                      dict(task=ablation_task, n_samples=n_samples, n_mappings=n_mappings, **train),
                      tasks=spec(ablation_task), device=device)
                 for _ in [0] if ablation_model in models and ablation_task in tasks]
-    shots = [Unit("cayley_aggregation", cayley_few_shot, ablation_model,
+    shots = [Unit("cayley_aggregation", cayley_few_shot, m,
                   dict(task=t, n_samples=n_samples, methods=list(few_shot_methods), shots=list(few_shot), **train),
                   tasks=spec(t), device=device)
-             for t in few_shot_tasks if ablation_model in models and t in tasks]
+             for m in models for t in few_shot_tasks if t in tasks]
     return {"scores": scores, "ablation": ablation, "few_shot": shots}
 
 
@@ -380,10 +389,13 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
 
 def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int, n_bootstrap: int, pooling: str,
                     token_task: str, n_token_prompts: int, aug_task: str, n_aug_prompts: int, n_views: int,
-                    norm_task: str) -> dict:
+                    norm_task: str, n_permutations: int) -> dict:
     """Everything the mid-layer chapter measures on one model: every layer's MTEB-protocol
-    score and pooled metrics per task, token metrics, augmentation-invariance metrics, and
-    (decoders) scores with and without the final norm. Returns ``kind``, ``rows`` and ``normed``.
+    score per task (on every evaluation row and on each half of them, and its label-permutation
+    chance from ``n_permutations`` shuffles: :func:`lrd.evaluate.layer_scores`), pooled metrics
+    per task, token metrics, augmentation-invariance metrics, and (decoders) scores with and
+    without the final norm. Returns ``kind``, ``source`` (where the weights come from),
+    ``rows`` and ``normed``.
 
     One forward pass per task feeds its pooled states, and, for ``norm_task`` and
     ``token_task`` (which must be among ``tasks``), the final-norm variant and the token states
@@ -401,25 +413,26 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     for task, data in task_data.items():  # one forward pass per task, whatever it feeds
         run = task_pass(model, data.texts, pooling=pooling, final_norm=task == norm_task and model.final_norm is not None,
                         n_token_prompts=n_token_prompts if task == token_task else 0)
-        scores = layer_scores(run.states, data, model=name, n_bootstrap=n_bootstrap)
+        scores = layer_scores(run.states, data, model=name, n_bootstrap=n_bootstrap, halves=True,
+                              n_permutations=n_permutations)
         rows += [scores, pooled_metrics(run.states, model=name, task=task)]
         if run.tokens is not None:
             rows.append(token_rows(run.tokens, model=name, task=task))
         if run.normed is not None:
             normed += [layer_scores(run.normed, data, model=name, n_bootstrap=n_bootstrap).assign(**{"final norm": "on"}),
-                       scores.assign(**{"final norm": "off"})]
+                       scores[scores["measurement"] == "score"].assign(**{"final norm": "off"})]
     views = view_states(model, task_data[aug_task].texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
     rows.append(invariance_metrics(views, model=name, task=aug_task))
-    return {"kind": model.kind, "rows": rows, "normed": normed}
+    return {"kind": model.kind, "source": model.summary()["source"], "rows": rows, "normed": normed}
 
 
 def mid_layer_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, n_bootstrap: int, pooling: str,
                     token_task: str, n_token_prompts: int, aug_task: str, n_aug_prompts: int, n_views: int,
-                    norm_task: str, device: str = "cpu") -> list[Unit]:
+                    norm_task: str, n_permutations: int, device: str = "cpu") -> list[Unit]:
     """One unit per model (:func:`mid_layer_model`)."""
     params = dict(tasks=list(tasks), n_samples=n_samples, n_bootstrap=n_bootstrap, pooling=pooling,
                   token_task=token_task, n_token_prompts=n_token_prompts, aug_task=aug_task,
-                  n_aug_prompts=n_aug_prompts, n_views=n_views, norm_task=norm_task)
+                  n_aug_prompts=n_aug_prompts, n_views=n_views, norm_task=norm_task, n_permutations=n_permutations)
     read = tuple(dict.fromkeys([(t, n_samples) for t in tasks]))
     return [Unit("mid_layer", mid_layer_model, m, params, tasks=read, device=device) for m in models]
 
@@ -433,13 +446,16 @@ def _mc_split(name: str, split: str, n: int):
 
 
 def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, n_calibration: int,
-                     pruning: bool, pruning_ks: Sequence[int], n_random: int, batch_size: int) -> dict:
+                     pruning: bool, pruning_ks: Sequence[int], n_random: int, batch_size: int,
+                     n_chance: int = 1000) -> dict:
     """One decoder's removal sweeps on every task: relevance rows, per-item correctness of the
-    intact and single-removal runs, intact acc_norm, chance, and, for the pruning model
-    (``pruning``), the calibration plan with each task's pruned accuracies; plus the work done
-    (``block forwards``, ``token passes``, ``seconds``)."""
+    intact and single-removal runs, intact acc_norm, measured chance (``chance[task]``: the
+    intact run's accuracy under ``n_chance`` permutations of the gold choice within items,
+    :func:`lrd.scoring.permuted_gold_accuracy`) and, for the pruning model (``pruning``), the
+    calibration plan with each task's pruned accuracies; plus the work done (``block forwards``,
+    ``token passes``, ``seconds``)."""
     from lrd.relevance import calibration_plan, pruning_accuracy, relevance_rows, removal_sweep
-    from lrd.scoring import build_requests, mc_accuracy
+    from lrd.scoring import build_requests, mc_accuracy, permuted_gold_accuracy
 
     name = model.name
     work = {"block forwards": 0.0, "token passes": 0.0, "seconds": 0.0}
@@ -452,7 +468,6 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
     rows, correct, acc_norm, chance, plan = [], {}, {}, {}, None
     for task in tasks:
         split = _mc_split(task, "test", n_items)
-        chance[task] = float(np.mean(1 / split.frame["choices"].map(len)))  # expected accuracy of guessing
         req = build_requests(model, split)
         sets = [[l] for l in range(1, model.n_layers + 1)]
         if pruning:  # rank blocks on the calibration split first (once)
@@ -469,6 +484,7 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
         rows.append(r)
         correct[task] = c
         acc_norm[task] = mc_accuracy(sweep.lls[:1], req)["acc_norm"].mean()
+        chance[task] = permuted_gold_accuracy(sweep.lls[0], req, n_permutations=n_chance, seed=0)
         if pruning:
             plan[task] = pruning_accuracy(sweep, req, plan)
     return {"rows": rows, "correct": correct, "acc_norm": acc_norm, "chance": chance, "plan": plan, "work": work}
@@ -484,15 +500,19 @@ def ablation_encoder(model: LoadedModel, *, task: str, n_encoder: int, encoder_s
 
 
 def cosine_vs_ablation_units(models: Sequence[str], tasks: Sequence[str], n_items: int, n_calibration: int,
-                             pruning_model: str, pruning_ks: Sequence[int], n_random: int, encoders: Sequence[str],
-                             encoder_task: str, n_encoder: int, encoder_scorer: str, batch_size: int = 32,
-                             device: str = "cpu") -> dict[str, list[Unit]]:
-    """``"decoders"``: one unit per decoder (:func:`ablation_decoder`); ``"encoders"``: one per
-    encoder (:func:`ablation_encoder`)."""
+                             pruning_models: Sequence[str], pruning_ks: Sequence[int], n_random: int,
+                             encoders: Sequence[str], encoder_task: str, n_encoder: int, encoder_scorer: str,
+                             batch_size: int = 32, device: str = "cpu", n_chance: int = 1000) -> dict[str, list[Unit]]:
+    """``"decoders"``: one unit per decoder (:func:`ablation_decoder`; those of ``pruning_models``
+    are also pruned); ``"encoders"``: one per encoder (:func:`ablation_encoder`)."""
+    outside = [m for m in pruning_models if m not in models]
+    if outside:
+        raise ValueError(f"pruning_models {outside} are not among the decoders {list(models)}; add them to `models` "
+                         f"or drop them from `pruning_models`")
     read = tuple((t, None) for t in tasks)
     decoders = [Unit("cosine_vs_ablation", ablation_decoder, m,
-                     dict(tasks=list(tasks), n_items=n_items, n_calibration=n_calibration, pruning=m == pruning_model,
-                          pruning_ks=list(pruning_ks), n_random=n_random, batch_size=batch_size),
+                     dict(tasks=list(tasks), n_items=n_items, n_calibration=n_calibration, pruning=m in pruning_models,
+                          pruning_ks=list(pruning_ks), n_random=n_random, batch_size=batch_size, n_chance=n_chance),
                      tasks=read, device=device) for m in models]
     encs = [Unit("cosine_vs_ablation", ablation_encoder, m,
                  dict(task=encoder_task, n_encoder=n_encoder, encoder_scorer=encoder_scorer, batch_size=batch_size),
@@ -504,18 +524,28 @@ def cosine_vs_ablation_units(models: Sequence[str], tasks: Sequence[str], n_item
 # selection_and_pruning
 
 
-def _mc_removal_scores(model: LoadedModel, sets, *, mc_tasks, n_items: int, batch_size: int) -> dict:
-    """Accuracy of every removal set on every multiple-choice task (resumed sweep)."""
+def _mc_choices(lls: np.ndarray, item: np.ndarray) -> np.ndarray:
+    """The chosen answer of each item: the argmax of its choices' log-likelihoods (ties to the
+    first choice, as :func:`lrd.scoring.mc_accuracy`'s ``acc``); ``item`` gives each request's item."""
+    starts = np.flatnonzero(np.r_[True, np.diff(item) != 0])
+    return np.array([int(np.argmax(lls[a:b])) for a, b in zip(starts, np.r_[starts[1:], len(item)])])
+
+
+def _mc_removal_scores(model: LoadedModel, sets, *, mc_tasks, n_items: int, batch_size: int) -> tuple[dict, dict]:
+    """Accuracy of every removal set on every multiple-choice task (resumed sweep), and the intact
+    model's chosen and gold answer per item (``{task: {"pred": [...], "gold": [...]}}``: what a
+    label-permutation chance test needs)."""
     from lrd.relevance import removal_sweep
     from lrd.scoring import build_requests, mc_accuracy
 
-    out = {}
+    out, items = {}, {}
     for t in mc_tasks:
         req = build_requests(model, _mc_split(t, "test", n_items))
         sweep = removal_sweep(model, req, sets, batch_size=batch_size)
         acc = mc_accuracy(sweep.lls, req)["acc"].mean(1)
         out[t] = {tuple(s): float(a) for s, a in zip(sweep.sets, acc)}
-    return out
+        items[t] = {"pred": _mc_choices(sweep.lls[0], req.item).tolist(), "gold": np.asarray(req.labels).tolist()}
+    return out, items
 
 
 def _encoder_removal_scores(model: LoadedModel, sets, *, task_data: dict, n_bootstrap: int, batch_size: int) -> dict:
@@ -563,7 +593,8 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
                     batch_size: int) -> dict:
     """One model of the selection and pruning chapter: model-level scores per embedding task
     (LRD, mean dataset entropy, last-layer MTEB score), DiME, decoders' intact multiple-choice
-    accuracy and, when ``prune``, every prune rule's plan and score changes per task."""
+    accuracy with each item's chosen and gold answer (``mc_items``, for the chance test) and,
+    when ``prune``, every prune rule's plan and score changes per task."""
     from threadpoolctl import threadpool_limits
 
     from lrd.evaluate import evaluate_layers
@@ -588,7 +619,7 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     with threadpool_limits(1):
         dime_value = float(dime(views[:, :, 0], views[:, :, 1]).mean())
     seconds = {"scores": time.perf_counter() - clock}
-    plan, changes, by_task = None, [], None
+    plan, changes, by_task, mc_items = None, [], None, None
     prune = prune and model.n_layers >= 2
     if prune:
         calib_data = load_task(calibration_task, n=n_samples)
@@ -600,7 +631,8 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
         seconds["prune orders"] = time.perf_counter() - clock - seconds["scores"]
         sets = sorted({tuple(s) for s in plan["removed"]})
         if model.kind == "decoder":
-            by_task = _mc_removal_scores(model, sets, mc_tasks=mc_tasks, n_items=n_items, batch_size=batch_size)
+            by_task, mc_items = _mc_removal_scores(model, sets, mc_tasks=mc_tasks, n_items=n_items,
+                                                   batch_size=batch_size)
         else:
             by_task = _encoder_removal_scores(model, sets, task_data=task_data, n_bootstrap=n_bootstrap,
                                               batch_size=batch_size)
@@ -609,11 +641,13 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     mc_intact = None
     if model.kind == "decoder":
         if by_task is None:
-            by_task = _mc_removal_scores(model, [], mc_tasks=mc_tasks, n_items=n_items, batch_size=batch_size)
+            by_task, mc_items = _mc_removal_scores(model, [], mc_tasks=mc_tasks, n_items=n_items,
+                                                   batch_size=batch_size)
         mc_intact = float(np.mean([got[()] for got in by_task.values()]))
     seconds["total"] = time.perf_counter() - clock
-    return {"kind": model.kind, "n_blocks": model.n_layers, "score_rows": score_rows, "dime": dime_value,
-            "plan": plan, "changes": changes, "mc_intact": mc_intact, "seconds": seconds}
+    return {"kind": model.kind, "source": model.summary()["source"], "n_blocks": model.n_layers,
+            "score_rows": score_rows, "dime": dime_value, "plan": plan, "changes": changes, "mc_intact": mc_intact,
+            "mc_items": mc_items, "seconds": seconds}
 
 
 def selection_and_pruning_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, pooling: str, k: int,
@@ -645,6 +679,7 @@ CHAPTER_UNITS: dict[str, Callable] = {
     "cosine_vs_ablation": cosine_vs_ablation_units,
     "cayley_aggregation": cayley_aggregation_units,
     "selection_and_pruning": selection_and_pruning_units,
+    "null_calibration": lambda: [],  # the appendix simulates null panels; it runs no model
 }
 
 

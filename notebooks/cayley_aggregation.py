@@ -20,15 +20,29 @@
 #
 # > {glue:text}`cayley_aggregation-claim_fc`
 # >
-# > {glue:text}`cayley_aggregation-claim_cayley`
+# > {glue:text}`cayley_aggregation-claim_cayley_performance`
 # >
-# > {glue:text}`cayley_aggregation-claim_baselines`
-# >
-# > {glue:text}`cayley_aggregation-claim_few_shot`
+# > {glue:text}`cayley_aggregation-claim_baselines` {glue:text}`cayley_aggregation-claim_gain`
+# > {glue:text}`cayley_aggregation-claim_parameters`
 #
-# This chapter trains their encoder and the baselines the same way on our panel and tests
-# each claim. The paper's per-model result rows (Pythia-410M, Gemma2-2B, Llama3-8B) were not
-# reachable offline (see `lrd.papers.ILSE_TABLE_ROWS`), so we compare claims, not numbers.
+# This chapter trains their encoder and the baselines the same way on our panel and judges
+# each claim by a stated test, below the section that holds its evidence; the last section
+# lists the verdicts.
+#
+# **How the claims are judged.** A model's tasks share its states and its seeds only re-draw
+# the training noise, so the unit of every comparison of methods is the **model**: a cell
+# (model, task) is averaged over seeds, a model's cells are averaged over its tasks, and the
+# per-model differences are tested by an exact one-sided sign-flip test (under chance each
+# model's difference is as likely to be negative as positive). With $n$ models no result can
+# have $p < 2^{-n}$: our panel has {glue:text}`cayley_aggregation-n_models` models, so the
+# smallest attainable p is {glue:text}`cayley_aggregation-p_min_models`; "reproduced" needs
+# $p \le 0.05$. A claim that a method beats *every* baseline is shown only when each comparison
+# is significant (an intersection-union test: p is the largest of theirs). The paper's own
+# table (below) has three models, so the same test on it could at best reach
+# $p = $ {glue:text}`cayley_aggregation-paper_p_min`. Our panel: {glue:text}`cayley_aggregation-panel`.
+# The paper tested base LLMs of 410M to 8B parameters; our decoders are small dequantised
+# GGUF checkpoints, some instruction-tuned, and our encoders are sentence embedders, so the
+# claims are tested on a different kind of model.
 #
 # **The graph.** $SL(2, \mathbb Z_n)$ is enumerated by breadth-first search from the
 # identity with right-multiplication by $A = \begin{psmallmatrix}1&1\\0&1\end{psmallmatrix}$,
@@ -70,11 +84,12 @@ patience = 3
 sts_folds = 3
 ablation_model = "mpnet"  # ablations run on one model and task
 ablation_task = "sst2"
-n_mappings = 10  # random layer-to-node mappings
+n_mappings = 20  # random layer-to-node mappings (the paper: 10; more narrow the test of their spread)
 few_shot = [8, 16, 32]  # examples per class
-few_shot_tasks = ["sst2", "tweet_sentiment"]
+few_shot_tasks = ["sst2", "tweet_sentiment"]  # run on every model: the few-shot claim's unit is the model
 few_shot_methods = ["last", "best", "fc", "cayley"]
 memory_tokens = [8, 16, 32, 64]  # sequence lengths of the token-level graph
+n_boot = 2000  # bootstrap replicates of the largest-gain test
 device = "cpu"
 train_threads = 1  # torch threads while training the small aggregators (extraction keeps the default)
 results_dir = "results"
@@ -86,20 +101,26 @@ from pathlib import Path
 import pandas as pd
 
 import lrd
-from lrd.cayley import graph_summary, smallest_n
+from lrd.cayley import graph_summary
 from lrd.fusion_eval import parameter_share
-from lrd.fusion_verdicts import (paper_layout, summarize, verdict_cayley_vs_fc, verdict_fc, verdict_few_shot,
-                                 verdict_gain, verdict_outperforms, verdict_parameters)
+from lrd.fusion_tables import cell_wins, largest_gain, layer_graphs, paper_layout, paper_summary, summarize
 from lrd.memory import token_graph_memory
-from lrd.papers import ILSE_CLAIMS, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE
 from lrd.report import Glue, save_results
 from lrd.training import TrainConfig
 from lrd.units import cayley_aggregation_units, compute
+from lrd.verdicts import claims_of
+from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_PYTHIA_410M,
+                                 ILSE_TABLE_ROWS)
+from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, judge_baselines,
+                                 judge_cayley_efficiency, judge_cayley_performance, judge_fc, judge_few_shot,
+                                 judge_gain, judge_mapping, judge_parameters)
+from lrd.verdicts.stats import sign_flip_p_min
 
 lrd.book.check_parameters("cayley_aggregation", globals())
 glue = Glue("cayley_aggregation")
-for key, claim in ILSE_CLAIMS.items():
+for key, claim in claims_of("cayley_aggregation").items():
     glue(f"claim_{key}", claim.text)
+    glue(f"claim_{key}_source", claim.source)
 config = TrainConfig(max_epochs=max_epochs, patience=patience, threads=train_threads)
 glue("lr", config.lr)
 glue("weight_decay", config.weight_decay)
@@ -108,9 +129,12 @@ glue("max_epochs", max_epochs)
 glue("patience", patience)
 glue("n_seeds", len(seeds))
 glue("sts_folds", sts_folds)
+glue("n_models", len(models))
+glue("p_min_models", f"1/{2 ** len(models)}")
+glue("paper_p_min", f"1/{round(1 / sign_flip_p_min(len(ILSE_TABLE_ROWS)))}")
 task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
-# cached units (lrd.units; `lrd sweep` runs them on a cluster): every method per (model, task), and the
-# ablations and few-shot runs on the ablation model
+# cached units (lrd.units; `lrd sweep` runs them on a cluster): every method per (model, task), the
+# few-shot runs per (model, few-shot task), and the ablations on the ablation model
 parts = cayley_aggregation_units(models, tasks, n_samples, methods, seeds, gnn_layers, max_epochs, patience,
                                  ablation_model, ablation_task, n_mappings, few_shot, few_shot_tasks,
                                  few_shot_methods, train_threads=train_threads, device=device)
@@ -121,11 +145,36 @@ done = {part: compute(units) for part, units in parts.items()}
 #
 # Order, degree, connectedness and diameter of the Cayley graph of $SL(2, \mathbb Z_n)$ as
 # enumerated (the order agrees with $n^3\prod_{p\mid n}(1 - p^{-2})$; `tests/test_cayley.py`).
-# Our models have {glue:text}`cayley_aggregation-state_counts` states, so their graphs have
-# {glue:text}`cayley_aggregation-graph_sizes` nodes.
 
 # %% tags=["hide-input"]
 pd.DataFrame([graph_summary(n) for n in range(2, 9)]).set_index("n")
+
+# %% [markdown]
+# The graph each encoder builds over a model's states: the Cayley-Encoder's (virtual nodes
+# included) and the FC-Encoder's complete graph, in directed edges. A 4-regular graph has
+# $4|SL(2,\mathbb Z_n)|$ edges against $S(S-1)$ for $S$ states, so it is the sparser one only
+# once $S$ is large enough for its virtual nodes to be worth it.
+
+# %% tags=["hide-input"]
+scores, items, shares, n_states, sources, seconds = [], [], [], {}, {}, {"extract": 0.0, "train": 0.0}
+for unit, d in zip(parts["scores"], done["scores"]):
+    scores.append(d["scores"])
+    items.append(d["items"])
+    seconds = {k: v + d["seconds"][k] for k, v in seconds.items()}
+    info = d["model"]
+    if unit.model not in n_states:
+        n_states[unit.model] = info["n_states"]
+        sources[unit.model] = f"{unit.model} ({info['kind']}: {info['source']})"
+        shares.append({"model": unit.model, **parameter_share(info["n_params"], info["hidden_size"], info["n_states"],
+                                                              task_data[tasks[0]].n_classes or 2, gnn_layers=gnn_layers)})
+scores = pd.concat(scores, ignore_index=True)
+items = pd.concat(items, ignore_index=True)
+shares = pd.DataFrame(shares)
+summary = summarize(scores)
+graphs = layer_graphs(n_states)
+glue("panel", "; ".join(sources.values()))
+csv_path = save_results(scores, "cayley_aggregation", results_dir)
+graphs.set_index("model")
 
 # %% [markdown]
 # ## Every method on every model and task
@@ -134,48 +183,122 @@ pd.DataFrame([graph_summary(n) for n in range(2, 9)]).set_index("n")
 # {glue:text}`cayley_aggregation-n_samples` texts per task, the task's own train/test halves).
 
 # %% tags=["hide-input"]
-scores, shares, n_states, seconds = [], [], {}, {"extract": 0.0, "train": 0.0}
-for unit, d in zip(parts["scores"], done["scores"]):
-    scores.append(d["scores"])
-    seconds = {k: v + d["seconds"][k] for k, v in seconds.items()}
-    info = d["model"]
-    if unit.model not in n_states:
-        n_states[unit.model] = info["n_states"]
-        shares.append({"model": unit.model, **parameter_share(info["n_params"], info["hidden_size"], info["n_states"],
-                                                              task_data[tasks[0]].n_classes or 2, gnn_layers=gnn_layers)})
-scores = pd.concat(scores, ignore_index=True)
-shares = pd.DataFrame(shares)
-summary = summarize(scores)
-csv_path = save_results(scores, "cayley_aggregation", results_dir)
 glue("n_samples", n_samples)
-glue("state_counts", ", ".join(f"{m} {s}" for m, s in n_states.items()))
-glue("graph_sizes", ", ".join(f"{graph_summary(smallest_n(s))['nodes']}" for s in n_states.values()))
 summary.groupby("method", sort=False)["mean"].mean().round(3).to_frame("mean over models and tasks")
 
 # %% [markdown]
 # ### Results in the paper's layout
 #
-# Test accuracy (classification) and Spearman correlation (Lee-50), ×100, mean ± std over
-# seeds; one block of rows per model. The paper's rows for its models could not be quoted
-# (see above).
+# Ours first: test accuracy (classification) and Spearman correlation (Lee-50), ×100, mean ±
+# std over seeds; one block of rows per model.
 
 # %% tags=["hide-input"]
 paper_layout(summary)
+
+# %% [markdown]
+# The paper's main classification table (accuracy, %, as the NeurIPS digest in
+# `shared/papers/` reports it; {cite:t}`ulanovski2026ilse`, Table 1), in the same layout.
+# Counted from it, the FC-Encoder is above DWAtt in {glue:text}`cayley_aggregation-paper_fc_dwatt`
+# cells and above the best single layer in {glue:text}`cayley_aggregation-paper_fc_best`; the
+# Cayley-Encoder is above the FC-Encoder in {glue:text}`cayley_aggregation-paper_cayley_fc`,
+# above DWAtt in {glue:text}`cayley_aggregation-paper_cayley_dwatt` and above the last layer in
+# {glue:text}`cayley_aggregation-paper_cayley_last`. Its largest gain over the last layer is
+# {glue:text}`cayley_aggregation-paper_max_gain` points ({glue:text}`cayley_aggregation-paper_max_gain_cell`).
+# Counts of cells are a description, not a test: the five tasks of one model are not
+# independent.
+
+# %% tags=["hide-input"]
+paper = paper_summary(ILSE_TABLE_ROWS)
+for name, (a, b) in {"fc_dwatt": ("fc", "dwatt"), "fc_best": ("fc", "best"), "cayley_fc": ("cayley", "fc"),
+                     "cayley_dwatt": ("cayley", "dwatt"), "cayley_last": ("cayley", "last")}.items():
+    won, cells = cell_wins(paper, a, b)
+    glue(f"paper_{name}", f"{won} of {cells}")
+paper_gain, paper_gain_cell = largest_gain(paper)
+glue("paper_max_gain", f"{100 * paper_gain:.1f}")
+glue("paper_max_gain_cell", paper_gain_cell)
+paper_layout(paper)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-methods", "caption": "Test score (accuracy, or Spearman on Lee-50) of every aggregation method, mean ± std over seeds, one panel per task."}}
 lrd.plots.method_scores(summary, ylabel="accuracy / Spearman")
 
 # %% [markdown]
+# ### FC-Encoder against the existing approaches
+#
+# The claim ({glue:text}`cayley_aggregation-claim_fc_source`): "{glue:text}`cayley_aggregation-claim_fc`"
+# The existing approaches are the best single layer, a learned weighting of the layers (ELMo)
+# and DWAtt. For each, the per-model differences FC minus approach (over every task, accuracy
+# and Spearman points alike) are tested by the sign-flip test; FC must beat all three, so p is
+# the largest of the three. It is contradicted if FC is significantly *below* at least one
+# (the smallest of the three p-values, its null drawn from sign flips applied to a model's
+# three differences together).
+
+# %% tags=["hide-input"]
+methods_section = "fc-encoder-against-the-existing-approaches"
+_ = glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES), section=methods_section)
+
+# %% [markdown]
+# Verdict: {glue:text}`cayley_aggregation-verdict_fc`
+#
+# ### Cayley-Encoder against FC and the baselines
+#
+# The claims ({glue:text}`cayley_aggregation-claim_cayley_performance_source`): "{glue:text}`cayley_aggregation-claim_cayley_performance`"
+# and "{glue:text}`cayley_aggregation-claim_baselines`" The same tests: Cayley minus FC per
+# model; and Cayley minus each of the paper's Table 1 baselines (last layer, best single
+# layer, DWAtt), p the largest of the three.
+
+# %% tags=["hide-input"]
+baselines_section = "cayley-encoder-against-fc-and-the-baselines"
+glue.verdict(judge_cayley_performance(scores), section=baselines_section)
+_ = glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES), section=baselines_section)
+
+# %% [markdown]
+# Cayley against FC: {glue:text}`cayley_aggregation-verdict_cayley_performance`
+#
+# Cayley against the baselines: {glue:text}`cayley_aggregation-verdict_baselines`
+#
+# ### Gains over the last layer
+#
+# The claim ({glue:text}`cayley_aggregation-claim_gain_source`): "{glue:text}`cayley_aggregation-claim_gain`"
+# A maximum over cells is judged as one: our effect is the largest cell gain of the
+# Cayley-Encoder over the last layer (classification tasks, accuracy points, mean over seeds
+# and test items), which is biased upward because it is the largest of many noisy gains. We
+# resample test items (the same for the models of a task) and seeds
+# ({glue:text}`cayley_aggregation-n_boot` times): "reproduced" needs the max-statistic test to
+# reject "every cell gains at most {glue:text}`cayley_aggregation-paper_gain` points" (the
+# largest gain minus the 95% quantile of the largest resampled deviation must exceed it);
+# "contradicted" needs every cell's gain to be significantly below it (the effect smaller
+# than the paper's). Our tasks' last layers may simply leave less room: in the paper's table
+# the last layer sits far below the best methods on Emotion and Banking77.
+
+# %% tags=["hide-input"]
+glue("paper_gain", ILSE_MAX_GAIN_PP)
+glue("n_boot", n_boot)
+_ = glue.verdict(judge_gain(items, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot), section="gains-over-the-last-layer")
+
+# %% [markdown]
+# Verdict: {glue:text}`cayley_aggregation-verdict_gain`
+#
 # ### Parameters
 #
-# Trainable parameters of the Cayley-Encoder with its head ({glue:text}`cayley_aggregation-n_classes_share`
-# classes) as a share of the base model.
+# The claim ({glue:text}`cayley_aggregation-claim_parameters_source`): "{glue:text}`cayley_aggregation-claim_parameters`"
+# Arithmetic: trainable parameters of the Cayley-Encoder with its head
+# ({glue:text}`cayley_aggregation-n_classes_share` classes) as a share of each base model. The
+# projection to 256 dimensions dominates, so the share falls with the model's size: the same
+# encoder on the paper's smallest model (Pythia-410M, hidden size 1024, with Banking77's 77
+# classes) would add {glue:text}`cayley_aggregation-pythia_share` of its parameters.
 
 # %% tags=["hide-input"]
 glue("n_classes_share", task_data[tasks[0]].n_classes or 2)
+pythia = parameter_share(ILSE_PYTHIA_410M["params"], ILSE_PYTHIA_410M["hidden_size"], ILSE_PYTHIA_410M["n_states"],
+                         ILSE_PYTHIA_410M["n_classes"], gnn_layers=gnn_layers)
+glue("pythia_share", f"{pythia['share']:.3%}")
+glue("paper_share", f"{ILSE_MAX_PARAM_SHARE:.1%}")
+glue.verdict(judge_parameters(shares, paper_share=ILSE_MAX_PARAM_SHARE), section="parameters")
 shares.set_index("model").assign(share=lambda d: d["share"].map("{:.3%}".format))
 
 # %% [markdown]
+# Verdict: {glue:text}`cayley_aggregation-verdict_parameters`
+#
 # ## Ablations
 #
 # On {glue:text}`cayley_aggregation-ablation_model` / {glue:text}`cayley_aggregation-ablation_task`:
@@ -188,7 +311,7 @@ shares.set_index("model").assign(share=lambda d: d["share"].map("{:.3%}".format)
 glue("ablation_model", ablation_model)
 glue("ablation_task", ablation_task)
 glue("n_mappings", n_mappings)
-ablation = done["ablation"][0] if done["ablation"] else pd.DataFrame(columns=["variant", "score"])
+ablation = done["ablation"][0] if done["ablation"] else pd.DataFrame(columns=["variant", "seed", "score"])
 ablation["group"] = ablation["variant"].str.replace(r" \d+$", "", regex=True)
 ablation_table = ablation.groupby("group", sort=False)["score"].agg(["mean", "std", "count"])
 ablation_table.round(3)
@@ -210,75 +333,99 @@ for key, group in [("identity", "identity mapping"), ("positional", "positional 
 # Doubling every edge doubles the neighbour sum in GIN against the node's own term, so it is
 # not a no-op; the numbers show how much it matters here.
 #
-# ### Few-shot
+# ### Random layer-to-node mappings
 #
-# Each seed draws {glue:text}`cayley_aggregation-few_shot` training examples per class (then
-# holds out 15% of them for early stopping), on {glue:text}`cayley_aggregation-ablation_model`.
+# The claim ({glue:text}`cayley_aggregation-claim_mapping_source`): "{glue:text}`cayley_aggregation-claim_mapping`"
+# The paper's number is the spread of one training run per mapping, so ours is too: the
+# standard deviation over the mappings for each seed, averaged (as a variance) over seeds.
+# It is tested against {glue:text}`cayley_aggregation-paper_mapping_std` points by the
+# chi-square law of a sample variance ($m$ mappings, $m-1$ degrees of freedom; the seeds
+# share the mappings, so counting them as more would overstate the evidence): reproduced if
+# the spread is significantly below the bound, contradicted if significantly above. One
+# model and task, as the paper's ablation.
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-few-shot", "caption": "Few-shot test accuracy against training examples per class, one line per method, one panel per task."}}
-glue("few_shot", " / ".join(str(k) for k in few_shot))
-shots = done["few_shot"]
-shots = pd.concat(shots, ignore_index=True).assign(model=ablation_model) if shots else pd.DataFrame()
-shot_summary = summarize(shots, by=("model", "task", "shots", "method")) if len(shots) else pd.DataFrame()
-lrd.plots.few_shot_curves(shot_summary) if len(shot_summary) else None
+# %% tags=["hide-input"]
+glue("paper_mapping_std", ILSE_MAPPING_STD_PP)
+_ = glue.verdict(judge_mapping(ablation, paper_std_pp=ILSE_MAPPING_STD_PP), section="random-layer-to-node-mappings")
 
 # %% [markdown]
+# Verdict: {glue:text}`cayley_aggregation-verdict_mapping`
+#
+# ### Few-shot
+#
+# The claim ({glue:text}`cayley_aggregation-claim_few_shot_source`): "{glue:text}`cayley_aggregation-claim_few_shot`"
+# Each seed draws {glue:text}`cayley_aggregation-few_shot` training examples per class (then
+# holds out 15% of them for early stopping), on every model. As the paper states it, the
+# Cayley-Encoder trained on $k$ examples per class is compared with DWAtt and the last layer
+# trained on the **full** training half of the same task (dashed lines in the figure): for
+# each reference and each $k$ from 8 to 32, the per-model differences (means over the
+# few-shot tasks) are tested by the sign-flip test, and the claim must hold for all of them
+# (p the largest). Our few-shot tasks have 2 and 3 classes, the paper's Banking77 and MTOP
+# 77 and more.
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-few-shot", "caption": "Few-shot test accuracy against training examples per class, one line per method (mean over models, band: std over models), one panel per task; dashed lines: DWAtt and the last layer trained on the full data."}}
+glue("few_shot", " / ".join(str(k) for k in few_shot))
+shots = pd.concat(done["few_shot"], ignore_index=True) if done["few_shot"] else pd.DataFrame(
+    columns=["model", "task", "shots", "method", "seed", "score"])
+shot_summary = summarize(shots, by=("model", "task", "shots", "method"))
+glue.verdict(judge_few_shot(shots, scores, references=FEW_SHOT_REFERENCES, shots=(8, 32)), section="few-shot")
+full_data = summary[summary["task"].isin(few_shot_tasks) & summary["method"].isin(FEW_SHOT_REFERENCES)]
+references = full_data.groupby(["task", "method"], sort=False)["mean"].mean().reset_index()
+lrd.plots.few_shot_curves(shot_summary, references=references) if len(shot_summary) else None
+
+# %% [markdown]
+# Verdict: {glue:text}`cayley_aggregation-verdict_few_shot`
+#
 # ### Token-level graphs: memory as the sequence grows
 #
-# With one node per (layer, token) the fully connected graph has $(ST)^2$ edges and the
-# Cayley graph about $4ST$. We run one forward and backward pass of GIN message passing with
-# per-edge messages (the way torch_geometric computes them) on a synthetic input of
+# The claim's efficiency half ({glue:text}`cayley_aggregation-claim_cayley_efficiency_source`):
+# "{glue:text}`cayley_aggregation-claim_cayley_efficiency`" With one node per (layer, token)
+# the fully connected graph has $(ST)^2$ edges and the Cayley graph about $4ST$. We run one
+# forward and backward pass of GIN message passing with per-edge messages (the way
+# torch_geometric computes them) on a synthetic input of
 # {glue:text}`cayley_aggregation-memory_states` states of width
 # {glue:text}`cayley_aggregation-memory_dim` per token and record torch's peak allocation
 # (CPU: the profiler's allocation events; CUDA: `max_memory_allocated`). FC graphs with more
-# than a million edges are not run.
+# than a million edges are not run. A demonstration, not a test: it holds if the Cayley graph
+# has fewer edges than the complete graph on every model's layer graph (table above), and
+# fewer edges and a lower measured peak at the longest token graph where both were run.
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-memory", "caption": "Peak memory of one forward and backward pass of token-level GIN message passing against sequence length, fully connected against Cayley graph (log-log)."}}
 ab_info = next((d["model"] for u, d in zip(parts["scores"], done["scores"]) if u.model == ablation_model), None)
-mem_shape = (ab_info["n_states"], ab_info["hidden_size"]) if done["ablation"] else (25, 896)
+mem_shape = (ab_info["n_states"], ab_info["hidden_size"]) if ab_info else (25, 896)
 glue("memory_states", mem_shape[0])
 glue("memory_dim", mem_shape[1])
 memory = token_graph_memory(mem_shape[0], memory_tokens, dim=mem_shape[1], device=device)
+glue.verdict(judge_cayley_efficiency(graphs, memory), section="token-level-graphs-memory-as-the-sequence-grows")
 lrd.plots.graph_memory(memory)
 
 # %% tags=["hide-input"]
 memory.assign(MiB=lambda d: (d["peak_bytes"] / 2 ** 20).round(1)).drop(columns="peak_bytes").set_index(["graph", "tokens"])
 
 # %% [markdown]
+# Verdict: {glue:text}`cayley_aggregation-verdict_cayley_efficiency`
+#
 # ## The claims against our measurement
 #
-# | claim (abstract) | verdict on our panel |
+# | claim | verdict on our panel |
 # |---|---|
-# | FC-Encoder beats existing approaches | {glue:text}`cayley_aggregation-verdict_fc` |
-# | Cayley improves on FC (performance; memory) | {glue:text}`cayley_aggregation-verdict_cayley_fc` |
+# | FC-Encoder beats the existing approaches | {glue:text}`cayley_aggregation-verdict_fc` |
+# | Cayley-Encoder predicts better than FC | {glue:text}`cayley_aggregation-verdict_cayley_performance` |
+# | the Cayley graph is sparser and lighter than FC | {glue:text}`cayley_aggregation-verdict_cayley_efficiency` |
 # | Cayley-Encoder consistently outperforms baselines | {glue:text}`cayley_aggregation-verdict_baselines` |
 # | up to {glue:text}`cayley_aggregation-paper_gain` points over the last layer | {glue:text}`cayley_aggregation-verdict_gain` |
 # | at most {glue:text}`cayley_aggregation-paper_share` extra parameters | {glue:text}`cayley_aggregation-verdict_parameters` |
-# | effective in few-shot regimes | {glue:text}`cayley_aggregation-verdict_few_shot` |
+# | 8-32 examples per class beat full-data DWAtt and Last | {glue:text}`cayley_aggregation-verdict_few_shot` |
+# | std over layer-to-node mappings within {glue:text}`cayley_aggregation-paper_mapping_std` points | {glue:text}`cayley_aggregation-verdict_mapping` |
 #
 # Caveats: our models (22M to 0.5B parameters, three of them GGUF checkpoints dequantised to
-# float32) are smaller than the paper's; our tasks have {glue:text}`cayley_aggregation-n_samples`
-# examples split in halves, against the paper's full MTEB training sets, so every trained
-# method here works with a few hundred examples; we ran no hyperparameter search (the paper
-# ran Optuna per method and task) and used the paper package's recommended defaults.
+# float32, two of those instruction-tuned) are smaller than the paper's and two are sentence
+# encoders; our tasks have {glue:text}`cayley_aggregation-n_samples` examples split in halves,
+# against the paper's full MTEB training sets, so every trained method here works with a few
+# hundred examples; we ran no hyperparameter search (the paper ran Optuna per method and task)
+# and used the paper package's recommended defaults.
 
 # %% tags=["hide-input"]
-glue("paper_gain", ILSE_MAX_GAIN_PP)
-glue("paper_share", f"{ILSE_MAX_PARAM_SHARE:.1%}")
-classification = summary[summary["task"].map(lambda t: task_data[t].type != "sts")]
-methods_section = "every-method-on-every-model-and-task"
-glue.verdict("fc", claim=ILSE_CLAIMS["fc"], verdict=verdict_fc(summary),
-             aspect="FC-Encoder beats existing approaches", section=methods_section)
-glue.verdict("cayley_fc", claim=ILSE_CLAIMS["cayley"], verdict=verdict_cayley_vs_fc(summary, memory),
-             aspect="Cayley improves on FC (performance; memory)", section=methods_section)
-glue.verdict("baselines", claim=ILSE_CLAIMS["baselines"], verdict=verdict_outperforms(summary),
-             aspect="consistently outperforms baselines", section=methods_section)
-glue.verdict("gain", claim=ILSE_CLAIMS["baselines"], verdict=verdict_gain(classification, ILSE_MAX_GAIN_PP),
-             aspect=f"up to {ILSE_MAX_GAIN_PP:.0f} points over the last layer", section="results-in-the-papers-layout")
-glue.verdict("parameters", claim=ILSE_CLAIMS["baselines"], verdict=verdict_parameters(shares, ILSE_MAX_PARAM_SHARE),
-             aspect=f"at most {ILSE_MAX_PARAM_SHARE:.1%} extra parameters", section="parameters")
-glue.verdict("few_shot", claim=ILSE_CLAIMS["few_shot"], verdict=verdict_few_shot(shot_summary),
-             aspect="effective in few-shot regimes", section="few-shot")
 seconds_path = Path(results_dir) / "cayley_aggregation_seconds.json"  # wall times vary: saved, not printed
 seconds_path.parent.mkdir(parents=True, exist_ok=True)
 seconds_path.write_text(json.dumps(seconds))

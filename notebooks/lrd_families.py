@@ -19,9 +19,18 @@
 #
 # > {glue:text}`lrd_families-claim_differences`
 #
+# and, of the families themselves ({glue:text}`lrd_families-claim_complementarity_source`):
+#
+# > {glue:text}`lrd_families-claim_complementarity`
+#
 # This chapter measures the three families on our offline panel, encoder embedders against
-# decoders, on several task types, and checks that claim. The paper's per-model tables were not
-# available to us, so there is no number-by-number comparison: we test the claim as stated.
+# decoders, on several task types, and judges four claims: the architectural differences, that
+# the final layer alone does not show them, the task-level differences, and the families'
+# complementarity. The paper's per-model tables were not available to us and it states no test
+# for these claims, so there is no number-by-number comparison: each claim is judged by a
+# permutation test whose unit is the model, stated where it is used. Our decoders are not the
+# paper's decoder-based embedders or base LLMs: they are {glue:text}`lrd_families-decoders`
+# (GGUF checkpoints are dequantised to float32).
 #
 # **The families.** Layer $l$ of a model gives $X_l \in \mathbb R^{N \times d}$, the pooled
 # states of $N$ texts, $l = 0..L$.
@@ -57,14 +66,23 @@ results_dir = "results"
 import pandas as pd
 
 import lrd
-from lrd.papers import LRD_CLAIMS
+from lrd.assets import MODEL_PACKS
 from lrd.report import Glue, save_results
-from lrd.stats import architecture_verdicts, separation_table, task_verdict, variance_explained
 from lrd.units import compute, lrd_families_units
+from lrd.verdicts import claims_of
+from lrd.verdicts.families import (FINAL_LAYER_SCORES, LRD_SCORES, RANK_FREE_SCORES, architecture_verdict,
+                                   complementarity_verdict, equal_sample_tasks, family_correlations,
+                                   final_layer_verdict, redundancy_table, task_shares, task_verdict)
+from lrd.verdicts.stats import separation_table, two_group_p_min
 
 lrd.book.check_parameters("lrd_families", globals())
 glue = Glue("lrd_families")
-glue("claim_differences", LRD_CLAIMS["differences"].text)
+claims = claims_of("lrd_families")
+glue("claim_differences", claims["architecture"].text)
+glue("claim_complementarity", claims["complementarity"].text)
+glue("claim_complementarity_source", claims["complementarity"].source)
+for name, claim in claims.items():
+    glue(f"paper_{name}", claim.paper_effect)
 glue("variance", f"{variance:.0%}")
 glue("k", k)
 # one cached unit per (model, task): extraction, Frenet, NRS, GFMI (lrd.units; `lrd sweep` runs them on a cluster)
@@ -72,6 +90,10 @@ done = compute(lrd_families_units(models, tasks, n_samples, pooling=pooling, k=k
 results = pd.concat([d["rows"] for d in done], ignore_index=True)
 scores = pd.DataFrame([d["scores"] for d in done])
 csv_path = save_results(results, "lrd_families", results_dir)
+decoders = ", ".join(MODEL_PACKS[m].upstream if m in MODEL_PACKS else m
+                     for m in scores.loc[scores["kind"] == "decoder", "model"].unique()) or "none"
+glue("decoders", decoders)
+panel_note = f"The panel's decoders are {decoders}; the paper's are decoder-based embedders and base LLMs."
 
 # %% [markdown]
 # ## Per-layer curves
@@ -103,11 +125,10 @@ lrd.plots.layer_curves(results, "GFMI", col="task", ylabel="GFMI with the final 
 # One row per model and task: the Frenet rank $r$ (fixed by the final layer), the end-to-end
 # displacement $d_{0,L}$, the mean velocity and curvature over layers, the mean NRS and the mean
 # GFMI of layers $0..L-1$, and, as a final-layer-only statistic, the mean pairwise cosine of the
-# final layer.
+# final layer. The paper reports three model-level scores but its text defines only $d_{0,L}$;
+# the means over layers (velocity, curvature, NRS, GFMI) are *our reconstruction* of the others.
 
 # %% tags=["hide-input"]
-LRD_SCORES = ["d_0L", "mean velocity", "mean curvature", "mean NRS (adjusted)", "mean GFMI"]
-FINAL_LAYER_SCORES = ["rank r", "final mean cosine"]
 scores.set_index(["model", "task"]).round(3)
 
 # %% [markdown]
@@ -115,13 +136,23 @@ scores.set_index(["model", "task"]).round(3)
 #
 # Does a score put every encoder on one side and every decoder on the other, task by task? The
 # table counts the tasks (of {glue:text}`lrd_families-n_tasks`) on which each score separates the
-# two groups. How strong such a count is depends on the panel: under chance, which
-# {glue:text}`lrd_families-n_encoders` of the {glue:text}`lrd_families-n_models` models are the
-# encoders is arbitrary, so the verdict's p-value is the share of all
-# {glue:text}`lrd_families-n_relabellings` ways of choosing them under which some score
-# separates the groups on at least as many tasks (an exact permutation test; the best of the
-# scores is taken under every relabelling, so trying several scores is accounted for). On this
-# panel no result can have a p-value below {glue:text}`lrd_families-p_min`.
+# {glue:text}`lrd_families-n_encoders` encoders from the {glue:text}`lrd_families-n_decoders`
+# decoders. How strong such a count is depends on the panel: under chance, which models are the
+# encoders is arbitrary, so the p-value is the share of all {glue:text}`lrd_families-n_relabellings`
+# ways of choosing them under which some LRD score separates the kinds on at least as many tasks
+# (an exact permutation test whose unit is the model; the best score is taken under every
+# relabelling, so trying several scores is accounted for). On this panel no result can have a
+# p-value below {glue:text}`lrd_families-p_min`.
+#
+# "Not apparent from final-layer representations alone" is judged as a comparison, our
+# reconstruction: the number of tasks separated by the best LRD score minus the number separated
+# by the best final-layer statistic (the rank $r$ of the final layer, the final layer's mean
+# cosine), with the kinds relabelled jointly for both; it is contradicted when the final layer
+# separates the kinds on more tasks than LRD beyond chance. The paper reports no final-layer
+# statistic to compare with.
+#
+# **Verdicts.** Architecture: {glue:text}`lrd_families-verdict_architecture`. Final layer:
+# {glue:text}`lrd_families-verdict_final_layer`.
 
 # %% tags=["hide-input"]
 from math import comb
@@ -132,9 +163,8 @@ glue("n_tasks", len(tasks))
 glue("n_encoders", n_enc)
 glue("n_decoders", n_dec)
 glue("n_relabellings", comb(n_enc + n_dec, n_enc))
-glue("p_min", (2 if n_enc == n_dec else 1) / comb(n_enc + n_dec, n_enc) if n_enc and n_dec else 1.0)
-separation = separation_table(scores, LRD_SCORES + FINAL_LAYER_SCORES) if n_enc and n_dec else pd.DataFrame()
-separation
+glue("p_min", f"{two_group_p_min(n_enc, n_dec):.2g}" if n_enc and n_dec else "n/a")
+separation_table(scores, list(LRD_SCORES + FINAL_LAYER_SCORES)) if n_enc and n_dec else pd.DataFrame()
 
 # %% [markdown]
 # Which way round: the mean of each score by architecture. The group with the higher mean
@@ -144,7 +174,7 @@ separation
 # {glue:text}`lrd_families-higher_mean_GFMI` group.
 
 # %% tags=["hide-input"]
-by_kind = scores.groupby("kind")[LRD_SCORES + FINAL_LAYER_SCORES].mean()
+by_kind = scores.groupby("kind")[list(LRD_SCORES + FINAL_LAYER_SCORES)].mean()
 for score in ("mean velocity", "mean curvature", "mean GFMI"):
     glue(f"higher_{score.replace(' ', '_')}", by_kind[score].idxmax() if len(by_kind) > 1 else "n/a")
 by_kind.round(3)
@@ -152,49 +182,79 @@ by_kind.round(3)
 # %% [markdown]
 # ## Task against model
 #
-# How much of the variance of each model-level score is explained by the task, and how much by
-# the model ($\eta^2$ of each factor; the two need not sum to 1)? The scores depend on the
-# number of texts: the Grassmann distance between $r$-dimensional subspaces is at most
-# $\sqrt r\,\pi/2$, and $r$ is set by the final layer of each task's sample, so a task with
-# few texts (Lee-50 has only 50 documents) has a small $r$ and small distances. To keep sample
-# size out of the task effect, this comparison uses only the tasks measured on the largest
+# How much of each model-level score's variance does the task explain once each model's mean is
+# removed (the task share, a partial $\eta^2$), and how much does the model explain? The scores
+# depend on the number of texts, so this comparison uses only the tasks measured on the largest
 # number of texts ({glue:text}`lrd_families-n_equal`): {glue:text}`lrd_families-equal_tasks`.
-# The verdict's p-value shuffles each model's scores between its tasks (a permutation test of
-# the largest task share over the scores).
+#
+# The Frenet scores carry a confound: $r$ is set by each task's final layer, and every Grassmann
+# distance between $r$-dimensional subspaces is at most $\sqrt r\,\pi/2$, so a task difference in
+# $d_{0,L}$, velocity or curvature can come from the final layer's rank alone (the table shows
+# how much of $r$'s own variance the task explains). The verdict therefore uses only the scores
+# that never involve $r$: {glue:text}`lrd_families-rank_free`. Its p-value shuffles each model's
+# scores between its tasks (an exact permutation test of the largest task share, the unit the
+# model), and its interval resamples models; with $M$ models a task share of about $1/M$ arises
+# by chance alone.
+#
+# **Verdict.** {glue:text}`lrd_families-verdict_task`
 
 # %% tags=["hide-input"]
-equal = scores[scores["N"] == scores["N"].max()]
+equal = equal_sample_tasks(scores)
 glue("n_equal", int(equal["N"].max()))
 glue("equal_tasks", ", ".join(equal["task"].unique()))
-shares = pd.DataFrame({f: {m: variance_explained(equal, m, f) for m in LRD_SCORES} for f in ("task", "model")})
-shares.round(3)
+glue("rank_free", ", ".join(RANK_FREE_SCORES))
+task_shares(equal, list(LRD_SCORES) + ["rank r"]).round(3)
 
 # %% [markdown]
-# ## The claim against our measurement
+# ## Complementary families
 #
-# | | |
-# |---|---|
-# | **Paper** (abstract) | {glue:text}`lrd_families-claim_differences` |
-# | **Architectural differences in LRD** | {glue:text}`lrd_families-verdict_architecture` |
-# | **…not apparent from the final layer alone** | {glue:text}`lrd_families-verdict_final_layer` |
-# | **Task-level differences** | {glue:text}`lrd_families-verdict_task` |
+# The paper calls the three families complementary rather than redundant but gives no
+# measurement. Our reconstruction: two families are redundant when their per-layer curves
+# order a model's layers alike. For every model and task we take one curve per family on the
+# transitions $l \to l+1$ (the Grassmann velocity, the adjusted NRS, and GFMI at the midpoint of
+# each transition) and their Spearman correlation across layers; each model's mean $|\rho|$ over
+# tasks is the unit. The claim holds when every pair stays below a margin of
+# {glue:text}`lrd_families-margin` (the conventional "very strong" band: above it the two curves
+# rank the layers almost identically), judged by a one-sided equivalence sign-flip test over
+# models for each pair, all three required; it is contradicted when some pair lies above the
+# margin beyond chance. The table gives each model's mean $|\rho|$ per pair. Low correlations
+# would also come from noisy curves; ours are computed on one fixed sample of texts, and their
+# sampling noise is not estimated.
 #
-# A verdict is "reproduced" only when the observed result would arise by chance with
-# probability at most 0.05, and "not testable" when the panel is too small for any result to
-# get there.
+# **Verdict.** {glue:text}`lrd_families-verdict_complementarity`
+
+# %% tags=["hide-input"]
+from lrd.verdicts.families import COMPLEMENTARITY_MARGIN
+
+correlations = family_correlations(results)
+glue("margin", f"{COMPLEMENTARITY_MARGIN:g}")
+redundancy_table(correlations).round(2)
+
+# %% [markdown]
+# ## The claims against our measurement
+#
+# | claim | paper | our verdict |
+# |---|---|---|
+# | **Architectural differences in LRD** | {glue:text}`lrd_families-paper_architecture` | {glue:text}`lrd_families-verdict_architecture` |
+# | **…not apparent from the final layer alone** | {glue:text}`lrd_families-paper_final_layer` | {glue:text}`lrd_families-verdict_final_layer` |
+# | **Task-level differences** | {glue:text}`lrd_families-paper_task` | {glue:text}`lrd_families-verdict_task` |
+# | **Complementary, not redundant** | {glue:text}`lrd_families-paper_complementarity` | {glue:text}`lrd_families-verdict_complementarity` |
+#
+# A verdict is "reproduced" only when the test's p-value in the paper's direction is at most
+# 0.05, "contradicted" when the opposite is significant, "not testable" when the panel is too
+# small for any result to get there, and "inconclusive" otherwise.
 #
 # The panel is small ({glue:text}`lrd_families-n_models` models against the paper's 31) and
-# our tasks are four offline sets rather than 30 MTEB tasks; NRS and GFMI are our
-# reconstructions. The decoders are GGUF checkpoints dequantised to float32.
+# our tasks are offline sets rather than 30 MTEB tasks; NRS, GFMI, the model-level means, the
+# comparison with the final layer and the redundancy margin are our reconstructions. The
+# decoders are {glue:text}`lrd_families-decoders`: the claims about decoder-based embedders and
+# base LLMs are tested on a different kind of model.
 
 # %% tags=["hide-input"]
 glue("n_models", len(models))
-verdict_arch, verdict_final = architecture_verdicts(scores, LRD_SCORES, FINAL_LAYER_SCORES)
-claim = LRD_CLAIMS["differences"]
-glue.verdict("architecture", claim=claim, verdict=verdict_arch, aspect="architectural differences in LRD",
+glue.verdict(architecture_verdict(scores, LRD_SCORES, note=panel_note), section="encoders-against-decoders")
+glue.verdict(final_layer_verdict(scores, LRD_SCORES, FINAL_LAYER_SCORES, note=panel_note),
              section="encoders-against-decoders")
-glue.verdict("final_layer", claim=claim, verdict=verdict_final, aspect="not apparent from the final layer alone",
-             section="encoders-against-decoders")
-glue.verdict("task", claim=claim, verdict=task_verdict(equal, LRD_SCORES), aspect="task-level differences",
-             section="task-against-model")
+glue.verdict(task_verdict(equal, RANK_FREE_SCORES), section="task-against-model")
+glue.verdict(complementarity_verdict(correlations), section="complementary-families")
 glue_path = glue.save(results_dir)

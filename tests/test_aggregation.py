@@ -1,5 +1,6 @@
 """Layer-aggregation encoders and their training: message passing against references,
-permutation equivariance, virtual nodes, a toy task, seeds, splits, memory and verdicts."""
+permutation equivariance, virtual nodes, a toy task, seeds, splits, item outcomes and memory
+(the verdicts are tested in tests/test_fusion_verdicts.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import torch
 from lrd.aggregation import (METHODS, DeepSet, GraphEncoder, adjacency, cayley_encoder, count_parameters,
                              fc_encoder, make_method, propagate)
 from lrd.cayley import cayley_graph
-from lrd.fusion_eval import classification_scores, similarity_scores
-from lrd.fusion_verdicts import summarize, verdict_few_shot, verdict_outperforms, verdict_parameters, wins
+from lrd.fusion_eval import classification_scores, item_outcomes, similarity_scores
 from lrd.memory import peak_memory, token_graph_memory
 from lrd.training import Classification, TrainConfig, few_shot_indices, fit, stratified_holdout
 
@@ -134,6 +134,18 @@ def test_best_layer_finds_the_informative_layer():
     assert df["layer"].tolist() == [5] and df["score"].iloc[0] > 0.9
 
 
+def test_item_outcomes_are_the_items_behind_each_score():
+    x, y, is_test = toy(signal_layer=5)
+    df = classification_scores(x, y, is_test, "best", seeds=[0, 1], config=TrainConfig(max_epochs=3))
+    items = item_outcomes(df.assign(model="toy", task="t"))
+    assert len(items) == 2 * is_test.sum() and set(items["correct"]) <= {0, 1}
+    per_seed = items.groupby("seed")["correct"].mean()
+    assert np.allclose(per_seed.to_numpy(), df["score"].to_numpy())  # 'best': the chosen layer's items
+    assert items.groupby("seed")["item"].apply(list).map(lambda i: i == list(range(is_test.sum()))).all()
+    with pytest.raises(ValueError, match="correct"):
+        item_outcomes(df.drop(columns="correct"))
+
+
 def test_training_is_reproducible_with_a_fixed_seed():
     x, y, is_test = toy()
     a = classification_scores(x, y, is_test, "cayley", seeds=[3], config=TrainConfig(max_epochs=3))
@@ -178,7 +190,7 @@ def test_few_shot_indices():
     assert np.bincount(labels[idx]).tolist() == [5, 3]
 
 
-# ----------------------------------------------------------------------------- memory, verdicts
+# ----------------------------------------------------------------------------- memory
 
 
 def test_peak_memory_sees_a_known_allocation():
@@ -189,16 +201,3 @@ def test_fully_connected_token_graph_needs_more_memory_than_cayley():
     mem = token_graph_memory(4, [8, 16], dim=16, hidden=32).pivot_table(index="tokens", columns="graph",
                                                                            values="peak_bytes")
     assert (mem["fc"] > mem["cayley"]).all()
-
-
-def test_verdicts():
-    rows = [{"model": m, "task": t, "method": meth, "seed": 0, "score": v}
-            for m in ("a", "b") for t in ("x", "y")
-            for meth, v in (("cayley", 0.9), ("last", 0.5), ("best", 0.6 if m == "a" else 0.95))]
-    summary = summarize(pd.DataFrame(rows))
-    assert wins(summary, "cayley", "best") == (2, 4)
-    assert verdict_outperforms(summary, baselines=("last", "best")).startswith("partly reproduced")
-    assert verdict_outperforms(summary, baselines=("last",)).startswith("reproduced")
-    shares = pd.DataFrame({"model": ["a", "b"], "share": [0.0005, 0.01], "base_params": [1e9, 2e7]})
-    assert verdict_parameters(shares, 0.001).startswith("partly reproduced")
-    assert verdict_few_shot(pd.DataFrame()).startswith("not testable")

@@ -1,47 +1,68 @@
-"""Agreement statistics, pruning rules and verdicts: closed forms and invariances."""
+"""Cosine vs ablation: the noise-corrected agreement statistics, the judges of the chapter's claims
+(closed forms: a table where the answer is known), measured chance, and the pruning geometry."""
 
 from __future__ import annotations
+
+import itertools
+import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from lrd.agreement import (bootstrap_rank_correlations, correlation_verdict, estimation_shares,
-                           intact_accuracy_interval, pruning_sets, pruning_verdict, strength)
+from lrd.pruning import gromov_block, pruning_sets
 from lrd.relevance import (ENCODER_SCORER_DESCRIPTIONS, ENCODER_SCORERS, angular_distance, encoder_removal_states,
-                           gromov_block, mteb_score, probe_accuracy)
+                           mteb_score, probe_accuracy)
+from lrd.scoring import permuted_gold_accuracy
+from lrd.verdicts.agreement import (_simulate_correct, _unrelated_share, _with_correlation, agreement_summary,
+                                    agreement_table, chance_table, corrected_correlation, estimation_by_margin,
+                                    estimation_shares, judge_correlation, judge_dataset, judge_misestimate, judge_olmo,
+                                    judge_pruning, judge_theory, relevance_replicates, replicates_of, spearman_brown,
+                                    task_agreement_table)
+
+# --- closed forms of the statistics ------------------------------------------------------------------
 
 
-def _correct(drops: list[int], n: int = 20) -> np.ndarray:
-    """Correctness (L + 1, n): intact all right, block l loses drops[l-1] items."""
-    c = np.ones((len(drops) + 1, n))
-    for l, d in enumerate(drops, start=1):
-        c[l, :d] = 0
-    return c
+def test_spearman_brown_and_the_correction_for_attenuation():
+    assert spearman_brown(1 / 3) == pytest.approx(0.5)
+    np.testing.assert_allclose(spearman_brown(np.array([0.0, 1.0])), [0.0, 1.0])
+    assert corrected_correlation(0.4, 0.64) == pytest.approx(0.5)
+    assert corrected_correlation(-0.9, 0.25) == -1.0  # clipped
+    assert math.isnan(corrected_correlation(0.3, 0.0)) and math.isnan(corrected_correlation(0.3, -0.2))
 
 
-def test_rank_correlation_is_one_for_the_same_order_and_minus_one_reversed():
-    cos = np.array([0.1, 0.2, 0.3, 0.4])
-    same = bootstrap_rank_correlations(_correct([1, 3, 6, 10]), cos, n_boot=50)
-    rev = bootstrap_rank_correlations(_correct([10, 6, 3, 1]), cos, n_boot=50)
-    assert same["spearman"] == pytest.approx(1) and same["kendall"] == pytest.approx(1)
-    assert rev["spearman"] == pytest.approx(-1) and rev["kendall"] == pytest.approx(-1)
-    assert same["spearman_lo"] <= same["spearman"] <= same["spearman_hi"]
+def test_replicates_recover_the_relevance_and_an_itemwise_constant_loss_has_reliability_one():
+    c = np.ones((4, 40))
+    c[1], c[2] = 0.5, 0.9  # every item loses 0.5 without block 1, 0.1 without block 2: every half agrees
+    r = relevance_replicates(c, np.array([0.3, 0.2, 0.1]), n_boot=50, n_splits=5, seed=1)
+    np.testing.assert_allclose(r.accuracy, np.tile([0.5, 0.1, 0.0], (51, 1)), atol=1e-12)
+    assert r.accuracy.shape == (51, 3) and r.n_items == 40
+    np.testing.assert_allclose(r.reliability, 1.0)
+    np.testing.assert_allclose(r.rank_reliability, 1.0)
+    c[1, :20] = 0.0  # block 1 loses 1 on half the items and 0 on the rest
+    c[1, 20:] = 1.0
+    r = relevance_replicates(c, np.array([0.3, 0.2, 0.1]), n_boot=5, n_splits=200, seed=1)
+    assert 0 < r.reliability[0] < 1
 
 
-def test_rank_correlation_is_invariant_to_item_order_and_monotone_maps():
+def test_replicates_of_pure_noise_have_reliability_near_zero():
     rng = np.random.default_rng(0)
-    c = (rng.random((7, 30)) < 0.6).astype(float)
-    cos = rng.random(6)
-    a = bootstrap_rank_correlations(c, cos, n_boot=10)
-    b = bootstrap_rank_correlations(c[:, rng.permutation(30)], np.exp(cos), n_boot=10)
-    assert a["spearman"] == pytest.approx(b["spearman"]) and a["kendall"] == pytest.approx(b["kendall"])
+    c = (rng.random((13, 400)) < 0.7).astype(float)  # removing any block changes nothing but the coin flips
+    r = relevance_replicates(c, rng.random(12), n_boot=20, n_splits=20)
+    assert abs(r.reliability[0]) < 0.5 and abs(r.rank_reliability[0]) < 0.5
 
 
-def test_rank_correlation_validates_shapes():
-    with pytest.raises(ValueError, match="L \\+ 1"):
-        bootstrap_rank_correlations(np.ones((3, 5)), np.ones(3))
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(correct=np.ones((3, 10)), cosine=np.ones(3)), "L \\+ 1"),
+    (dict(correct=np.ones((4, 3)), cosine=np.ones(3)), "at least 4 items"),
+    (dict(correct=np.full((4, 10), np.nan), cosine=np.ones(3)), "finite"),
+    (dict(correct=np.ones((4, 10)), cosine=np.ones(3), n_boot=0), "n_boot"),
+])
+def test_replicates_reject_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        relevance_replicates(**kwargs)
 
 
 def test_estimation_shares_closed_form():
@@ -49,10 +70,189 @@ def test_estimation_shares_closed_form():
     assert estimation_shares(x, x) == {"over": 0.0, "under": 0.0, "layers_over": [], "layers_under": []}
     rev = estimation_shares(x, x[::-1], margin=1 / 3)
     assert rev["over"] == 0.25 and rev["layers_over"] == [4] and rev["layers_under"] == [1]
+    assert estimation_shares(x, x[::-1], margin=0.0)["over"] == 0.5
+    with pytest.raises(ValueError, match="margin"):
+        estimation_shares(x, x, margin=1.0)
 
 
-def test_strength_labels():
-    assert [strength(r) for r in (0.1, -0.5, 0.9)] == ["weak", "moderate", "strong"]
+def test_unrelated_share_is_the_mean_over_all_assignments():
+    cos, acc = np.array([0.4, 0.1, 0.3, 0.2]), np.array([0.0, 0.0, 0.5, 0.1])  # a tie in accuracy
+    for margin in (0.0, 0.1, 1 / 3, 0.5):
+        brute = np.mean([sum(estimation_shares(cos, acc[list(p)], margin=margin)[k] for k in ("over", "under"))
+                         for p in itertools.permutations(range(4))])
+        assert _unrelated_share(cos, acc, margin) == pytest.approx(brute)
+
+
+def test_estimation_by_margin_shows_unrelated_rankings_beside_ours():
+    drop = np.linspace(0, 0.5, 10)
+    reps = {("m", "t"): relevance_replicates(_simulate_correct(np.random.default_rng(0), drop, 200), drop, n_boot=2)}
+    t = estimation_by_margin(reps, margins=(0.0, 1 / 3))
+    assert t["unrelated"].iloc[1] == pytest.approx((1 - 1 / 3) ** 2, abs=0.05)  # (1 - m)^2 for unrelated ranks
+    assert t["ours"].iloc[1] < t["unrelated"].iloc[1]
+
+
+def test_chance_table_p_values_and_validation():
+    t = chance_table({("m", "a"): 0.5, ("m", "b"): 1.0}, {("m", "a"): np.array([0.5, 0.0]), ("m", "b"): np.zeros(9)})
+    assert t["p_chance"].tolist() == [2 / 3, 0.1] and t["chance"].tolist() == [0.25, 0.0]
+    with pytest.raises(ValueError, match="no permutation null"):
+        chance_table({("m", "a"): 0.5}, {})
+
+
+def test_permuted_gold_accuracy_shuffles_gold_within_items():
+    # two items: 2 and 4 choices; the model picks choice 1 of the first and choice 0 of the second
+    req = SimpleNamespace(item=np.array([0, 0, 1, 1, 1, 1]), labels=np.array([1, 0]),
+                          completion_len=np.ones(6))
+    lls = np.array([-2.0, -1.0, -0.5, -3.0, -3.0, -3.0])
+    null = permuted_gold_accuracy(lls, req, n_permutations=20000, seed=0)
+    assert set(np.unique(null)) <= {0.0, 0.5, 1.0}
+    assert null.mean() == pytest.approx((1 / 2 + 1 / 4) / 2, abs=0.01)  # mean of 1/k_i
+    assert (null == 1.0).mean() == pytest.approx(1 / 8, abs=0.01)  # both right: 1/2 * 1/4
+    with pytest.raises(ValueError, match="one run"):
+        permuted_gold_accuracy(lls[None], req)
+
+
+# --- the judges ------------------------------------------------------------------------------------
+
+_L, _ITEMS = 12, 400
+_DROP = np.r_[0.5, 0.3, np.linspace(0.0, 0.2, _L - 2)]
+
+
+def _above(keys, p=0.001):
+    return pd.DataFrame({"model": [k[0] for k in keys], "task": [k[1] for k in keys], "acc": 0.8, "chance": 0.5,
+                         "p_chance": p, "p_min_chance": 0.001})
+
+
+def _reps(cosine: dict, drop: dict, *, items: int = _ITEMS, seed: int = 0, intact: dict | None = None):
+    rng = np.random.default_rng(seed)
+    correct = {k: _simulate_correct(rng, drop[k], items, intact=(intact or {}).get(k, 0.8)) for k in drop}
+    return replicates_of(correct, cosine, n_boot=200, n_splits=10, seed=seed)
+
+
+def _correlation_verdict(r_by_model: dict, **kw):
+    cos = {(m, t): _with_correlation(_DROP, r) for m, r in r_by_model.items() for t in ("t1", "t2")}
+    reps = _reps(cos, {k: _DROP for k in cos}, **kw)
+    return judge_correlation(agreement_table(reps), _above(reps))
+
+
+def test_a_weak_correlation_in_every_model_is_reproduced():
+    v = _correlation_verdict({"a": 0.2, "b": 0.4})
+    assert v.outcome == "reproduced" and v.p_value == v.p_min == 1 / 201
+    assert v.ci[0] <= v.effect <= v.ci[1] and 0.1 < v.effect < 0.5
+
+
+def test_a_strong_correlation_contradicts_the_claim():
+    v = _correlation_verdict({"a": 0.95, "b": 0.95})
+    assert v.outcome == "contradicted" and v.p_against <= 0.05
+
+
+def test_one_strong_model_keeps_the_panel_from_reproducing_it():
+    """Intersection-union: the claim must hold for every model; p is the largest of the models' p."""
+    v = _correlation_verdict({"a": 0.2, "b": 0.95})
+    assert v.outcome == "inconclusive" and v.p_value > 0.5
+
+
+def test_noise_is_inconclusive_never_reproduced():
+    """The old rule called a bootstrap interval inside (-0.7, 0.7) "reproduced": pure noise pulls rho to 0
+    and passed it. Corrected for the noise of the accuracy drops, noise supports no conclusion."""
+    rng = np.random.default_rng(3)
+    keys = [("a", "t"), ("b", "t")]
+    # every run (intact or a block removed) answers each of 64 items right with probability 0.7, independently
+    correct = {k: (rng.random((_L + 1, 64)) < 0.7).astype(float) for k in keys}
+    reps = replicates_of(correct, {k: rng.random(_L) for k in keys}, n_boot=200, n_splits=10)
+    t = agreement_table(reps)
+    assert (t.loc[t["replicate"] == 0, "r"].abs() < 0.7).all()  # the uncorrected estimates look weak
+    v = judge_correlation(t, _above(reps))
+    assert v.outcome == "inconclusive"
+
+
+def test_correlation_is_not_testable_below_measured_chance():
+    reps = _reps({("a", "t"): _DROP}, {("a", "t"): _DROP})
+    v = judge_correlation(agreement_table(reps), _above(reps, p=0.063))
+    assert v.outcome == "not testable" and "0 of 1 decoder-task pairs above measured chance" in v.evidence
+    with pytest.raises(ValueError, match="no chance row"):
+        judge_correlation(agreement_table(reps), _above([("b", "t")]))
+
+
+def test_misestimation_above_and_below_the_papers_share():
+    drop = np.linspace(0.0, 0.6, _L)
+    all_off = ((np.arange(_L) + _L // 2) % _L).astype(float)  # every block 6 ranks away: all mis-estimated
+    same = np.arange(_L, dtype=float)  # cosine ranks blocks exactly as removal does
+    for cosine, outcome in ((all_off, "reproduced"), (same, "contradicted")):
+        reps = _reps({("a", "t"): cosine, ("b", "t"): cosine}, {("a", "t"): drop, ("b", "t"): drop})
+        v = judge_misestimate(agreement_table(reps), _above(reps))
+        assert v.outcome == outcome, v.evidence
+    reps = _reps({("a", "t"): all_off}, {("a", "t"): drop})
+    v = judge_misestimate(agreement_table(reps), _above(reps), min_reliability=1.01)  # no resample reliable enough
+    assert v.outcome == "inconclusive" and v.p_value == 1.0 and v.p_against == 1.0
+
+
+def test_dataset_dependence_against_the_split_half_ceiling():
+    cos = np.arange(_L, dtype=float)
+    keys = [("a", "t1"), ("a", "t2")]
+    # the second task harder (intact 0.6) and its drops 0.6 times as large: the same relevance
+    same = _reps(dict.fromkeys(keys, cos), {keys[0]: _DROP, keys[1]: 0.6 * _DROP}, intact={keys[1]: 0.6})
+    v = judge_dataset(task_agreement_table(same), _above(same))
+    assert v.outcome == "contradicted" and v.p_value > 0.05
+    other = _reps(dict.fromkeys(keys, cos), {keys[0]: _DROP, keys[1]: _DROP[::-1]})
+    assert judge_dataset(task_agreement_table(other), _above(other)).outcome == "reproduced"
+    one = _reps({keys[0]: cos}, {keys[0]: _DROP})
+    assert judge_dataset(task_agreement_table(one), _above(one)).outcome == "not testable"
+    assert judge_dataset(task_agreement_table(same), _above(same, p=0.5)).outcome == "not testable"
+
+
+def _curves(gains: list[float]) -> pd.DataFrame:
+    rows = [] if gains else [{"model": "m", "rule": "cosine (BI)", "seed": -1, "k": 0, "acc": 0.6}]
+    for m, g in enumerate(gains):
+        for k in (2, 4):
+            rows += [{"model": f"m{m}", "rule": "accuracy (calibration)", "seed": -1, "k": k, "acc": 0.6 + g},
+                     {"model": f"m{m}", "rule": "cosine (BI)", "seed": -1, "k": k, "acc": 0.6},
+                     {"model": f"m{m}", "rule": "random", "seed": 0, "k": k, "acc": 0.5},
+                     {"model": f"m{m}", "rule": "random", "seed": 1, "k": k, "acc": 0.4}]
+    return pd.DataFrame(rows)
+
+
+def test_pruning_is_a_sign_flip_test_over_models():
+    v = judge_pruning(_curves([0.1, 0.05, 0.2, 0.01, 0.03]))
+    assert v.outcome == "reproduced" and v.p_value == v.p_min == 1 / 32 and v.effect == pytest.approx(0.078)
+    assert "random 0.450" in v.evidence
+    assert judge_pruning(_curves([-0.1, -0.05, -0.2, -0.01, -0.03])).outcome == "contradicted"
+    two = judge_pruning(_curves([0.3, 0.2]))  # the default panel: 2 pruned decoders
+    assert two.outcome == "not testable" and two.p_min == 0.25
+    assert judge_pruning(_curves([])).outcome == "not testable"
+    with pytest.raises(ValueError, match="both rules"):
+        judge_pruning(_curves([0.1]).query("rule != 'cosine (BI)'"))
+
+
+def test_theory_is_a_demonstration_never_reproduced():
+    from lrd.counterexample import counterexample
+
+    v = judge_theory(counterexample())
+    assert v.kind == "demonstration" and v.outcome == "demonstrated" and "illustration" in v.evidence
+    broken = SimpleNamespace(cosine_relevance=np.array([0.3, 1e-5, 0.2]), accuracy=1.0,
+                             accuracy_without=np.array([1.0, 0.9, 1.0]), chance=0.5)
+    assert judge_theory(broken).outcome == "contradicted"
+
+
+def test_olmo_is_not_testable():
+    v = judge_olmo()
+    assert v.outcome == "not testable" and "OLMo" in v.evidence
+
+
+def test_summary_lists_every_pair_with_chance():
+    reps = _reps({("a", "t"): _DROP}, {("a", "t"): _DROP}, items=64)
+    s = agreement_summary(agreement_table(reps), _above(reps))
+    assert s[["model", "task", "items"]].values.tolist() == [["a", "t", 64]]
+    assert s["corrected lo"].iloc[0] <= s["r corrected"].iloc[0] <= s["corrected hi"].iloc[0]
+
+
+def test_units_refuse_a_pruning_model_outside_the_decoders():
+    from lrd.units import cosine_vs_ablation_units
+
+    with pytest.raises(ValueError, match="not among the decoders"):
+        cosine_vs_ablation_units(["smollm2"], ["copa"], 4, 4, ["gemma3"], [2], 1, [], "sst2", 40, "mteb")
+
+
+# --- pruning geometry and encoder scorers ------------------------------------------------------------
 
 
 def test_pruning_sets_remove_lowest_and_gromov_blocks():
@@ -73,39 +273,6 @@ def test_angular_distance_closed_form():
     x[2, :, 1] = 1.0  # orthogonal
     d = angular_distance(x)
     np.testing.assert_allclose(d, [[0, 0, 0.5], [0, 0, 0.5], [0.5, 0.5, 0]], atol=1e-12)
-
-
-def test_verdicts_read_their_tables():
-    assert correlation_verdict(pd.DataFrame({"spearman": [0.2, 0.5]})).startswith("reproduced")
-    assert correlation_verdict(pd.DataFrame({"spearman": [0.9, 0.8]})).startswith("not reproduced")
-    curves = pd.DataFrame({"rule": ["accuracy (calibration)", "cosine (BI)"], "seed": -1, "k": 2, "acc": [0.7, 0.5]})
-    assert pruning_verdict(curves).startswith("reproduced")
-    assert pruning_verdict(curves.assign(acc=[0.4, 0.5])).startswith("not reproduced")
-    # random orders spreading 0.3 make a 0.2 difference noise; spreading 0.1, they do not
-    noisy = pd.concat([curves, pd.DataFrame({"rule": "random", "seed": [0, 1, 2], "k": 2, "acc": [0.3, 0.6, 0.45]})])
-    assert pruning_verdict(noisy).startswith("not testable: the two rules differ by no more than random")
-    tight = noisy.assign(acc=[0.7, 0.5, 0.5, 0.6, 0.55])
-    assert pruning_verdict(tight).startswith("reproduced")
-
-
-def test_correlation_verdict_is_not_testable_when_no_intact_accuracy_is_clearly_above_chance():
-    # 16 items, chance 1/2: 11 of 16 right (69%) has an exact 95% interval reaching below 1/2; 15 of 16 does not
-    assert intact_accuracy_interval(11, 16)[0] < 0.5 < intact_accuracy_interval(15, 16)[0]
-    weak = {"spearman": [0.1, -0.2], "spearman_lo": [-0.3, -0.5], "spearman_hi": [0.4, 0.2], "n items": 16,
-            "chance": [0.5, 0.25]}
-    near_chance = correlation_verdict(pd.DataFrame({**weak, "acc (intact)": [11 / 16, 6 / 16]}))
-    assert near_chance.startswith("not testable: no model-task pair has intact accuracy clearly above chance")
-    assert "includes 0 in 2 of 2" in near_chance
-    # one pair clearly above chance (15/16 vs 1/2), its interval inside (-0.7, 0.7): that pair alone decides
-    one = correlation_verdict(pd.DataFrame({**weak, "acc (intact)": [15 / 16, 6 / 16]}))
-    assert one.startswith("reproduced:") and "in all 1 model-task pairs" in one and "above chance" in one
-    # above chance, but the intervals reach |rho| >= 0.7 without being clearly strong: the data cannot tell
-    wide = correlation_verdict(pd.DataFrame({**weak, "spearman_lo": [-0.6, -0.8], "spearman_hi": [0.9, 0.5],
-                                             "acc (intact)": [1.0, 1.0]}))
-    assert wide.startswith("not testable: the 95% intervals")
-    strong = correlation_verdict(pd.DataFrame({**weak, "spearman": [0.9, 0.85], "spearman_lo": [0.75, 0.72],
-                                               "spearman_hi": [0.95, 0.9], "acc (intact)": [1.0, 1.0]}))
-    assert strong.startswith("not reproduced")
 
 
 def test_encoder_sweep_matches_removed_layers(tiny_encoder):

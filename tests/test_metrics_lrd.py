@@ -454,3 +454,31 @@ def test_rejects_non_finite(metric):
 def test_rejects_wrong_rank_input(metric):
     with pytest.raises(ValueError, match="shape"):
         metric.fn(np.zeros((10, 4)))
+
+
+# ----------------------------------------------------------------------------- profile
+
+
+def test_profile_rows_and_scores_are_consistent():
+    from lrd.metrics import lrd_profile, model_scores, profile_rows
+
+    rng = np.random.default_rng(0)
+    layers = np.cumsum(rng.normal(size=(5, 60, 8)), axis=0)  # a random walk over 4 blocks
+    profile = lrd_profile(layers, k=5)
+    rows = profile_rows(profile, model="m", task="t")
+    counts = rows.groupby("measurement").size()
+    assert counts["velocity"] == 4 and counts["curvature"] == 3 and counts["GFMI"] == 5
+    assert rows["depth"].between(0, 1).all()
+    scores = model_scores(profile)
+    vel = rows.loc[rows.measurement == "velocity", "value"]
+    assert scores["mean velocity"] == pytest.approx(vel.mean())
+    assert scores["d_0L"] == pytest.approx(profile.frenet.displacement)
+    assert scores["mean GFMI"] == pytest.approx(profile.gfmi[:-1].mean())  # layer L (1 by construction) left out
+    assert rows.loc[rows.measurement == "GFMI", "value"].iloc[-1] == 1.0
+
+
+def test_profile_adjusted_nrs_equals_direct_computation():
+    from lrd.metrics import lrd_profile
+
+    layers = np.random.default_rng(1).normal(size=(4, 50, 6))
+    np.testing.assert_allclose(lrd_profile(layers, k=5).nrs_adjusted, nrs(layers, 5, adjusted=True))

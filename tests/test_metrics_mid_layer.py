@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from lrd.layer_choice import best_vs_last, valley_drop
 from lrd.metrics import (
     curvature,
     dataset_entropy,
@@ -206,55 +205,3 @@ def test_scale_invariance(m, rows):
 def test_permutation_invariance(m, rows):
     perm = np.random.default_rng(11).permutation(len(rows))
     assert m.fn(rows[perm]) == pytest.approx(m.fn(rows), rel=1e-8, abs=1e-10)
-
-
-# ----------------------------------------------------------------------------- layer choice helpers
-
-
-def test_valley_drop_closed_forms():
-    assert valley_drop([1.0, 0.4, 0.9]) == pytest.approx(0.5)
-    assert valley_drop([1.0, 0.8, 0.6]) == pytest.approx(-0.2)  # monotone: no valley
-    assert valley_drop([0.5, 0.9, 0.6]) < 0
-
-
-def test_best_vs_last_table():
-    import pandas as pd
-
-    from lrd.report import per_layer
-
-    rows = pd.concat([per_layer([0.5, 0.8, 0.6], model="m", task="t", measurement="score"),
-                      per_layer([0.1, 0.2, 0.4], model="n", task="t", measurement="score")])
-    table = best_vs_last(rows).set_index("model")
-    assert table.loc["m", "best layer"] == 1 and table.loc["m", "gain"] == pytest.approx(0.2)
-    assert table.loc["m", "relative gain"] == pytest.approx(0.2 / 0.6)
-    assert table.loc["n", "gain"] == 0
-    assert table.loc["m", "intermediate"] and not table.loc["n", "intermediate"]
-
-
-def test_gain_verdict_wording():
-    import pandas as pd
-
-    from lrd.layer_choice import gain_verdict
-
-    table = pd.DataFrame({"model": ["a", "b"], "gain": [0.1, 0.05], "relative gain": [0.2, 0.1],
-                          "intermediate": [True, True]})
-    assert gain_verdict(table, (0.02, 0.16)).startswith("reproduced: ")
-    table["intermediate"] = False
-    table["relative gain"] = 0.0
-    assert gain_verdict(table, (0.02, 0.16)).startswith("not reproduced: ")
-
-
-def test_valley_and_choice_verdicts():
-    import pandas as pd
-
-    from lrd.layer_choice import choice_verdict, valley_verdict
-
-    drops = pd.DataFrame({"kind": ["encoder", "decoder", "decoder"], "valley": [0.01, 0.3, 0.5]})
-    assert valley_verdict(drops).startswith("reproduced: ")
-    drops["valley"] = [0.4, 0.3, -0.1]
-    assert valley_verdict(drops).startswith("not reproduced: ")
-    assert valley_verdict(drops[drops["kind"] == "decoder"]).startswith("not testable: ")
-    choice = pd.DataFrame({"metric": "DiME", "chosen": [0.7, 0.6], "last": [0.6, 0.65], "best": [0.7, 0.7]})
-    assert choice_verdict(choice).startswith("not reproduced: ")  # 1 of 2 is not a majority
-    choice["chosen"] = [0.7, 0.7]
-    assert choice_verdict(choice).startswith("reproduced: ")

@@ -11,36 +11,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from lrd import book, papers
-from lrd.report import VERDICT_FIELDS, Glue, Verdict
+from lrd import book
+from lrd.report import Glue
+from lrd.verdicts import CLAIMS, PAPERS, Verdict, claims_of
 from lrd.sphinxext import chapter_rows, table_markdown, toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 # ---- verdict records -------------------------------------------------------------------------
-
-def test_glue_verdict_records_structured_claims(tmp_path):
-    glue = Glue("demo", record_only=True)
-    claim = papers.LRD_CLAIMS["differences"]
-    key = glue.verdict("arch", claim=claim, verdict=Verdict("not testable", "1 encoder", 0.25, "exact"),
-                       section="encoders")
-    assert key == "demo-verdict_arch" and glue.values[key] == "not testable: 1 encoder"
-    glue.verdict("task", claim=claim, verdict="partly reproduced: 2 of 4 tasks", p_value=0.01)
-    glue.verdict("other", claim=claim, verdict="reproduced", evidence="all tasks")
-    record = json.loads(glue.save(tmp_path).read_text())
-    assert [v["key"] for v in record["verdicts"]] == ["demo-arch", "demo-task", "demo-other"]
-    assert all(set(v) == set(VERDICT_FIELDS) for v in record["verdicts"])
-    first = record["verdicts"][0]
-    assert first["paper"] == claim.paper.key and first["claim"] == claim.text and first["p_value"] == 0.25
-    assert [v["verdict"] for v in record["verdicts"]] == ["not testable", "partly reproduced", "reproduced"]
-    with pytest.raises(ValueError, match="twice"):
-        glue.verdict("arch", claim=claim, verdict="reproduced: again")
-    with pytest.raises(ValueError, match="word"):
-        glue.verdict("bad", claim=claim, verdict="confirmed: yes")
-    with pytest.raises(ValueError, match="probability"):
-        glue.verdict("bad", claim=claim, verdict="reproduced: x", p_value=1.5)
-
 
 def test_glue_without_verdicts_is_reported_missing_unless_it_declares_no_claims(tmp_path):
     silent = Glue("silent", record_only=True)
@@ -62,9 +41,8 @@ def _fake_chapter(site: Path, name: str, *, verdicts: list | None, error: bool =
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, site / "book" / f"{name}.ipynb")
     glue = Glue(name, record_only=True)
-    for i, v in enumerate(verdicts or []):
-        glue.verdict(f"claim{i}", claim=papers.LRD_CLAIMS["differences"], verdict=v, p_value=0.03,
-                     section="evidence-here")
+    for v in verdicts or []:
+        glue.verdict(v, section="evidence-here")
     glue.save(site / "book" / "results")
 
 
@@ -86,39 +64,63 @@ def test_dashboard_rows_from_fake_chapters():
     assert rows[0]["status"].startswith("not executed") and deps == []
 
 
+def _gain(p: float = 1 / 32) -> Verdict:
+    return Verdict("skean.gain", "test", "the effect d_{0,L} is *there*", test="exact sign-flip test", p_value=p,
+                   p_min=1 / 32, effect=0.0412, ci=(0.01, 0.07), effect_format="{:+.1%}", effect_label="mean gain")
+
+
 @pytest.mark.book
-def test_dashboard_gathers_verdicts_and_flags_a_chapter_without_one(tmp_path):
-    site = _site(tmp_path, ["alpha", "beta"])
-    _fake_chapter(site, "alpha", verdicts=["reproduced: the effect d_{0,L} is *there*", "not testable: one task"])
-    _fake_chapter(site, "beta", verdicts=None)  # executed, but recorded no verdict
-    assert toc_files(site) == ["book/alpha", "book/beta", "book/references"]
+def test_dashboard_gathers_verdicts_and_flags_missing_ones(tmp_path):
+    site = _site(tmp_path, ["mid_layer", "lrd_families"])
+    _fake_chapter(site, "mid_layer", verdicts=[_gain(), Verdict.untestable("skean.valley", "one encoder")])
+    _fake_chapter(site, "lrd_families", verdicts=None)  # executed, but recorded no verdict
+    assert toc_files(site) == ["book/mid_layer", "book/lrd_families", "book/references"]
     book.build_book(site, strict=True)
     html = (site / "_build" / "html" / "book" / "intro.html").read_text()
     table = html[html.index('class="lrd-verdicts'):]
     table = table[:table.index("</table>")]
     rows = re.findall(r"<tr class=\"row-(?:even|odd)\"><td>(.*?)</tr>", table, re.S)
-    assert len(rows) == 3
-    assert "reproduced" in rows[0] and "the effect d_{0,L} is *there*" in rows[0] and "0.03" in rows[0]
-    assert "alpha.html#evidence-here" in rows[0] and "Jiang" in rows[0]
-    assert "not testable" in rows[1]
-    assert "beta" in rows[2] and "no verdict recorded" in rows[2]
+    n_mid = len(claims_of("mid_layer"))
+    assert len(rows) == n_mid + 1  # every mid_layer claim (two judged, the rest flagged) + lrd_families
+    assert "reproduced" in rows[0] and CLAIMS["skean.gain"].label in rows[0] and "0.031 (best 0.031)" in rows[0]
+    assert "+4.1% [+1.0%, +7.0%]" in rows[0] and "2%-16%" in rows[0]
+    assert "mid_layer.html#evidence-here" in rows[0] and "Skean" in rows[0]
+    assert "not testable" in rows[1] and ">sweep<" in rows[1] and "pythia" in rows[1]  # the panel that would test it
+    assert all("no verdict recorded" in r for r in rows[2:n_mid])
+    assert "lrd_families" in rows[-1] and "no verdict recorded" in rows[-1]
 
 
 @pytest.mark.book
 def test_dashboard_shows_failed_and_missing_chapters(tmp_path):
-    site = _site(tmp_path, ["alpha", "gamma"])
-    _fake_chapter(site, "alpha", verdicts=["reproduced: fine"], error=True)
-    rows, _ = chapter_rows(site, "book/alpha")
+    site = _site(tmp_path, ["mid_layer", "gamma"])
+    _fake_chapter(site, "mid_layer", verdicts=[_gain()], error=True)
+    rows, _ = chapter_rows(site, "book/mid_layer")
     assert rows[0]["status"].startswith("failed: ValueError")  # stale results are not shown as verdicts
     rows, _ = chapter_rows(site, "book/gamma")
     assert rows[0]["status"].startswith("not executed")
-    _fake_chapter(site, "delta", verdicts=["reproduced: fine"])
-    nb = nbformat.read(site / "book" / "delta.ipynb", as_version=4)
+    _fake_chapter(site, "cosine_vs_ablation", verdicts=[Verdict.untestable("cosine.olmo", "absent")])
+    nb = nbformat.read(site / "book" / "cosine_vs_ablation.ipynb", as_version=4)
     nb.metadata["papermill"] = {"start_time": "2999-01-01T00:00:00.000000"}  # executed after the results
-    nbformat.write(nb, site / "book" / "delta.ipynb")
-    assert chapter_rows(site, "book/delta")[0][0]["status"].startswith("stale results")
+    nbformat.write(nb, site / "book" / "cosine_vs_ablation.ipynb")
+    assert chapter_rows(site, "book/cosine_vs_ablation")[0][0]["status"].startswith("stale results")
     text = table_markdown(rows, "book/intro")
     assert "**not executed**" in text and "(gamma.ipynb)" in text
+
+
+def test_every_claim_has_exactly_one_verdict_in_the_book():
+    """The dashboard against the claims table: each claim of lrd.verdicts.CLAIMS is judged exactly
+    once, by its own chapter, in the executed reference chapters (tests/nbval/results)."""
+    judged = []
+    for path in sorted((ROOT / "tests" / "nbval" / "results").glob("*.json")):
+        for v in json.loads(path.read_text()).get("verdicts", []):
+            assert v["chapter"] == path.stem == CLAIMS[v["claim"]].chapter, v["key"]
+            judged.append(v["claim"])
+    assert sorted(judged) == sorted(set(judged)), "a claim is judged twice"
+    assert set(judged) == set(CLAIMS), f"claims without a verdict: {sorted(set(CLAIMS) - set(judged))}"
+    for path in (ROOT / "tests" / "nbval" / "results").glob("*.json"):
+        for v in json.loads(path.read_text()).get("verdicts", []):
+            if v["outcome"] == "reproduced":
+                assert v["p_value"] is not None and v["p_value"] <= v["alpha"], v["key"]
 
 
 # ---- citations -------------------------------------------------------------------------------
@@ -137,12 +139,11 @@ def _norm(text: str) -> str:
 
 
 def test_papers_and_bibliography_agree():
-    """Every Paper of lrd.papers has a .bib entry under its key with the same title, and the
+    """Every Paper of lrd.verdicts.PAPERS has a .bib entry under its key with the same title, and the
     authors it names (``"A. One, B. Two et al."``) are the entry's first authors, in order."""
     entries = _bib_entries()
-    found = [v for v in vars(papers).values() if isinstance(v, papers.Paper)]
-    assert found, "lrd.papers defines no Paper"
-    for paper in found:
+    assert PAPERS, "lrd.verdicts defines no Paper"
+    for paper in PAPERS.values():
         assert paper.key in entries, f"{paper.key} ({paper.title}) is missing from references.bib"
         entry = entries[paper.key]
         assert _norm(entry["title"]) == _norm(paper.title), f"{paper.key}: titles differ"

@@ -1,4 +1,4 @@
-"""Model selection by Spearman correlation with exact permutation p-values."""
+"""lrd.verdicts.selection: Spearman tests over models and the two selection verdicts, on known cases."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from lrd.selection import selection_table, selection_verdict, spearman_permutation_test
+from lrd.verdicts.selection import (LRD_SCORES, judge_selection, judge_selection_llm, judge_selection_strongest,
+                                    selection_table, spearman_difference_test, spearman_interval)
+from lrd.verdicts.stats import spearman_permutation_test
 
 
 def _enumerated_p(x, y):
@@ -33,32 +35,124 @@ def test_p_min_by_panel_size():
     assert three.p_value == pytest.approx(1 / 6) and three.p_min == pytest.approx(1 / 6)
 
 
-def test_min_statistic_over_scores_is_joint_and_invariant_to_monotone_maps():
-    y = np.array([1.0, 2, 3, 4, 5])
-    x = np.array([[1.0, 2, 3, 4, 5], [5.0, 4, 3, 2, 1]])
-    t = spearman_permutation_test(x, y, statistic="min")
-    assert t.statistic == pytest.approx(-1) and t.p_value == 1.0  # one score reversed: "all positive" fails
-    u = spearman_permutation_test(np.exp(x[:1]), y ** 3)
-    assert u.statistic == pytest.approx(1) and u.p_value == pytest.approx(1 / 120)
+def _centred(x):
+    r = np.argsort(np.argsort(x)).astype(float) - (len(x) - 1) / 2
+    return r / np.sqrt((r ** 2).sum())
 
 
-def test_selection_table_and_verdict():
+@pytest.mark.parametrize("a, b, y", [([3.0, 1, 4, 1.5, 5, 9], [2.0, 7, 1, 8, 2.5, 8.5], [1.0, 2, 3, 4, 5, 6]),
+                                     ([0.2, 0.5, 0.1, 0.9, 0.3], [0.1, 0.2, 0.3, 0.4, 0.5], [5.0, 3, 4, 1, 2])])
+def test_difference_test_equals_enumerated_within_model_swaps(a, b, y):
+    """p = share of the 2^n ways of swapping the two scores' ranks within models whose rho
+    difference is at least the observed one (no ties, so ranks are plain orderings)."""
+    ra, rb, ry = _centred(np.array(a)), _centred(np.array(b)), _centred(np.array(y))
+    observed = (ra - rb) @ ry
+    swaps = [((np.where(s, rb, ra) - np.where(s, ra, rb)) @ ry)
+             for s in itertools.product((False, True), repeat=len(a))]
+    t = spearman_difference_test(np.array(a), np.array(b), np.array(y))
+    assert t.statistic * len(a) == pytest.approx(spearmanr(a, y).statistic - spearmanr(b, y).statistic)
+    assert t.p_value == pytest.approx(np.mean(np.array(swaps) >= observed - 1e-12))
+
+
+def test_difference_test_closed_forms():
+    perfect = spearman_difference_test(np.arange(6.0), -np.arange(6.0), np.arange(6.0))
+    assert perfect.p_value == perfect.p_min == pytest.approx(1 / 64)
+    # five models: the middle downstream rank contributes nothing, so at best 1/16 > 0.05
+    five = spearman_difference_test(np.arange(5.0), -np.arange(5.0), np.arange(5.0))
+    assert five.p_min == pytest.approx(1 / 16)
+    same = spearman_difference_test(np.arange(6.0), np.arange(6.0) ** 3, np.arange(6.0))  # same ranks
+    assert same.p_value == 1.0
+
+
+def test_spearman_interval_brackets_rho_and_widens_with_fewer_models():
+    lo, hi = spearman_interval(0.5, 30)
+    assert lo < 0.5 < hi
+    lo5, hi5 = spearman_interval(0.5, 5)
+    assert lo5 < lo and hi5 > hi
+    assert spearman_interval(0.9, 3) == (-1.0, 1.0)
+    with pytest.raises(ValueError, match="correlation"):
+        spearman_interval(1.5, 10)
+
+
+def _panel(n: int, seed: int = 0, *, noise=(0.05, 0.6, 0.6)):
+    rng = np.random.default_rng(seed)
+    y = rng.normal(size=n)
+    models = [f"m{i}" for i in range(n)]
+    x = np.stack([y + s * rng.normal(size=n) for s in noise])
+    return pd.DataFrame(x.T, index=models, columns=list(LRD_SCORES)), pd.Series(y, index=models)
+
+
+def test_selection_is_the_exact_ordering_test_of_the_smallest_rho():
+    scores, down = _panel(40)  # d_0L nearly perfect, the other two clearly positive but weaker
+    v = judge_selection(scores, down)
+    joint = spearman_permutation_test(scores.to_numpy().T, down.to_numpy(), statistic="min")
+    assert v.p_value == pytest.approx(joint.p_value)
+    assert v.outcome == "reproduced" and v.ci[0] < v.effect < v.ci[1]
+
+
+def test_strongest_takes_the_largest_p_of_the_difference_tests():
+    scores, down = _panel(40)
+    v = judge_selection_strongest(scores, down)
+    diffs = [spearman_difference_test(scores["d_0L"].to_numpy(), scores[m].to_numpy(), down.to_numpy())
+             for m in LRD_SCORES[1:]]
+    assert v.p_value == pytest.approx(max(d.p_value for d in diffs)) and v.outcome == "reproduced"
+    # the same scores with d_0L no better than the others: all positive, yet d_0L is not the strongest
+    alike, down = _panel(40, noise=(0.6, 0.6, 0.6))
+    assert judge_selection(alike, down).outcome == "reproduced"
+    tied = judge_selection_strongest(alike, down)
+    assert tied.outcome == "inconclusive" and tied.p_value > 0.05
+
+
+def test_five_perfect_models_cannot_show_the_strongest_score():
     models = list("abcde")
     down = pd.Series([0.1, 0.2, 0.3, 0.4, 0.5], index=models)
-    scores = pd.DataFrame({"d_0L": [1, 2, 3, 4, 5.0], "NRS": [1, 2, 3, 5, 4.0], "GFMI": [2, 1, 3, 4, 5.0]},
-                          index=models)
-    table = selection_table(scores, down, ["d_0L", "NRS", "GFMI"])
+    scores = pd.DataFrame({"d_0L": [1, 2, 3, 4, 5.0], "mean NRS (adjusted)": [1, 2, 3, 5, 4.0],
+                           "mean GFMI": [2, 1, 3, 4, 5.0]}, index=models)
+    # the rank differences from d_0L sit on two models each: 2^-2 is the best the strongest part can do
+    v = judge_selection_strongest(scores, down)
+    assert v.outcome == "not testable" and v.p_min == pytest.approx(1 / 4)
+    assert judge_selection(scores, down).p_value == pytest.approx(1 / 120)  # all three positive: testable
+    table = selection_table(scores, down, list(LRD_SCORES))
     assert table.loc["d_0L", "rho"] == pytest.approx(1) and table.loc["d_0L", "p"] == pytest.approx(1 / 120)
     assert (table["n"] == 5).all()
-    v = selection_verdict(scores, down, ["d_0L", "NRS", "GFMI"], strongest="d_0L")
-    assert v.word == "reproduced" and "strongest d_0L" in v.evidence
-    assert selection_verdict(scores, down, ["d_0L", "NRS", "GFMI"], strongest="NRS").word == "partly reproduced"
-    few = selection_verdict(scores.iloc[:3], down, ["d_0L"], strongest="d_0L")
-    assert few.word == "not testable" and "no result can have p below 0.17" in few.evidence
+
+
+def test_a_score_reversed_beyond_chance_contradicts():
+    scores, down = _panel(8, noise=(0.01, 0.01, 0.01))
+    v = judge_selection(scores.assign(**{"mean GFMI": -scores["mean GFMI"]}), down)
+    assert v.outcome == "contradicted" and v.p_against <= 0.05
+
+
+def test_too_few_models_or_missing_scores():
+    scores, down = _panel(4)
+    assert judge_selection(scores.iloc[:1], down).outcome == "not testable"
+    with pytest.raises(ValueError, match="lacks the measures"):
+        judge_selection(scores.drop(columns="d_0L"), down)
+    with pytest.raises(ValueError, match="strongest"):
+        judge_selection_strongest(scores, down, strongest="DiME")
+
+
+def test_three_decoders_are_not_testable_and_the_note_names_the_panel():
+    scores, down = _panel(3, noise=(0.01, 0.01, 0.01))
+    sources = {"m0": "A/a-Instruct (GGUF Q4_1)", "m1": "B/b (base, GGUF Q4_K_M)", "m2": "C/c-Instruct (GGUF)"}
+    chance = pd.DataFrame({"model": ["m0"], "task": ["copa"], "accuracy": [0.5], "chance": [0.5], "p": [0.6],
+                           "above chance": [False]})
+    v = judge_selection_llm(scores, down, sources=sources, chance=chance)
+    assert v.outcome == "not testable" and v.p_min == pytest.approx(1 / 6)
+    assert "2 of 3 instruct-tuned and 3 of 3 dequantised from GGUF" in v.note
+    assert "m0 on copa" in v.note
+
+
+def test_decoders_same_direction_on_a_large_panel():
+    scores, down = _panel(7, noise=(0.01, 0.01, 0.01))
+    v = judge_selection_llm(scores, down)
+    assert v.outcome == "reproduced" and v.p_value == pytest.approx(1 / 5040)
 
 
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="finite"):
         spearman_permutation_test(np.array([1.0, np.nan]), np.array([1.0, 2.0]))
-    with pytest.raises(ValueError, match="n_models"):
+    with pytest.raises(ValueError, match="n_units"):
         spearman_permutation_test(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="same length"):
+        spearman_difference_test(np.ones(3), np.ones(4), np.ones(3))

@@ -130,6 +130,11 @@ def test_units_are_declared_from_the_chapter_parameters():
     cayley = units.units("cayley_aggregation", {"models": ["minilm"], "tasks": ["sst2"], "ablation_model": "minilm",
                                                 "few_shot_tasks": ["sst2", "tweet_sentiment"]})
     assert [u.name for u in cayley] == ["cayley_task_scores", "cayley_ablation", "cayley_few_shot"]
+    two = units.units("cayley_aggregation", {"models": ["minilm", "mpnet"], "tasks": ["sst2"],
+                                             "ablation_model": "minilm", "few_shot_tasks": ["sst2"]})
+    # the few-shot claim is tested with the model as unit: few-shot runs on every model, ablations on one
+    assert [(u.name, u.model) for u in two if u.name != "cayley_task_scores"] == [
+        ("cayley_ablation", "minilm"), ("cayley_few_shot", "minilm"), ("cayley_few_shot", "mpnet")]
     with pytest.raises(ValueError, match="'n_samples' expects an integer"):
         units.units("lrd_families", {"n_samples": "many"})
 

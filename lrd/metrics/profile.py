@@ -2,8 +2,8 @@
 
 Helpers that chapters call once per (model, task): :func:`lrd_profile` runs Frenet, NRS and
 GFMI on the same ``(L + 1, N, d)`` array; :func:`profile_rows` lays the per-layer values out
-on a common depth axis and :func:`model_scores` condenses them to the paper's model-level
-scores.
+on a common depth axis and :func:`model_scores` condenses them to model-level scores (d_{0,L}
+as in the paper; the means over layers are our reconstruction).
 """
 
 from __future__ import annotations
@@ -74,7 +74,11 @@ def profile_rows(profile: LRDProfile, *, model: str, task: str) -> pd.DataFrame:
 def model_scores(profile: LRDProfile) -> dict[str, float]:
     """Model-level scores: rank r, end-to-end displacement d_{0,L}, means over layers.
 
-    ``mean GFMI`` averages layers 0..L-1 (layer L is 1 by construction).
+    d_{0,L} is the paper's model-level Frenet score (Jiang, Yang, Tam 2026, abstract). The paper
+    names three model-level scores but the text we have defines only d_{0,L}: the means over
+    layers (velocity, curvature, NRS, GFMI) are *our reconstruction* of the others, and NRS and
+    GFMI are themselves reconstructions. ``mean GFMI`` averages layers 0..L-1 (layer L is 1 by
+    construction).
     """
     fr = profile.frenet
     return {"rank r": fr.rank, "d_0L": fr.displacement, "mean velocity": fr.mean_velocity,

@@ -1,0 +1,137 @@
+r"""Null calibration: would a verdict say "reproduced" on noise?
+
+For every claim judged by a test, a :class:`NullModel` simulates the claim's input tables
+under the null hypothesis that its test assumes (scores exchangeable across layers, models or
+rules) and hands them to the same function the chapter calls to judge the claim.
+:func:`null_calibration` returns the rate at which the verdict comes out "reproduced"; a
+valid test keeps it at or below alpha (0.05), up to Monte Carlo error
+:math:`\sqrt{\alpha(1-\alpha)/n}`.
+
+The registry :data:`NULL_MODELS` is lazy (as lm-evaluation-harness's ``api/registry.py``):
+claim id -> ``"module:attribute"`` of a :class:`NullModel`, imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from lrd.verdicts.claims import CLAIMS
+from lrd.verdicts.record import ALPHA, Verdict
+
+__all__ = ["NullModel", "NULL_MODELS", "null_model", "null_calibration", "calibration_table", "UNTESTABLE_BY_DESIGN"]
+
+
+@dataclass(frozen=True)
+class NullModel:
+    """How to simulate one claim's inputs under its null, and how the claim is judged.
+
+    Attributes
+    ----------
+    simulate : callable
+        ``simulate(rng) -> dict`` of keyword arguments for ``judge``: the claim's input tables
+        drawn under the null (``rng`` a ``numpy.random.Generator``).
+    judge : callable
+        The function the chapter calls, returning a :class:`lrd.verdicts.Verdict`.
+    panel : str
+        The simulated design, in words ("8 models x 4 tasks, 13 layers, scores i.i.d. across layers").
+    """
+
+    simulate: Callable[[np.random.Generator], dict]
+    judge: Callable[..., Verdict]
+    panel: str
+
+
+#: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
+#: those of :data:`UNTESTABLE_BY_DESIGN`.
+NULL_MODELS: dict[str, str] = {
+    "cosine.correlation": "lrd.verdicts.agreement:CORRELATION_NULL",
+    "cosine.dataset": "lrd.verdicts.agreement:DATASET_NULL",
+    "cosine.misestimate": "lrd.verdicts.agreement:MISESTIMATE_NULL",
+    "cosine.pruning": "lrd.verdicts.agreement:PRUNING_NULL",
+    "ilse.baselines": "lrd.verdicts.fusion:BASELINES_NULL",
+    "ilse.cayley_performance": "lrd.verdicts.fusion:CAYLEY_PERFORMANCE_NULL",
+    "ilse.fc": "lrd.verdicts.fusion:FC_NULL",
+    "ilse.few_shot": "lrd.verdicts.fusion:FEW_SHOT_NULL",
+    "ilse.gain": "lrd.verdicts.fusion:GAIN_NULL",
+    "ilse.mapping": "lrd.verdicts.fusion:MAPPING_NULL",
+    "lrd.architecture": "lrd.verdicts.families:ARCHITECTURE_NULL",
+    "lrd.complementarity": "lrd.verdicts.families:COMPLEMENTARITY_NULL",
+    "lrd.final_layer": "lrd.verdicts.families:FINAL_LAYER_NULL",
+    "lrd.pruning_frenet": "lrd.verdicts.pruning:FRENET_NULL",
+    "lrd.pruning_gfmi_median": "lrd.verdicts.pruning:GFMI_MEDIAN_NULL",
+    "lrd.pruning_gfmi_only": "lrd.verdicts.pruning:GFMI_ONLY_NULL",
+    "lrd.pruning_nrs": "lrd.verdicts.pruning:NRS_NULL",
+    "lrd.selection": "lrd.verdicts.selection:SELECTION_NULL",
+    "lrd.selection_llm": "lrd.verdicts.selection:SELECTION_LLM_NULL",
+    "lrd.selection_strongest": "lrd.verdicts.selection:STRONGEST_NULL",
+    "lrd.task": "lrd.verdicts.families:TASK_NULL",
+    "skean.choice": "lrd.verdicts.layer_choice:CHOICE_NULL",
+    "skean.gain": "lrd.verdicts.layer_choice:GAIN_NULL",
+    "skean.metrics_track": "lrd.verdicts.layer_choice:METRICS_TRACK_NULL",
+    "skean.valley": "lrd.verdicts.layer_choice:VALLEY_NULL",
+}
+
+#: Test-kind claims that no panel of this book can test (the paper's own model is needed);
+#: their verdict is "not testable" without a test, so there is nothing to calibrate.
+UNTESTABLE_BY_DESIGN = ("cosine.olmo",)
+
+
+def null_model(claim_id: str) -> NullModel:
+    """The :class:`NullModel` of a claim (imported from :data:`NULL_MODELS`)."""
+    if claim_id not in CLAIMS:
+        raise KeyError(f"unknown claim {claim_id!r}; claims: {', '.join(CLAIMS)}")
+    if claim_id not in NULL_MODELS:
+        kind = CLAIMS[claim_id].kind
+        why = "a demonstration has no null" if kind == "demonstration" else "no null model is registered"
+        raise KeyError(f"claim {claim_id!r}: {why}; registered: {', '.join(NULL_MODELS) or 'none'}")
+    module, _, attr = NULL_MODELS[claim_id].partition(":")
+    found: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        found = getattr(found, part)
+    if not isinstance(found, NullModel):
+        raise TypeError(f"{NULL_MODELS[claim_id]} is not a NullModel")
+    return found
+
+
+def null_calibration(claim_id: str, n: int = 200, seed: int = 0) -> float:
+    """Rate at which the claim's verdict is "reproduced" on ``n`` panels simulated under its null.
+
+    Each simulation draws from its own generator spawned from ``seed`` (reproducible, and
+    independent of the order in which claims are calibrated).
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    model = null_model(claim_id)
+    hits = 0
+    for rng in (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)):
+        verdict = model.judge(**model.simulate(rng))
+        if verdict.claim != claim_id:
+            raise ValueError(f"{NULL_MODELS[claim_id]}: the judge returned a verdict on {verdict.claim!r}")
+        hits += verdict.outcome == "reproduced"
+    return hits / n
+
+
+def monte_carlo_bound(n: int, alpha: float = ALPHA, k: float = 3.0) -> float:
+    r"""The largest rate a valid test may show over ``n`` simulations: :math:`\alpha + k\sqrt{\alpha(1-\alpha)/n}`."""
+    return alpha + k * math.sqrt(alpha * (1 - alpha) / n)
+
+
+def calibration_table(n: int = 200, seed: int = 0):
+    """One row per registered claim: its panel, the rate of "reproduced" under the null, the
+    Monte Carlo standard error and the bound a valid test stays under."""
+    import pandas as pd
+
+    rows = []
+    for claim_id in CLAIMS:
+        if claim_id not in NULL_MODELS:
+            continue
+        rate = null_calibration(claim_id, n=n, seed=seed)
+        rows.append({"claim": claim_id, "label": CLAIMS[claim_id].label, "simulated panel": null_model(claim_id).panel,
+                     "simulations": n, "rate reproduced": rate,
+                     "MC standard error": math.sqrt(ALPHA * (1 - ALPHA) / n), "bound": monte_carlo_bound(n)})
+    return pd.DataFrame(rows)

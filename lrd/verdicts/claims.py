@@ -1,0 +1,337 @@
+"""The papers this book reproduces, and the claims it judges: one row per claim.
+
+Everything here is quoted or planned, nothing is measured. Each :class:`Claim` holds the
+paper's words (English abstracts verbatim; claims from the body are our translation of the
+digests in ``shared/papers/``, marked as such in ``source``), the paper's own number where it
+gives one (``paper_effect``), whether the book judges it by a statistical **test** or by a
+**demonstration** (a construction or arithmetic that holds by design), and, for tests, the
+smallest panel on which the test can reach p <= 0.05 with the ``lrd sweep`` command that
+would run it (hub models; this offline machine cannot).
+
+Every claim of :data:`CLAIMS` gets exactly one verdict in the book (a test checks the
+dashboard against this table); chapters glue verdicts with :meth:`lrd.report.Glue.verdict`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Paper", "Claim", "CLAIMS", "PAPERS", "claim", "claims_of", "LRD", "SKEAN", "ABLATION", "ILSE",
+           "SKEAN_GAIN_RANGE", "ILSE_MAX_GAIN_PP", "ILSE_MAX_PARAM_SHARE", "ILSE_MAPPING_STD_PP", "ILSE_PYTHIA_410M",
+           "ILSE_DEFAULTS",
+           "ILSE_TABLE_ROWS", "COSINE_MISESTIMATE_SHARE"]
+
+
+@dataclass(frozen=True)
+class Paper:
+    key: str  # BibTeX key in references.bib
+    authors: str
+    title: str
+    venue: str
+
+    def cite(self) -> str:
+        return f"{self.authors}, “{self.title}”, {self.venue}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper, as the book judges it.
+
+    Attributes
+    ----------
+    id : str
+        ``"<paper>.<name>"``, e.g. ``"skean.gain"``; the verdict's glue key is
+        ``<chapter>-verdict_<name>``.
+    paper : Paper
+    chapter : str
+        The chapter that records its verdict.
+    label : str
+        A short label for the dashboard (one line).
+    text : str
+        The claim, quoted (``source`` says from where, and whether it is our translation).
+    source : str
+    kind : {"test", "demonstration"}
+    paper_effect : str, optional
+        The paper's number or direction, quoted, shown beside ours.
+    panel : str, optional
+        For tests: the smallest panel on which the test can reach p <= 0.05.
+    sweep : str, optional
+        The ``lrd sweep`` command that would run such a panel (needs the hub).
+    """
+
+    id: str
+    paper: Paper
+    chapter: str
+    label: str
+    text: str
+    source: str
+    kind: Literal["test", "demonstration"] = "test"
+    paper_effect: str | None = None
+    panel: str | None = None
+    sweep: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.id.split(".", 1)[1]
+
+
+# --- papers -------------------------------------------------------------------------------------
+
+LRD = Paper("jiang2026lrd", "Jingzhou Jiang, Yi Yang, Kar Yan Tam",
+            "Layer-wise Representation Dynamics: An Empirical Investigation Across Embedders and Base LLMs",
+            "arXiv:2605.12714 (2026)")
+SKEAN = Paper("skean2025layer", "Oscar Skean, Md Rifat Arefin, Dan Zhao, Niket Patel, Jalal Naghiyev, Yann LeCun, "
+              "Ravid Shwartz-Ziv", "Layer by Layer: Uncovering Hidden Representations in Language Models",
+              "ICML 2025, PMLR 267:55854-55875")
+ABLATION = Paper("hinostroza2026rethinking",
+                 "Cristian Hinostroza, Rodrigo Toro Icarte, Christ Devia, Andres Carvallo, Eugenio Herrera-Berg, "
+                 "Denis Parra, Jorge F. Silva",
+                 "Rethinking Layer Relevance in Large Language Models Beyond Cosine Similarity",
+                 "arXiv:2605.14075 (2026), ICLR 2026")
+ILSE = Paper("ulanovski2026ilse", "Tom Ulanovski, Eyal Blyachman, Maya Bechler-Speicher",
+             "Improving LLM Final Representations with Inter-Layer Geometry",
+             "arXiv:2603.22665 v3 (NeurIPS 2026); code: github.com/tomulanovski/ILSE, PyPI package ilge 0.1.0")
+PAPERS = {p.key: p for p in (LRD, SKEAN, ABLATION, ILSE)}
+
+# --- panels that would make a claim testable (design facts, not measurements) -------------------
+
+_EMBEDDERS = ('"sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mpnet-base-v2", '
+              '"BAAI/bge-small-en-v1.5", "intfloat/e5-small-v2"')
+_DECODERS = '"EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "Qwen/Qwen2.5-0.5B", "HuggingFaceTB/SmolLM2-360M"'
+_BASE_LLMS = ('"EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "EleutherAI/pythia-1b", "Qwen/Qwen2.5-0.5B", '
+              '"HuggingFaceTB/SmolLM2-360M"')
+_KINDS_PANEL = "at least 3 encoders and 4 decoders (p >= 1/C(7,3) = 1/35; 4 + 4 gives 2/70)"
+_MODELS_PANEL = "at least 5 models (exact sign-flip over models: p >= 2^-n)"
+
+
+def _sweep(chapter: str, models: str) -> str:
+    return f"lrd sweep {chapter} -p models '[{models}]'"
+
+
+_PRUNING_PANEL = ("at least 5 pruned models whose intact scores are above measured chance (exact sign-flip over "
+                  "models: p >= 2^-n)")
+_PRUNING_SWEEP = (_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")
+                  + f" -p pruning_models '[{_EMBEDDERS}, {_DECODERS}]' -p mc_tasks '[\"sciq\"]' -p n_items 100")
+
+
+# --- the claims ---------------------------------------------------------------------------------
+
+_CLAIMS = [
+    # Jiang, Yang, Tam 2026 (LRD)
+    Claim("lrd.architecture", LRD, "lrd_families", "LRD separates encoders from decoders",
+          "Applying LRD to 31 models (encoder-based and decoder-based embedders, plus base LLMs) on 30 MTEB tasks "
+          "reveals architectural and task-level differences that are not apparent from final-layer "
+          "representations alone.", "abstract",
+          paper_effect="architectural differences on 31 models x 30 MTEB tasks (no test stated)",
+          panel="at least 3 encoders and 4 decoders (kinds relabelled over models: p >= 1/C(7,3) = 1/35)",
+          sweep=_sweep("lrd_families", f"{_EMBEDDERS}, {_DECODERS}")),
+    Claim("lrd.final_layer", LRD, "lrd_families", "final-layer statistics miss what LRD shows",
+          "[...] differences that are not apparent from final-layer representations alone.", "abstract",
+          paper_effect="not apparent from the final layer alone (no final-layer statistic reported)",
+          panel="at least 3 encoders and 4 decoders (kinds relabelled over models: p >= 1/C(7,3) = 1/35)",
+          sweep=_sweep("lrd_families", f"{_EMBEDDERS}, {_DECODERS}")),
+    Claim("lrd.task", LRD, "lrd_families", "LRD shows task-level differences",
+          "[...] reveals architectural and task-level differences [...]", "abstract",
+          paper_effect="task-level differences on 30 MTEB tasks (no test stated)",
+          panel="3 models x 3 tasks of equal size, or 2 x 4 (tasks shuffled within models: p >= 1/(T!)^(M-1))",
+          sweep=_sweep("lrd_families", _EMBEDDERS)),
+    Claim("lrd.complementarity", LRD, "lrd_families", "the three families are complementary, not redundant",
+          "Each family targets a different aspect of the layer sequence; the three are complementary rather than "
+          "redundant: one measures global subspace motion, one local nearest-neighbour retention, the third "
+          "alignment with the final layer.", "Sec. 1, Introduction (our translation of the digest)",
+          paper_effect="complementary, not redundant (no measurement given)",
+          panel=_MODELS_PANEL, sweep=_sweep("lrd_families", _EMBEDDERS)),
+    Claim("lrd.selection", LRD, "selection_and_pruning", "all three model-level scores predict MTEB rank",
+          "For selection, all three model-level scores correlate positively with downstream MTEB performance [...]",
+          "abstract", paper_effect="all three rho > 0 (abstract; per-score rho not in our digest)",
+          panel="at least 5 models (exact test over orderings: p >= 1/n!)",
+          sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
+    Claim("lrd.selection_strongest", LRD, "selection_and_pruning", "d_0L is the strongest of the three scores",
+          "[...] with end-to-end subspace displacement (d_{0,L}) the strongest [...]", "abstract",
+          paper_effect="d_0L has the largest rho (abstract)",
+          panel="at least 6 models (rank swaps between two scores; the middle model contributes nothing)",
+          sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
+    Claim("lrd.selection_llm", LRD, "selection_and_pruning", "same direction on a base-LLM MMLU panel",
+          "[...] and the same direction holds on a smaller base-LLM MMLU panel.", "abstract",
+          paper_effect="same direction on the base-LLM MMLU panel (6 base LLMs in the pool, Introduction)",
+          panel="at least 4 base LLMs (1/4! = 1/24)",
+          sweep=_sweep("selection_and_pruning", _BASE_LLMS) + " -p mc_tasks '[\"sciq\"]'"),
+    Claim("lrd.pruning_gfmi_only", LRD, "selection_and_pruning", "only GFMI beats random at 15% and 20%",
+          "For pruning, GFMI is the only measurement-guided rule that beats Random at the 15% and 20% budgets "
+          "[...]", "abstract", paper_effect="GFMI alone beats Random at 15% and 20% (effect sizes not in our digest)",
+          panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
+    Claim("lrd.pruning_gfmi_median", LRD, "selection_and_pruning", "GFMI has the best median change at every budget",
+          "[...] and has the best median change at every budget.", "abstract",
+          paper_effect="best median change at every budget (the digest names 15% and 20%; ours 5-20%)",
+          panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
+    Claim("lrd.pruning_frenet", LRD, "selection_and_pruning", "Frenet works only at the lightest budget",
+          "Frenet is effective only at the lightest budget [...]", "abstract",
+          paper_effect="beats Random at the lightest budget only (its size not in our digest; ours 5%)",
+          panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
+    Claim("lrd.pruning_nrs", LRD, "selection_and_pruning", "NRS does not transfer to pruning",
+          "[...] while NRS does not transfer from model selection to pruning.", "abstract",
+          paper_effect="no better than Random", panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
+    # Skean et al., ICML 2025 (Layer by Layer)
+    Claim("skean.gain", SKEAN, "mid_layer", "an intermediate layer embeds better than the last",
+          "However, our analysis shows that intermediate layers can encode even richer representations, often "
+          "improving performance on a wide range of downstream tasks.", "abstract",
+          paper_effect="intermediate layers 2%-16% above the last on average (Fig. 1; report digest, our translation)",
+          panel=_MODELS_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+    Claim("skean.valley", SKEAN, "mid_layer", "decoders show a mid-depth entropy valley, encoders do not",
+          "Our framework highlights how each model layer balances information compression and signal "
+          "preservation, revealing why mid-depth embeddings can exceed the last layer's performance.", "abstract",
+          paper_effect="valley in autoregressive models, flat in BERT (Fig. 2a)",
+          panel="at least 4 encoders and 5 decoders (relabelling the kinds 1/C(9,4) = 1/126; sign flips over "
+                "decoders 1/32)",
+          sweep=_sweep("mid_layer", f"{_EMBEDDERS}, {_BASE_LLMS}")),
+    Claim("skean.metrics_track", SKEAN, "mid_layer", "label-free metrics track each layer's score",
+          "To explain and quantify these hidden-layer properties, we propose a unified framework of representation "
+          "quality metrics based on information theory, geometry, and invariance to input perturbations.",
+          "abstract",
+          paper_effect="prompt entropy low (Fig. 2a) and DiME high at the better layers (report digest, our "
+                       "translation)",
+          panel=_MODELS_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+    Claim("skean.choice", SKEAN, "mid_layer", "a DiME-chosen layer beats the last",
+          "Pythia's intermediate layer chosen by DiME scores 3% above the final layer on the MTEB average.",
+          "report digest (shared/papers/002), main results 1 (our translation)",
+          paper_effect="+3% (Pythia, DiME-chosen layer, MTEB average)",
+          panel=_MODELS_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+    # Hinostroza et al. 2026 (Beyond cosine)
+    Claim("cosine.theory", ABLATION, "cosine_vs_ablation", "a block can have ~0 cosine relevance yet be crucial",
+          "Our theoretical analysis shows that a layer can exhibit an arbitrarily low cosine similarity score "
+          "while still being crucial to the model's performance.", "abstract", kind="demonstration",
+          paper_effect="removal can take accuracy from perfect to zero (Introduction)"),
+    Claim("cosine.correlation", ABLATION, "cosine_vs_ablation", "cosine vs removal-cost correlation is weak or moderate",
+          "empirical evidence from a range of LLMs confirms that the correlation between cosine similarity and "
+          "actual performance degradation is often weak or moderate", "abstract",
+          paper_effect="weak or moderate, depending on the model (abstract, Introduction)",
+          panel="at least 2 decoders above measured chance, 64+ items per task (split-half reliability)",
+          sweep="lrd sweep cosine_vs_ablation -p models '[\"EleutherAI/pythia-410m\", \"Qwen/Qwen2.5-0.5B\"]' "
+                "-p pruning_models '[]' -p n_items 128"),
+    Claim("cosine.misestimate", ABLATION, "cosine_vs_ablation", "cosine mis-estimates over 90% of layers",
+          "As a result, in more than 90% of the cases we study, cosine similarity either over- or under-estimates "
+          "the true relevance of the layer.", "Introduction (our translation of the digest)",
+          paper_effect="> 90% of cases",
+          panel="at least 2 decoders above measured chance, 64+ items per task (ranking reliability >= 0.7)",
+          sweep="lrd sweep cosine_vs_ablation -p n_items 128"),
+    Claim("cosine.dataset", ABLATION, "cosine_vs_ablation", "removal relevance depends on the dataset",
+          "This visualisation gives a view sharply different from cosine similarity's, revealing that layer "
+          "relevance varies across datasets [...]", "Introduction, Figure 1A (our translation of the digest)",
+          paper_effect="relevance varies across 10 datasets (OLMo, Figure 1A)",
+          panel="a decoder above measured chance on 2+ tasks, 64+ items per task",
+          sweep="lrd sweep cosine_vs_ablation -p tasks '[\"sciq\", \"arc_easy\", \"piqa\"]' -p n_items 128"),
+    Claim("cosine.pruning", ABLATION, "cosine_vs_ablation", "pruning by accuracy drop beats pruning by cosine",
+          "We propose a more robust metric for assessing layer relevance: the actual drop in model accuracy "
+          "resulting from the removal of a layer. [...] this approach offers a more accurate picture of layer "
+          "importance, allowing for more informed pruning strategies and lightweight models.", "abstract",
+          paper_effect="better than cosine, Taylor, FinerCut (Sec. 6)", panel=_MODELS_PANEL + ", each pruned",
+          sweep=_sweep("cosine_vs_ablation", _BASE_LLMS) + f" -p pruning_models '[{_BASE_LLMS}]'"),
+    Claim("cosine.olmo", ABLATION, "cosine_vs_ablation", "OLMo's layer 16: low cosine relevance, -66% when removed",
+          "For example, layer 16 of OLMo appears to have low relevance according to cosine similarity (Figure 1B, "
+          "low-relevance layers in yellow). However, removing it lowers the average accuracy over the ten datasets "
+          "shown by 66%. In fact, removing layer 16 alone brings OLMo's performance on ARC-C down to chance.",
+          "Introduction, Figure 1 (our translation of the digest)", paper_effect="-66% average accuracy; ARC-C at chance",
+          panel="OLMo-7B (allenai/OLMo-7B-hf)",
+          sweep="lrd sweep cosine_vs_ablation -p models '[\"allenai/OLMo-7B-hf\"]' -p pruning_models '[]' "
+                "-p device cuda"),
+    # Ulanovski et al., NeurIPS 2026 (ILSE, Cayley-Encoder)
+    Claim("ilse.fc", ILSE, "cayley_aggregation", "an FC-graph GNN beats the existing aggregations",
+          "a lightweight Graph Neural Network over a fully connected graph of LLM layers is more efficient and "
+          "achieves significantly stronger predictive performance than existing approaches.", "abstract (v3)",
+          paper_effect="FC above Best layer and DWAtt (Table 1: 3 models x 5 tasks)", panel=_MODELS_PANEL,
+          sweep=_sweep("cayley_aggregation", _BASE_LLMS)),
+    Claim("ilse.cayley_performance", ILSE, "cayley_aggregation", "Cayley-Encoder predicts better than FC",
+          "We then introduce the Cayley-Encoder, which further improves both efficiency and predictive performance "
+          "by replacing the fully connected graph with a Cayley graph over SL(2, Z_n).", "abstract (v3)",
+          paper_effect="Cayley against FC per cell (Table 1)", panel=_MODELS_PANEL,
+          sweep=_sweep("cayley_aggregation", _BASE_LLMS)),
+    Claim("ilse.cayley_efficiency", ILSE, "cayley_aggregation", "the Cayley graph is sparser and lighter than FC",
+          "[...] further improves both efficiency [...] by replacing the fully connected graph with a Cayley graph "
+          "over SL(2, Z_n).", "abstract (v3); memory: token-level ablation (digest)", kind="demonstration",
+          paper_effect="12.0x-34.3x less GPU memory on token graphs (Gemma2-2B)"),
+    Claim("ilse.baselines", ILSE, "cayley_aggregation", "Cayley-Encoder beats every baseline",
+          "In an evaluation of Cayley-Encoder across 13 tasks and 9 LLMs, Cayley-Encoder consistently outperforms "
+          "baselines [...]", "abstract (v3)", paper_effect="above Last, Best layer and DWAtt (Table 1)",
+          panel=_MODELS_PANEL, sweep=_sweep("cayley_aggregation", _BASE_LLMS)),
+    Claim("ilse.gain", ILSE, "cayley_aggregation", "gains of up to 40 points over the last layer",
+          "[...] achieving improvements of up to 40 percentage points in accuracy [...]", "abstract (v3)",
+          paper_effect="up to 40 points", panel="a task where the last layer is far from the best (e.g. Emotion)",
+          sweep="lrd sweep cayley_aggregation -p tasks '[\"tweet_sentiment\", \"mmlu_subject\"]'"),
+    Claim("ilse.parameters", ILSE, "cayley_aggregation", "at most 0.1% extra parameters",
+          "[...] while introducing at most 0.1% additional parameters relative to the LLM size.", "abstract (v3)",
+          kind="demonstration", paper_effect="<= 0.1% (models of 410M to 8B)"),
+    Claim("ilse.few_shot", ILSE, "cayley_aggregation", "8-32 shots beat full-data DWAtt and Last",
+          "Strong few-shot learning: on Banking77 and MTOP, the Cayley-Encoder needs only 8-32 labelled examples "
+          "per class for its accuracy to exceed the DWAtt and Last Layer baselines trained on the full data.",
+          "Key findings (our translation of the digest)", paper_effect="8-32 shots > full-data DWAtt, Last",
+          panel=_MODELS_PANEL, sweep=_sweep("cayley_aggregation", _BASE_LLMS)),
+    Claim("ilse.mapping", ILSE, "cayley_aggregation", "robust to the layer-to-node mapping (std <= 1.5 points)",
+          "The layer-to-node mapping is robust to permutation: over 10 random layer-node mappings at fixed "
+          "hyper-parameters, every standard deviation stays within 1.5%, so the gain comes from the graph's "
+          "expansion and connectivity, not from particular adjacencies of layers.",
+          "Key findings (our translation of the digest)", paper_effect="std <= 1.5 points over 10 mappings",
+          panel="at least 2 mappings (chi-square test of the std; 10+ for power)",
+          sweep="lrd sweep cayley_aggregation -p n_mappings 20"),
+]
+
+#: Every claim the book judges, by id.
+CLAIMS: dict[str, Claim] = {c.id: c for c in _CLAIMS}
+if len(CLAIMS) != len(_CLAIMS):
+    raise RuntimeError("duplicate claim ids in lrd.verdicts.claims")
+
+
+def claim(claim_id: str) -> Claim:
+    """The claim with this id; a KeyError listing the known ids otherwise."""
+    try:
+        return CLAIMS[claim_id]
+    except KeyError:
+        raise KeyError(f"unknown claim {claim_id!r}; claims: {', '.join(CLAIMS)}") from None
+
+
+def claims_of(chapter: str) -> dict[str, Claim]:
+    """The claims a chapter judges, by short name (``"gain"`` for ``"skean.gain"``)."""
+    return {c.name: c for c in CLAIMS.values() if c.chapter == chapter}
+
+
+# --- the papers' numbers (quoted; the unit the paper states) -----------------------------------
+
+#: Range of the average gain of intermediate layers over the last layer across Skean et al.'s
+#: models on 32 MTEB tasks (Section 4, Fig. 1; the report digest ``shared/papers/002``: "2%-16%").
+SKEAN_GAIN_RANGE = (0.02, 0.16)
+#: Hinostroza et al., Introduction: cosine over- or under-estimates relevance in "more than 90%" of the
+#: cases studied (digest: "在我们研究的超过90%的案例中").
+COSINE_MISESTIMATE_SHARE = 0.90
+#: Ulanovski et al., abstract: "improvements of up to 40 percentage points in accuracy".
+ILSE_MAX_GAIN_PP = 40.0
+#: Ulanovski et al., abstract: "at most 0.1% additional parameters relative to the LLM size".
+ILSE_MAX_PARAM_SHARE = 0.001
+#: Ulanovski et al., key findings: standard deviation over 10 random mappings within 1.5%.
+ILSE_MAPPING_STD_PP = 1.5
+#: The paper's smallest model, Pythia-410M, as Biderman et al., "Pythia", ICML 2023, Table 1
+#: gives it (total parameters, model dimension, 24 layers so 25 states), and the 77 classes of
+#: Banking77 (MTEB): what the Cayley-Encoder's parameter share is on the paper's own scale.
+ILSE_PYTHIA_410M = {"params": 405_334_016, "hidden_size": 1024, "n_states": 25, "n_classes": 77}
+
+#: The encoder's defaults, from the paper's code: ilge 0.1.0 ``tuning.recommended_config("cayley")``
+#: (GIN, hidden 256, 1 message-passing layer, 1 MLP layer in GIN, mean pooling, dropout 0.1, Adam
+#: lr 1e-3, weight decay 1e-4, batch 64) and DWAtt's settings from ILSE ``gnn_models.DWAttEncoder``.
+ILSE_DEFAULTS = {"hidden": 256, "gnn_layers": 1, "dropout": 0.1, "lr": 1e-3, "weight_decay": 1e-4, "batch_size": 64}
+
+#: The paper's main classification table (accuracy, %), as the NeurIPS digest in
+#: ``shared/papers/004_*.txt`` reports it: model -> method -> task -> accuracy.
+ILSE_TABLE_ROWS: dict[str, dict[str, dict[str, float]]] = {
+    model: {method: dict(zip(("Banking77", "Emotion", "MTOP Domain", "MTOP Intent", "Poem Sentiment"), row))
+            for method, row in rows.items()}
+    for model, rows in {
+        "Pythia-410M": {"last": (61.17, 33.48, 80.88, 66.97, 42.40), "best": (66.67, 35.02, 83.78, 71.18, 45.67),
+                        "dwatt": (83.23, 58.60, 98.03, 91.66, 70.87), "fc": (90.65, 75.61, 98.68, 95.04, 75.77),
+                        "cayley": (89.43, 73.83, 98.77, 94.72, 70.87)},
+        "Gemma2-2B": {"last": (62.16, 26.89, 80.79, 68.02, 35.67), "best": (72.31, 31.27, 87.09, 75.36, 42.79),
+                      "dwatt": (88.82, 61.22, 98.39, 90.93, 67.79), "fc": (92.39, 79.90, 99.07, 95.34, 77.12),
+                      "cayley": (92.58, 69.60, 99.16, 96.43, 83.27)},
+        "Llama3-8B": {"last": (68.25, 34.23, 84.42, 73.39, 40.96), "best": (71.93, 38.42, 89.01, 78.17, 47.02),
+                      "dwatt": (90.04, 66.55, 97.97, 92.41, 75.00), "fc": (92.38, 71.64, 98.99, 96.19, 77.98),
+                      "cayley": (92.85, 73.43, 99.03, 96.46, 79.04)},
+    }.items()
+}

@@ -1,0 +1,528 @@
+r"""Which layer to embed with: the mid-layer chapter's tables and its verdicts on Skean et al. (ICML 2025).
+
+Pure functions over the chapter's tidy per-layer table (columns ``model, task, measurement,
+layer, depth, value`` and, for the valley, ``kind``), as :func:`lrd.units.mid_layer_model`
+returns it: ``"score"`` (every evaluation row), ``"score half 1"`` and ``"score half 2"`` (the
+two halves of :func:`lrd.evaluate.evaluation_halves`), ``"chance"`` and ``"chance max"`` (the
+label-permutation null of the same evaluator) and one row per layer of each label-free metric.
+
+Four claims of :data:`lrd.verdicts.claims.CLAIMS` are judged here, each by one function:
+
+=====================  ==========================================================================
+``skean.gain``         :func:`judge_gain`: the best intermediate layer, **cross-fitted** (chosen on
+                       one half of a task's rows, scored on the other, and swapped), against the
+                       last layer scored on the same halves; sign-flip test over models.
+``skean.valley``       :func:`judge_valley`: the depth of a mid-depth prompt-entropy valley,
+                       decoders against encoders (relabelling the kinds) and above 0 in decoders
+                       (sign flips over decoders); both must hold.
+``skean.metrics_track``  :func:`judge_metrics_track`: per model, the Spearman correlation across
+                       layers between a metric and the score, in the paper's direction (prompt
+                       entropy, DiME); sign-flip test over models of the better of them.
+``skean.choice``       :func:`judge_choice`: the DiME-chosen intermediate layer against the last;
+                       sign-flip test over models.
+=====================  ==========================================================================
+
+The unit of every test is the **model**: the tasks of one model share its layers and are not
+independent, so each model's tasks are averaged first. Scores of different task types
+(accuracy, average precision, Spearman, V-measure) are averaged as the MTEB average is.
+
+References
+----------
+Skean et al., "Layer by Layer: Uncovering Hidden Representations in Language Models", ICML 2025:
+Section 4 and Figure 1 (the gain), Figure 2a (the valley), Sections 3 and 5 (the metrics, DiME).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _sp
+
+from lrd.verdicts.calibration import NullModel
+from lrd.verdicts.claims import SKEAN_GAIN_RANGE
+from lrd.verdicts.record import Verdict
+from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_test,
+                                two_group_permutation_test)
+
+__all__ = ["HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depths", "cross_fitted_gain",
+           "model_gains", "metric_correlations", "model_correlations", "label_free_choice", "chance_table", "panel_note", "judge_gain", "judge_valley",
+           "judge_metrics_track", "judge_choice", "GAIN_NULL", "VALLEY_NULL", "METRICS_TRACK_NULL", "CHOICE_NULL"]
+
+#: The measurements holding each layer's score on the two halves of a task's evaluation rows.
+HALVES = ("score half 1", "score half 2")
+#: The label-free metrics of the chapter (:mod:`lrd.suite`).
+METRICS = ("prompt entropy", "dataset entropy", "effective rank", "curvature", "InfoNCE", "LiDAR", "DiME")
+#: The sign the paper gives a metric's relation with the score across layers: prompt entropy is
+#: low where the score is high (the "compression valley" of autoregressive models goes with their
+#: best layers, Fig. 2a, report digest ``shared/papers/002`` Sec. 3.2) and the DiME-chosen layer
+#: scores above the last (Sec. 3.1). The digests give no sign for the other metrics: they are
+#: shown, not tested.
+PAPER_DIRECTIONS = {"prompt entropy": -1, "DiME": +1}
+
+
+# --- tables ------------------------------------------------------------------------------------
+
+def _per_model(results: pd.DataFrame, measurements) -> dict[str, tuple[list, np.ndarray, np.ndarray]]:
+    """Per model: its tasks, its layers (ascending) and an array (n_tasks, n_layers, n_measurements)."""
+    measurements = list(measurements)
+    rows = results[results["measurement"].isin(measurements)]
+    missing = sorted(set(measurements) - set(rows["measurement"]))
+    if missing:
+        raise ValueError(f"results lack the measurements {missing}; the mid-layer unit writes them "
+                         "(lrd.units.mid_layer_model, lrd.evaluate.layer_scores(..., halves=True))")
+    m_codes, models = pd.factorize(rows["model"])
+    t_codes, tasks = pd.factorize(rows["task"])
+    k_codes, found = pd.factorize(rows["measurement"])
+    layer = rows["layer"].to_numpy()
+    layers = np.unique(layer)
+    grid = np.full((len(models), len(tasks), len(layers), len(measurements)), np.nan)
+    where = np.array([measurements.index(k) for k in found])
+    index = (m_codes, t_codes, np.searchsorted(layers, layer), where[k_codes])
+    grid[index] = rows["value"].to_numpy(dtype=float)
+    counts = np.bincount(m_codes, minlength=len(models))
+    out = {}
+    for i, model in enumerate(models):
+        present = ~np.isnan(grid[i])
+        has_task, has_layer = present.any((1, 2)), present.any((0, 2))
+        block = grid[i][has_task][:, has_layer]
+        if counts[i] != block.size or np.isnan(block).any():
+            raise ValueError(f"model {model!r}: every task needs exactly one finite value of each of {measurements} "
+                             "at every layer (a value is missing, repeated or NaN)")
+        out[model] = ([t for t, keep in zip(tasks, has_task) if keep], layers[has_layer], block)
+    return out
+
+
+def _intermediate(layers: np.ndarray) -> np.ndarray:
+    """Positions of the layers strictly between the embeddings and the last layer."""
+    if len(layers) < 3:
+        raise ValueError(f"need at least 3 layers (embeddings, one intermediate, last), got {len(layers)}")
+    return np.arange(1, len(layers) - 1)
+
+
+def valley_drop(curve: np.ndarray) -> float:
+    r"""Depth of a mid-depth valley: :math:`\min(S_0, S_L) - \min_{0<l<L} S_l`.
+
+    Positive when some intermediate layer lies below both ends (a valley), negative or 0 when
+    the curve is monotone or peaks in the middle. Our reconstruction: the paper shows the
+    curves (Fig. 2a) without a scalar depth. Needs at least 3 layers.
+
+    >>> valley_drop([1.0, 0.4, 0.9])
+    0.5
+    """
+    c = np.asarray(curve, dtype=float)
+    if c.ndim != 1 or len(c) < 3:
+        raise ValueError(f"need a 1-D curve of at least 3 layers, got shape {c.shape}")
+    return float(min(c[0], c[-1]) - c[1:-1].min())
+
+
+def valley_depths(results: pd.DataFrame, *, measurement: str = "prompt entropy") -> pd.DataFrame:
+    """:func:`valley_drop` of each model's curve of ``measurement`` (averaged over tasks): ``model, kind, valley``."""
+    if "kind" not in results.columns:
+        raise ValueError("results need a 'kind' column (encoder or decoder per model)")
+    kinds = results.groupby("model", sort=False)["kind"].first()
+    return pd.DataFrame([{"model": model, "kind": kinds[model], "valley": valley_drop(values[..., 0].mean(0))}
+                         for model, (_, _, values) in _per_model(results, [measurement]).items()])
+
+
+def cross_fitted_gain(results: pd.DataFrame) -> pd.DataFrame:
+    r"""The best intermediate layer, cross-fitted, against the last layer: one row per (model, task).
+
+    With :math:`s^{(1)}_l, s^{(2)}_l` the scores of layer :math:`l` on the two halves of a
+    task's evaluation rows and :math:`j_h = \arg\max_{0<l<L} s^{(h)}_l` the layer chosen on half
+    :math:`h`,
+
+    .. math:: \text{best} = \tfrac12\left(s^{(2)}_{j_1} + s^{(1)}_{j_2}\right), \qquad
+              \text{last} = \tfrac12\left(s^{(1)}_L + s^{(2)}_L\right),
+
+    so no row that chose a layer also credits it: if every layer were equally good, the
+    expected gain would be 0 (choosing and crediting on the same rows, an intermediate layer is
+    "best" with probability :math:`(L-1)/(L+1)`).
+
+    Returns
+    -------
+    DataFrame
+        ``model, task, layer chosen on half 1, layer chosen on half 2, best (cross-fitted), last, gain``.
+    """
+    cols: dict[str, list] = {k: [] for k in ("model", "task", "layer chosen on half 1", "layer chosen on half 2",
+                                             "best (cross-fitted)", "last")}
+    for model, (tasks, layers, s) in _per_model(results, HALVES).items():
+        pool = _intermediate(layers)
+        s1, s2 = s[..., 0], s[..., 1]
+        j1, j2 = pool[s1[:, pool].argmax(1)], pool[s2[:, pool].argmax(1)]
+        t = np.arange(len(tasks))
+        for key, value in (("model", [model] * len(tasks)), ("task", tasks), ("layer chosen on half 1", layers[j1]),
+                           ("layer chosen on half 2", layers[j2]), ("best (cross-fitted)", (s2[t, j1] + s1[t, j2]) / 2),
+                           ("last", (s1[:, -1] + s2[:, -1]) / 2)):
+            cols[key].extend(value)
+    table = pd.DataFrame(cols)
+    table["gain"] = table["best (cross-fitted)"] - table["last"]
+    return table
+
+
+def _relative(chosen: np.ndarray, last: np.ndarray, models) -> np.ndarray:
+    zero = [m for m, v in zip(models, last) if v == 0]
+    if zero:
+        raise ValueError(f"the last layer's mean score is 0 for {zero}: a relative gain is undefined")
+    return (chosen - last) / np.abs(last)
+
+
+def model_gains(table: pd.DataFrame, *, chosen: str = "best (cross-fitted)") -> pd.DataFrame:
+    r"""Per model, the mean over tasks of the ``chosen`` and last scores and the relative gain
+    :math:`(\bar s_{\text{chosen}} - \bar s_L)/|\bar s_L|` of the task-mean score (as the paper's gain
+    on the MTEB average)."""
+    means = table.groupby("model", sort=False)[[chosen, "last"]].mean()
+    means["relative gain"] = _relative(means[chosen].to_numpy(), means["last"].to_numpy(), means.index)
+    return means
+
+
+def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman correlation of matching rows of x and y (..., n_layers); 0 where either is constant."""
+    rx, ry = _sp.rankdata(x, axis=-1), _sp.rankdata(y, axis=-1)
+    rx, ry = rx - rx.mean(-1, keepdims=True), ry - ry.mean(-1, keepdims=True)
+    den = np.sqrt((rx ** 2).sum(-1) * (ry ** 2).sum(-1))
+    return np.divide((rx * ry).sum(-1), den, out=np.zeros(den.shape), where=den > 0)
+
+
+def metric_correlations(results: pd.DataFrame, *, metrics=METRICS) -> pd.DataFrame:
+    """Spearman correlation across layers between each metric and the score, per model and task.
+
+    The score is the mean of the two halves' scores (:data:`HALVES`). A metric measured on the
+    task itself (dataset entropy, effective rank) is correlated with that task's score; one
+    measured on other prompts (prompt entropy and curvature on the token task, InfoNCE, LiDAR and
+    DiME on the augmented prompts) enters as the mean of its curves over the tasks it was
+    measured on, a property of the model's layers. A constant curve correlates 0.
+
+    Returns
+    -------
+    DataFrame
+        Long: ``model, task, metric, rho``; metrics absent for a model are left out.
+    """
+    scores = _per_model(results, HALVES)
+    present = set(results["measurement"].unique())
+    cols: dict[str, list] = {"model": [], "task": [], "metric": [], "rho": []}
+    for metric in (m for m in metrics if m in present):
+        for model, (measured_on, layers, values) in _per_model(results, [metric]).items():
+            if model not in scores:
+                continue
+            tasks, scored, s = scores[model]
+            if not np.array_equal(layers, scored):
+                raise ValueError(f"model {model!r}: metric {metric!r} needs a value at every scored layer")
+            curves = dict(zip(measured_on, values[..., 0]))
+            fallback = values[..., 0].mean(0)
+            x = np.stack([curves.get(t, fallback) for t in tasks])
+            for key, value in (("model", [model] * len(tasks)), ("task", tasks), ("metric", [metric] * len(tasks)),
+                               ("rho", _spearman_rows(x, s.mean(-1)))):
+                cols[key].extend(value)
+    if not cols["rho"]:
+        raise ValueError(f"results hold none of the metrics {list(metrics)} for a scored model")
+    return pd.DataFrame(cols)
+
+
+def model_correlations(results: pd.DataFrame, *, metrics=METRICS) -> pd.DataFrame:
+    """:func:`metric_correlations` averaged over each model's tasks: models x metrics (unsigned)."""
+    corr = metric_correlations(results, metrics=metrics)
+    table = corr.groupby(["model", "metric"], sort=False)["rho"].mean().unstack("metric")
+    return table[[m for m in metrics if m in table.columns]]
+
+
+def label_free_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_better: bool = True) -> pd.DataFrame:
+    """Choose each model's layer by a label-free metric; its score against the last layer's.
+
+    The metric's curve (mean over the tasks it was measured on) picks one intermediate layer per
+    model (``0 < l < L``: the embeddings and the last layer are the trivial choices), used for
+    every task; both layers are scored by the mean of the two halves' scores (the rows the gain
+    uses), averaged over the model's tasks.
+
+    Returns
+    -------
+    DataFrame
+        Index ``model``; ``chosen layer``, ``chosen depth``, ``chosen``, ``last`` (mean scores)
+        and ``relative gain``.
+    """
+    scores = _per_model(results, HALVES)
+    if not (results["measurement"] == metric).any():
+        raise ValueError(f"no rows for metric {metric!r}")
+    out = []
+    for model, (_, layers, values) in _per_model(results, [metric]).items():
+        if model not in scores:
+            continue
+        _, scored, s = scores[model]
+        if not np.array_equal(layers, scored):
+            raise ValueError(f"model {model!r}: metric {metric!r} needs a value at every scored layer")
+        pool = _intermediate(layers)
+        curve = values[..., 0].mean(0)[pool]  # mean over the tasks it was measured on
+        j = pool[curve.argmax() if higher_is_better else curve.argmin()]
+        mean = s.mean(-1).mean(0)  # halves, then tasks
+        out.append({"model": model, "chosen layer": int(layers[j]), "chosen depth": layers[j] / layers[-1],
+                    "chosen": mean[j], "last": mean[-1]})
+    table = pd.DataFrame(out).set_index("model")
+    table["relative gain"] = _relative(table["chosen"].to_numpy(), table["last"].to_numpy(), table.index)
+    return table
+
+
+def chance_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Each (model, task)'s scores beside its label-permutation chance.
+
+    Columns: ``chance`` (mean over layers and permutations of the permuted-label score),
+    ``chance max`` (the largest permuted-label score of any layer), ``best`` and ``last`` (the
+    best and last layers' scores on every row), and ``best above chance`` / ``last above chance``
+    (above every permuted-label score of any layer of that model and task).
+    """
+    per = _per_model(results, ("score", "chance", "chance max"))
+    out = []
+    for model, (tasks, _, s) in per.items():
+        for t, task in enumerate(tasks):
+            top = s[t, :, 2].max()
+            out.append({"model": model, "task": task, "chance": s[t, :, 1].mean(), "chance max": top,
+                        "best": s[t, :, 0].max(), "last": s[t, -1, 0], "best above chance": bool(s[t, :, 0].max() > top),
+                        "last above chance": bool(s[t, -1, 0] > top)})
+    return pd.DataFrame(out)
+
+
+def panel_note(kinds: dict[str, str], sources: dict[str, str]) -> str | None:
+    """What a reader must know of the decoders when a claim about base LLMs is tested on them.
+
+    ``kinds`` and ``sources`` map each model to its kind and to where its weights come from
+    (:meth:`lrd.models.LoadedModel.summary`); None when the panel has no decoder.
+
+    >>> panel_note({"a": "decoder", "b": "decoder", "c": "encoder"},
+    ...            {"a": "org/A-Instruct (GGUF Q4)", "b": "org/B (base, GGUF Q5)", "c": "org/C"})
+    'instruction-tuned: 1 of 2 decoders; dequantised from GGUF: 2 of 2 (org/A-Instruct (GGUF Q4); org/B (base, GGUF Q5)); the paper tests base models'
+    """
+    decoders = [sources.get(m, m) for m, k in kinds.items() if k == "decoder"]
+    if not decoders:
+        return None
+    instruct = sum("instruct" in s.lower() for s in decoders)
+    gguf = sum("gguf" in s.lower() for s in decoders)
+    return (f"instruction-tuned: {instruct} of {_count(len(decoders), 'decoder')}; dequantised from GGUF: {gguf} of "
+            f"{len(decoders)} ({'; '.join(decoders)}); the paper tests base models")
+
+
+# --- verdicts ----------------------------------------------------------------------------------
+
+def _interval(values: np.ndarray) -> tuple[float, float] | None:
+    return mean_interval(values) if len(values) > 1 else None
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
+def _models(n: int) -> str:
+    return _count(n, "model")
+
+
+def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0], note: str | None = None) -> Verdict:
+    r"""``skean.gain``: the cross-fitted best intermediate layer scores above the last layer.
+
+    For each model :math:`m`, :math:`g_m = (\bar b_m - \bar\ell_m)/|\bar\ell_m|`, the relative
+    gain of the task-mean score of the cross-fitted best intermediate layer (:func:`cross_fitted_gain`)
+    over the last layer's, scored on the same halves. **Test**: exact one-sided sign-flip test of
+    :math:`\bar g > 0` over models (null: each :math:`g_m` is symmetric about 0, as when every
+    layer is equally good; p >= :math:`2^{-n}`, so 5 models can reach 1/32). **Against**: the
+    sign-flip non-superiority test of :math:`\bar g <` ``paper_low`` (the paper's lower end, 2%):
+    "the gain is below the paper's range". Effect: :math:`\bar g` with its t-interval.
+
+    Paper: Section 4, Figure 1 (intermediate layers 2%-16% above the last on average).
+    """
+    per_model = model_gains(cross_fitted_gain(results))
+    g = per_model["relative gain"].to_numpy()
+    test = sign_flip_test(g)
+    below = equivalence_sign_flip_test(g, paper_low, lower=-math.inf)
+    n, wins = len(g), int((g > 0).sum())
+    evidence = (f"the cross-fitted best intermediate layer scores {g.mean():+.1%} relative to the last layer "
+                f"(mean over {_models(n)}; above the last for {wins} of {n}); paper: "
+                f"{SKEAN_GAIN_RANGE[0]:.0%}-{SKEAN_GAIN_RANGE[1]:.0%}")
+    return Verdict("skean.gain", "test", evidence,
+                   test=f"exact one-sided sign-flip test over {_models(n)} (tasks averaged per model)",
+                   statistic=test.statistic, p_value=test.p_value, p_against=below.p_value,
+                   against=f"mean relative gain below the paper's lower end {paper_low:.0%} (sign-flip "
+                           "non-superiority test)",
+                   p_min=test.p_min, effect=float(g.mean()), ci=_interval(g),
+                   effect_label="mean relative gain, cross-fitted best layer over the last", effect_format="{:+.1%}",
+                   reconstruction="cross-fitting: the layer is chosen among 0 < l < L on one half of each task's "
+                                  "evaluation rows and scored on the other, then swapped; the gain is relative to "
+                                  "the model's task-mean score of the last layer (the paper's averaging over tasks "
+                                  "and its choice of layer are not specified beyond Fig. 1)",
+                   note=note)
+
+
+def _welch_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float] | None:
+    if len(a) < 2 or len(b) < 2 or (a.var() == 0 and b.var() == 0):
+        return None
+    ci = _sp.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    return float(ci.low), float(ci.high)
+
+
+def judge_valley(results: pd.DataFrame, *, measurement: str = "prompt entropy", note: str | None = None) -> Verdict:
+    r"""``skean.valley``: decoders show a mid-depth valley of prompt entropy, encoders do not.
+
+    Each model's valley depth :math:`v_m = \min(S_0, S_L) - \min_{0<l<L} S_l` (:func:`valley_drop`,
+    our reconstruction) of its normalised ``measurement`` curve. Two one-sided tests must both
+    reject (an intersection-union test, p = the larger p-value): the decoders' mean valley is
+    deeper than the encoders' (**relabelling** the kinds between models: null, the kinds are
+    exchangeable; p >= :math:`1/\binom{n}{k}`) and the decoders' valleys are above 0 (**sign
+    flips** over decoders; p >= :math:`2^{-n_{dec}}`). With 2 encoders and 3 decoders the best
+    possible p is 1/8: not testable. Effect: decoders' mean valley minus encoders', Welch
+    t-interval. Against: the encoders' valley deeper (relabelling, other tail).
+
+    Paper: Figure 2a (a valley in autoregressive models, flat in BERT).
+    """
+    depths = valley_depths(results, measurement=measurement)
+    depths = depths[depths["kind"].isin(["encoder", "decoder"])]
+    dec = (depths["kind"] == "decoder").to_numpy()
+    v = depths["valley"].to_numpy()
+    if dec.all() or not dec.any():
+        return Verdict.untestable("skean.valley", f"the panel has {_count(int(dec.sum()), 'decoder')} and "
+                                  f"{_count(int((~dec).sum()), 'encoder')}; the contrast needs both kinds", note=note)
+    relabel = two_group_permutation_test(v, dec)
+    reverse = two_group_permutation_test(v, dec, alternative="less")
+    above = sign_flip_test(v[dec])
+    p, p_min = max(relabel.p_value, above.p_value), max(relabel.p_min, above.p_min)
+    evidence = (f"valley depth of the normalised {measurement}: decoders {v[dec].min():.3f} to {v[dec].max():.3f}, "
+                f"encoders {v[~dec].min():.3f} to {v[~dec].max():.3f} ({_count(int(dec.sum()), 'decoder')}, "
+                f"{_count(int((~dec).sum()), 'encoder')})")
+    return Verdict("skean.valley", "test", evidence,
+                   test=f"intersection of a relabelling test of the kinds over {_models(len(v))} and a sign-flip "
+                        f"test over {_count(int(dec.sum()), 'decoder')} (p = the larger)",
+                   statistic=relabel.statistic, p_value=p, p_against=reverse.p_value,
+                   against="encoders' valley deeper than decoders' (relabelling test)", p_min=p_min,
+                   effect=relabel.statistic, ci=_welch_interval(v[dec], v[~dec]),
+                   effect_label=f"valley depth, decoders minus encoders ({measurement})", effect_format="{:+.3f}",
+                   reconstruction="the valley depth min(S_0, S_L) - min_{0<l<L} S_l of the normalised prompt-entropy "
+                                  "curve (the paper shows the curves, Fig. 2a, without a scalar depth)",
+                   note=note)
+
+
+def judge_metrics_track(results: pd.DataFrame, *, directions: dict[str, int] | None = None,
+                        note: str | None = None) -> Verdict:
+    r"""``skean.metrics_track``: the label-free metrics track each layer's score.
+
+    For each model :math:`m` and metric :math:`k` of ``directions`` (default
+    :data:`PAPER_DIRECTIONS`: the metrics whose sign the paper states, prompt entropy negative
+    and DiME positive), :math:`r_{mk}` is the mean over tasks of the Spearman correlation across
+    layers between the metric and the score (:func:`metric_correlations`), times the paper's
+    sign. **Test**: sign-flip test over models of the largest mean,
+    :math:`T = \max_k ar r_k` (:func:`lrd.verdicts.stats.sign_flip_max_test`): under chance
+    each model's correlations are as likely to have either sign (a ranking of the layers by score
+    unrelated to the metrics is as likely reversed), and the maximum is taken inside every sign
+    pattern, so picking the better metric is accounted for; p >= :math:`2^{-n}`. The other
+    metrics, whose sign the paper does not state, are shown but not tested (with both signs in
+    the family, the reversed pattern would tie and 5 models could not reach 0.05). Effect: the
+    best metric's mean signed correlation with its t-interval (biased upward by choosing it; the
+    p-value is not).
+
+    Paper: the metric framework (abstract; Sections 3 and 5); prompt entropy's valley at the
+    best layers (Fig. 2a) and DiME's choice of layer (report digest ``shared/papers/002`` Sec. 3).
+    """
+    directions = PAPER_DIRECTIONS if directions is None else directions
+    if not directions or any(d not in (-1, 1) for d in directions.values()):
+        raise ValueError(f"directions must map each tested metric to +1 or -1, got {directions!r}")
+    table = model_correlations(results, metrics=list(directions)).dropna(axis=1)
+    if table.empty:
+        return Verdict.untestable("skean.metrics_track", f"none of {list(directions)} is measured on every model",
+                                  note=note)
+    names = [f"{m} ({'+' if directions[m] > 0 else '-'})" for m in table.columns]
+    values = table.to_numpy() * np.array([directions[m] for m in table.columns])
+    test = sign_flip_max_test(values)
+    best = int(values.mean(0).argmax())
+    r = values[:, best]
+    evidence = (f"the better-tracking metric, {names[best]}, has a mean signed Spearman correlation of {r.mean():+.2f} "
+                f"with the score across layers (mean over {_models(len(r))}, in the paper's direction for "
+                f"{int((r > 0).sum())}); tested: {', '.join(names)}")
+    return Verdict("skean.metrics_track", "test", evidence,
+                   test=f"sign-flip test over {_models(len(r))} of the larger mean correlation of {len(names)} "
+                        "metrics in the paper's direction (correlations averaged over tasks per model)",
+                   statistic=test.statistic, p_value=test.p_value, p_min=test.p_min, effect=float(r.mean()),
+                   ci=_interval(r), effect_label=f"mean signed Spearman rho across layers, {names[best]}",
+                   effect_format="{:+.2f}",
+                   reconstruction="Spearman correlation across layers with the mean of the two halves' scores, per "
+                                  "task, averaged per model (the paper relates metrics and scores across layers "
+                                  "without a stated statistic); signs from the paper: prompt entropy negative, DiME "
+                                  "positive",
+                   note=note)
+
+
+def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_better: bool = True,
+                 note: str | None = None) -> Verdict:
+    r"""``skean.choice``: the layer a label-free metric (DiME) chooses scores above the last layer.
+
+    :func:`label_free_choice` picks one intermediate layer per model by the metric (no labels,
+    so no selection bias; both layers are still scored on the halves the gain uses); the
+    per-model relative gain :math:`g_m` of the task-mean score is tested by an exact one-sided
+    **sign-flip test** over models (p >= :math:`2^{-n}`); against: the same test of
+    :math:`-g` (the chosen layer significantly below the last). Effect: :math:`\bar g` with its
+    t-interval, beside the paper's +3% (Pythia).
+
+    Paper: results on the MTEB average (report digest ``shared/papers/002`` Sec. 3.1).
+    """
+    table = label_free_choice(results, metric=metric, higher_is_better=higher_is_better)
+    g = table["relative gain"].to_numpy()
+    test, worse = sign_flip_test(g), sign_flip_test(-g)
+    n, wins = len(g), int((g > 0).sum())
+    evidence = (f"the {metric}-chosen layer (mean depth {table['chosen depth'].mean():.2f}) scores {g.mean():+.1%} "
+                f"relative to the last layer (mean over {_models(n)}; above the last for {wins} of {n})")
+    return Verdict("skean.choice", "test", evidence,
+                   test=f"exact one-sided sign-flip test over {_models(n)} (tasks averaged per model)",
+                   statistic=test.statistic, p_value=test.p_value, p_against=worse.p_value,
+                   against=f"the {metric}-chosen layer below the last (sign-flip test)", p_min=test.p_min,
+                   effect=float(g.mean()), ci=_interval(g),
+                   effect_label=f"mean relative gain, {metric}-chosen layer over the last", effect_format="{:+.1%}",
+                   reconstruction=f"one layer per model, the intermediate layer of {'highest' if higher_is_better else 'lowest'} "
+                                  f"{metric} (on the augmented prompts), used for every task; relative gain of the "
+                                  "task-mean score (the paper's '3%' does not say relative or in points)",
+                   note=note)
+
+
+# --- null models (lrd.verdicts.calibration) ----------------------------------------------------
+
+def _null_scores(rng: np.random.Generator, n_models: int, n_tasks: int, n_layers: int) -> pd.DataFrame:
+    """Half scores exchangeable across layers: a task level plus i.i.d. noise per layer and half."""
+    level = rng.uniform(0.3, 0.8, size=(n_models, n_tasks, 1, 1))
+    values = level + rng.normal(0, 0.03, size=(n_models, n_tasks, n_layers + 1, 2))
+    m, t, layer, h = np.meshgrid(np.arange(n_models), np.arange(n_tasks), np.arange(n_layers + 1), np.arange(2),
+                                 indexing="ij")
+    return pd.DataFrame({"model": np.char.add("m", m.ravel().astype(str)), "task": np.char.add("t", t.ravel().astype(str)),
+                         "measurement": np.array(HALVES)[h.ravel()], "layer": layer.ravel(),
+                         "depth": layer.ravel() / n_layers, "value": values.ravel()})
+
+
+def _null_metric(rng: np.random.Generator, n_models: int, n_layers: int, metric: str, task: str = "t0") -> pd.DataFrame:
+    """A metric curve per model, independent of the scores (i.i.d. across layers)."""
+    layer = np.tile(np.arange(n_layers + 1), n_models)
+    return pd.DataFrame({"model": np.char.add("m", np.repeat(np.arange(n_models), n_layers + 1).astype(str)),
+                         "task": task, "measurement": metric, "layer": layer, "depth": layer / n_layers,
+                         "value": rng.normal(size=layer.size)})
+
+
+def _simulate_gain(rng):
+    return {"results": _null_scores(rng, 6, 3, 12)}
+
+
+def _simulate_valley(rng):
+    curves = _null_metric(rng, 9, 12, "prompt entropy")
+    curves["kind"] = np.where(curves["model"].isin([f"m{i}" for i in range(4)]), "encoder", "decoder")
+    return {"results": curves}
+
+
+def _simulate_metrics(rng):
+    parts = [_null_scores(rng, 6, 2, 12)]  # the tested metrics, each measured on one task as in the chapter
+    parts += [_null_metric(rng, 6, 12, m, task=f"t{i}") for i, m in enumerate(PAPER_DIRECTIONS)]
+    return {"results": pd.concat(parts, ignore_index=True)}
+
+
+def _simulate_choice(rng):
+    return {"results": pd.concat([_null_scores(rng, 6, 3, 12), _null_metric(rng, 6, 12, "DiME")], ignore_index=True)}
+
+
+GAIN_NULL = NullModel(_simulate_gain, judge_gain,
+                      "6 models x 3 tasks x 13 layers, half scores i.i.d. across layers and halves")
+VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
+                        "4 encoders and 5 decoders x 13 layers, prompt entropy i.i.d. across layers and kinds")
+METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
+                               "6 models x 2 tasks x 13 layers, prompt entropy, DiME and scores independent, i.i.d. "
+                               "across layers")
+CHOICE_NULL = NullModel(_simulate_choice, judge_choice,
+                        "6 models x 3 tasks x 13 layers, half scores i.i.d. across layers, DiME independent")

@@ -1,0 +1,203 @@
+"""The verdict record: what the book says about one claim, and why.
+
+A verdict is either a **test** (a statistical test with its p-value) or a **demonstration** (a
+construction or arithmetic that holds by design: never called "reproduced"). Its outcome is
+never written by hand: :func:`decide` computes it from the test's numbers, and
+:class:`Verdict` exposes it as a read-only property.
+
+==================  ===============================================================================
+outcome             when
+==================  ===============================================================================
+reproduced          test: p <= alpha in the paper's direction
+contradicted        test: significant the other way, or an equivalence test shows the effect is
+                    smaller than the paper's (``p_against <= alpha``, margin stated in ``against``);
+                    demonstration: the construction or arithmetic does not hold
+inconclusive        test: neither, on a panel that could have reached alpha
+not testable        test: the smallest p-value this panel can reach is above alpha, or the test
+                    could not be run (e.g. the paper's model is not in the panel)
+demonstrated        demonstration: it holds
+==================  ===============================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from lrd.verdicts.claims import CLAIMS
+
+__all__ = ["ALPHA", "OUTCOMES", "Verdict", "decide"]
+
+ALPHA = 0.05
+OUTCOMES = ("reproduced", "contradicted", "inconclusive", "not testable", "demonstrated")
+
+
+def _probability(name: str, value: float | None) -> None:
+    if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value <= 1):
+        raise ValueError(f"{name} must be a probability in [0, 1] or None, got {value!r}")
+
+
+def decide(kind: str, *, p_value: float | None = None, p_against: float | None = None, p_min: float | None = None,
+           holds: bool | None = None, alpha: float = ALPHA) -> str:
+    """The outcome of a verdict, from its numbers alone (the only place outcomes are made).
+
+    Parameters
+    ----------
+    kind : {"test", "demonstration"}
+    p_value : float, optional
+        One-sided p-value in the paper's direction (for a claim of no effect: the equivalence
+        test's p-value). None: the test could not be run.
+    p_against : float, optional
+        p-value of the opposite conclusion: the effect significantly the other way, or an
+        equivalence test showing it is smaller than the paper's (for a claim of no effect: a
+        test that it exceeds the margin).
+    p_min : float, optional
+        The smallest p-value this panel can give the test at all.
+    holds : bool, optional
+        Demonstrations only: whether the construction or arithmetic holds.
+
+    Examples
+    --------
+    >>> decide("test", p_value=1 / 32, p_min=1 / 32)
+    'reproduced'
+    >>> decide("test", p_value=0.5, p_against=0.01, p_min=1 / 32)
+    'contradicted'
+    >>> decide("test", p_value=0.2, p_min=1 / 10), decide("test", p_value=0.2, p_min=1 / 32)
+    ('not testable', 'inconclusive')
+    >>> decide("demonstration", holds=True)
+    'demonstrated'
+    """
+    for name, p in (("p_value", p_value), ("p_against", p_against), ("p_min", p_min)):
+        _probability(name, p)
+    if kind == "demonstration":
+        if holds is None or any(p is not None for p in (p_value, p_against, p_min)):
+            raise ValueError("a demonstration is decided by `holds` alone (no p-values)")
+        return "demonstrated" if holds else "contradicted"
+    if kind != "test":
+        raise ValueError(f"kind must be 'test' or 'demonstration', got {kind!r}")
+    if holds is not None:
+        raise ValueError("a test is decided by its p-values; `holds` is for demonstrations")
+    if p_value is None:
+        return "not testable"
+    if p_min is None:
+        raise ValueError("a test verdict needs p_min, the smallest p-value its panel can reach")
+    if p_value < p_min - 1e-12:
+        raise ValueError(f"p_value {p_value} is below p_min {p_min}: the test's numbers are inconsistent")
+    if p_value <= alpha:
+        return "reproduced"
+    if p_against is not None and p_against <= alpha:
+        return "contradicted"
+    if p_min > alpha:
+        return "not testable"
+    return "inconclusive"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the book says about one claim of :data:`lrd.verdicts.claims.CLAIMS`.
+
+    Build it with the numbers of a test (or ``holds`` for a demonstration); :attr:`outcome`
+    follows from them (:func:`decide`).
+
+    Attributes
+    ----------
+    claim : str
+        The claim's id (``"skean.gain"``).
+    kind : {"test", "demonstration"}
+        Must match the claim's kind in the claims table.
+    evidence : str
+        One sentence of what was observed, with the numbers.
+    test : str, optional
+        The test's name and unit ("exact sign-flip test over 5 models").
+    statistic, p_value, p_against, p_min : float, optional
+        See :func:`decide`.
+    against : str, optional
+        What ``p_against`` tests ("effect below the paper's 2% (equivalence margin)").
+    effect : float, optional
+        Our effect, in the unit of ``effect_label``; ``ci`` its 95% interval.
+    effect_label : str, optional
+        What ``effect`` measures ("mean relative gain over models").
+    effect_format : str
+        Format of ``effect`` and ``ci`` for display (``"{:+.1%}"``).
+    paper_effect : str, optional
+        The paper's number, quoted (defaults to the claim's).
+    holds : bool, optional
+        Demonstrations only.
+    reconstruction : str, optional
+        Where the method is our reconstruction of something the paper leaves unspecified, what.
+    note : str, optional
+        What the reader must know to read it (e.g. the panel's decoders are instruct models).
+
+    Examples
+    --------
+    >>> v = Verdict("skean.gain", "test", "gain in 5 of 5 models", test="exact sign-flip test over 5 models",
+    ...             statistic=0.04, p_value=1 / 32, p_min=1 / 32)
+    >>> v.outcome
+    'reproduced'
+    >>> Verdict("ilse.parameters", "demonstration", "0.4% of the model", holds=False).outcome
+    'contradicted'
+    """
+
+    claim: str
+    kind: Literal["test", "demonstration"]
+    evidence: str
+    test: str | None = None
+    statistic: float | None = None
+    p_value: float | None = None
+    p_against: float | None = None
+    against: str | None = None
+    p_min: float | None = None
+    effect: float | None = None
+    ci: tuple[float, float] | None = None
+    effect_label: str | None = None
+    effect_format: str = "{:.3g}"
+    paper_effect: str | None = None
+    holds: bool | None = None
+    reconstruction: str | None = None
+    note: str | None = None
+    alpha: float = field(default=ALPHA)
+
+    def __post_init__(self):
+        if self.claim not in CLAIMS:
+            raise KeyError(f"unknown claim {self.claim!r}; claims: {', '.join(CLAIMS)}")
+        expected = CLAIMS[self.claim].kind
+        if self.kind != expected:
+            raise ValueError(f"claim {self.claim!r} is judged by a {expected}, not a {self.kind}")
+        if not str(self.evidence).strip():
+            raise ValueError("a verdict needs its evidence (one sentence saying what was observed)")
+        if self.kind == "test" and self.p_value is not None and not self.test:
+            raise ValueError("a test verdict names its test")
+        if self.p_against is not None and not self.against:
+            raise ValueError("p_against needs `against`, saying what it tests")
+        if self.ci is not None:
+            lo, hi = self.ci
+            if not (lo <= hi):
+                raise ValueError(f"ci must be (low, high) with low <= high, got {self.ci}")
+            object.__setattr__(self, "ci", (float(lo), float(hi)))
+        decide(self.kind, p_value=self.p_value, p_against=self.p_against, p_min=self.p_min, holds=self.holds,
+               alpha=self.alpha)  # raises on inconsistent numbers
+
+    @property
+    def outcome(self) -> str:
+        """One of :data:`OUTCOMES`, computed from the numbers (:func:`decide`)."""
+        return decide(self.kind, p_value=self.p_value, p_against=self.p_against, p_min=self.p_min,
+                      holds=self.holds, alpha=self.alpha)
+
+    @classmethod
+    def untestable(cls, claim: str, why: str, **fields) -> "Verdict":
+        """A test that could not be run on this panel (``why``: what is missing)."""
+        return cls(claim, "test", why, **fields)
+
+    def __str__(self) -> str:
+        return f"{self.outcome}: {self.evidence}"
+
+    def record(self) -> dict:
+        """The JSON record (every field, plus ``outcome`` and the claim's table entries)."""
+        c = CLAIMS[self.claim]
+        out = asdict(self)
+        out["ci"] = list(self.ci) if self.ci is not None else None
+        out.update(outcome=self.outcome, paper=c.paper.key, label=c.label, claim_text=c.text,
+                   claim_source=c.source, paper_effect=self.paper_effect or c.paper_effect,
+                   panel=c.panel, sweep=c.sweep)
+        return out

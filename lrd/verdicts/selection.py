@@ -1,0 +1,384 @@
+r"""Verdicts on LRD's model-selection claims: do the model-level scores rank models like their downstream score?
+
+For a panel of :math:`n` models with a label-free score :math:`s_m` and a downstream score
+:math:`y_m`, the agreement is Spearman's rank correlation
+:math:`\rho(s, y) = \operatorname{corr}(\operatorname{rank}(s), \operatorname{rank}(y))`. The unit of
+every test is the **model** (a model's tasks are averaged before it enters).
+
+Two claims of Jiang, Yang, Tam (2026, abstract):
+
+* ``lrd.selection``: "all three model-level scores correlate positively with downstream MTEB
+  performance, with end-to-end subspace displacement (:math:`d_{0,L}`) the strongest". Judged as
+  **two parts that must both hold** (an intersection-union test, :func:`judge_selection`):
+  *all three positive* by the exact Spearman permutation test of the smallest of the three
+  correlations (:func:`lrd.verdicts.stats.spearman_permutation_test`, ``statistic="min"``), and
+  *:math:`d_{0,L}` the strongest* by a paired test of :math:`\rho(d_{0,L}, y) - \rho(s, y)` against
+  each other score (:func:`spearman_difference_test`). "Reproduced" needs both at p <= 0.05.
+* ``lrd.selection_llm``: "the same direction holds on a smaller base-LLM MMLU panel": all three
+  correlate positively on the decoders (:func:`judge_selection_llm`); the direction, not the
+  ranking of the scores.
+
+With :math:`n` models no ordering test can give p below :math:`1/n!` (1/120 for 5 models, 1/6
+for 3 decoders), and the difference test ignores the model of middle downstream rank when
+:math:`n` is odd (its centred rank is 0), so it needs 6 models to reach 0.05
+(:math:`2^{-5} < 0.05 < 2^{-4}`).
+
+References
+----------
+Jiang, Yang, Tam, "Layer-wise Representation Dynamics", arXiv:2605.12714 (2026), abstract and
+Sec. 6 (model selection by :math:`d_{0,L}`, mean NRS and mean GFMI).
+Bonett, Wright, "Sample size requirements for estimating Pearson, Kendall and Spearman
+correlations", Psychometrika 65 (2000) 23-28 (the interval of :func:`spearman_interval`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _sp
+
+from lrd.verdicts.calibration import NullModel
+from lrd.verdicts.record import ALPHA, Verdict
+from lrd.verdicts.stats import PermutationTest, sign_flip_test, spearman_permutation_test
+
+__all__ = ["LRD_SCORES", "selection_table", "spearman_difference_test", "spearman_interval", "judge_selection",
+           "judge_selection_strongest", "judge_selection_llm", "SELECTION_NULL", "STRONGEST_NULL", "SELECTION_LLM_NULL"]
+
+#: The three model-level scores of the paper, as :func:`lrd.metrics.model_scores` names them.
+LRD_SCORES = ("d_0L", "mean NRS (adjusted)", "mean GFMI")
+
+
+def _centred_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks (ties averaged) centred and scaled to unit norm, so that ``r_a @ r_y`` is Spearman's rho."""
+    r = _sp.rankdata(x) - (len(x) + 1) / 2
+    norm = float(np.sqrt((r ** 2).sum()))
+    return r / norm if norm > 0 else r
+
+
+def spearman_interval(rho: float, n: int, *, level: float = 0.95) -> tuple[float, float]:
+    r"""Approximate interval of a Spearman correlation: Fisher's :math:`z` with Bonett and Wright's variance.
+
+    .. math:: \tanh\Bigl(\operatorname{artanh}\rho \pm z_{(1+\text{level})/2}
+              \sqrt{(1 + \rho^2/2)/(n - 3)}\Bigr)
+
+    With :math:`n \le 3` the interval is :math:`(-1, 1)`; :math:`|\rho| = 1` is pulled to
+    :math:`\pm 0.9999` so that the interval stays finite.
+
+    >>> lo, hi = spearman_interval(0.9, 5)
+    >>> round(lo, 2), round(hi, 2)
+    (-0.17, 1.0)
+    """
+    if not (math.isfinite(rho) and -1 <= rho <= 1):
+        raise ValueError(f"rho must be a correlation in [-1, 1], got {rho!r}")
+    if n <= 3:
+        return -1.0, 1.0
+    r = float(np.clip(rho, -0.9999, 0.9999))
+    half = float(_sp.norm.ppf((1 + level) / 2)) * math.sqrt((1 + r * r / 2) / (n - 3))
+    return math.tanh(math.atanh(r) - half), math.tanh(math.atanh(r) + half)
+
+
+def spearman_difference_test(first: np.ndarray, second: np.ndarray, downstream: np.ndarray,
+                             **options) -> PermutationTest:
+    r"""One-sided test of "``first`` correlates with ``downstream`` more strongly than ``second`` does".
+
+    With unit-norm centred ranks :math:`a, b, y` of the two scores and of the downstream score
+    over the same :math:`n` units, the difference of the two Spearman correlations is a sum of
+    per-unit contributions
+
+    .. math:: \rho(a, y) - \rho(b, y) = \sum_m (a_m - b_m)\, y_m = \sum_m c_m .
+
+    Null: within each unit the two scores' ranks are exchangeable (neither score tracks the
+    downstream score better); swapping them flips the sign of :math:`c_m`, so the exact
+    p-value is the sign-flip test of the :math:`c_m` (:func:`lrd.verdicts.stats.sign_flip_test`;
+    statistic :math:`\bar c = (\rho_a - \rho_b)/n`). A unit with :math:`c_m = 0` (the middle
+    downstream rank when :math:`n` is odd, or equal ranks of the two scores) cannot flip, so
+    ``p_min`` is :math:`2^{-n'}` over the :math:`n'` units with :math:`c_m \ne 0`.
+
+    Parameters
+    ----------
+    first, second, downstream : arrays of shape (n_units,)
+
+    Examples
+    --------
+    Six models, ``first`` ranks them perfectly and ``second`` backwards: the largest difference
+    six models can show, p = 1/64.
+
+    >>> t = spearman_difference_test(np.arange(6.), -np.arange(6.), np.arange(6.))
+    >>> round(t.statistic * 6, 6), t.p_value, t.p_min
+    (2.0, 0.015625, 0.015625)
+    """
+    a, b, y = (np.asarray(v, dtype=float) for v in (first, second, downstream))
+    if not (a.ndim == b.ndim == y.ndim == 1 and len(a) == len(b) == len(y) >= 2):
+        raise ValueError(f"need three 1-D arrays of the same length >= 2, got shapes {a.shape}, {b.shape}, {y.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all() and np.isfinite(y).all()):
+        raise ValueError("scores and downstream must be finite; drop units with missing values first")
+    return _difference_test(_centred_ranks(a), _centred_ranks(b), _centred_ranks(y), **options)
+
+
+def _difference_test(ra: np.ndarray, rb: np.ndarray, ry: np.ndarray, **options) -> PermutationTest:
+    """:func:`spearman_difference_test` on unit-norm centred ranks."""
+    contributions = (ra - rb) * ry
+    contributions[np.abs(contributions) < 1e-12] = 0.0
+    return sign_flip_test(contributions, **options)
+
+
+def _models(scores: pd.DataFrame, downstream: pd.Series,
+            measures: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list]:
+    """Score matrix (n_measures, n_models) and downstream scores of the models with every value."""
+    missing = [m for m in measures if m not in scores.columns]
+    if missing:
+        raise ValueError(f"scores lacks the measures {missing}; columns: {list(scores.columns)}")
+    common = [m for m in scores.index if m in downstream.index]
+    x = scores.loc[common, list(measures)].to_numpy(dtype=float).T
+    y = downstream.reindex(common).to_numpy(dtype=float)
+    keep = np.isfinite(x).all(0) & np.isfinite(y)
+    return x[:, keep], y[keep], [m for m, k in zip(common, keep) if k]
+
+
+def selection_table(scores: pd.DataFrame, downstream: pd.Series, measures: Sequence[str]) -> pd.DataFrame:
+    """Spearman correlation of each model-level measure with the downstream score, one at a time.
+
+    Parameters
+    ----------
+    scores : DataFrame indexed by model, one column per measure
+    downstream : Series indexed by model
+    measures : the columns to correlate
+
+    Returns
+    -------
+    DataFrame indexed by measure: ``rho``, ``p`` (one-sided exact permutation p-value of a
+    positive correlation), ``p_min``, ``n`` (models with the measure and a downstream score).
+    Each row is its own test (no correction for the number of measures: the verdicts use the
+    joint test of :func:`judge_selection`).
+    """
+    rows = {}
+    for name in measures:
+        x, y, _ = _models(scores, downstream, [name])
+        if len(y) < 2:
+            rows[name] = {"rho": np.nan, "p": np.nan, "p_min": np.nan, "n": len(y)}
+            continue
+        t = spearman_permutation_test(x[0], y)
+        rows[name] = {"rho": t.statistic, "p": t.p_value, "p_min": t.p_min, "n": len(y)}
+    return pd.DataFrame(rows).T.astype({"n": int})
+
+
+def _count(n: int, plural: str) -> str:
+    """``"1 model"``, ``"3 models"``."""
+    return f"{n} {plural[:-1] if n == 1 and plural.endswith('s') else plural}"
+
+
+def _fmt_p(p: float) -> str:
+    return f"{p:.2g}"
+
+
+def _all_positive(x: np.ndarray, y: np.ndarray) -> tuple[PermutationTest, PermutationTest, np.ndarray, np.ndarray]:
+    """Joint test of all scores positive, the opposite test (some score negative), each rho, and the
+    centred ranks (scores, then the downstream score last)."""
+    ranks = np.stack([_centred_ranks(v) for v in (*x, y)])
+    return (spearman_permutation_test(x, y, statistic="min"), spearman_permutation_test(x, -y, statistic="max"),
+            ranks[:-1] @ ranks[-1], ranks)
+
+
+def _untestable(claim: str, n: int, panel: str, why: str = "") -> Verdict:
+    return Verdict.untestable(claim, f"only {_count(n, panel)} with every score and a downstream score: no ordering "
+                                     f"test can run{why}")
+
+
+_RECONSTRUCTION = ("model-level scores: d_0L, mean chance-adjusted NRS over the transitions, mean GFMI over layers "
+                   "0..L-1 (lrd.metrics.model_scores), each averaged over the embedding tasks; the paper's exact "
+                   "aggregation is not in our digest")
+
+
+def judge_selection(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
+                    panel: str = "models", alpha: float = ALPHA, note: str | None = None) -> Verdict:
+    r"""Verdict on ``lrd.selection``: every one of the ``measures`` correlates positively with the downstream score.
+
+    Test: statistic :math:`\min_s \rho(s, y)`, exact permutation test over the :math:`n!`
+    orderings of the downstream scores, the same ordering applied to every score (the number of
+    scores is accounted for). Null: the downstream scores are exchangeable across models.
+    ``p_against``: some score correlates negatively beyond chance (:math:`\max_s -\rho(s, y)`,
+    same orderings). Unit: the model (one row per model: tasks averaged first). Paper: Jiang,
+    Yang, Tam (2026), abstract and Sec. 6. Which score is strongest is :func:`judge_selection_strongest`.
+
+    Parameters
+    ----------
+    scores : DataFrame indexed by model, with the ``measures`` as columns
+    downstream : Series indexed by model (e.g. the mean MTEB main score of the last layer)
+    panel : what the units are called in the evidence ("models", "decoders")
+    note : optional reader's note (e.g. what the downstream score is)
+
+    Returns
+    -------
+    Verdict
+        ``effect``: the smallest of the correlations, with a Fisher-z interval
+        (:func:`spearman_interval`).
+    """
+    measures = list(measures)
+    x, y, models = _models(scores, downstream, measures)
+    n = len(y)
+    if n < 2:
+        return _untestable("lrd.selection", n, panel)
+    joint, negative, rhos, _ = _all_positive(x, y)
+    low = int(np.argmin(rhos))
+    rho_text = ", ".join(f"{m} {r:+.2f}" for m, r in zip(measures, rhos))
+    evidence = (f"Spearman over {_count(n, panel)}: {rho_text}; all {len(measures)} positive: exact p = "
+                f"{_fmt_p(joint.p_value)} (best possible {_fmt_p(joint.p_min)})")
+    return Verdict(
+        "lrd.selection", "test", evidence,
+        test=(f"exact permutation test over {joint.n_permutations} orderings of the downstream scores, smallest rho "
+              f"of {len(measures)} scores (units: {_count(n, panel)})"),
+        statistic=float(rhos[low]), p_value=joint.p_value, p_min=joint.p_min, p_against=negative.p_value,
+        against=f"some score correlates negatively (largest -rho of {len(measures)} scores, same orderings)",
+        effect=float(rhos[low]), ci=spearman_interval(float(rhos[low]), n),
+        effect_label=f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), {_count(n, panel)}",
+        effect_format="{:+.2f}", reconstruction=_RECONSTRUCTION, note=note, alpha=alpha)
+
+
+def judge_selection_strongest(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
+                              strongest: str = "d_0L", panel: str = "models", alpha: float = ALPHA,
+                              note: str | None = None) -> Verdict:
+    r"""Verdict on ``lrd.selection_strongest``: ``strongest`` correlates with the downstream score more than
+    every other score.
+
+    Test: for each other score :math:`s`, :func:`spearman_difference_test` of
+    :math:`\rho(\text{strongest}, y) - \rho(s, y)` (ranks of the two scores swapped within each
+    model, sign flips over models); it must beat every other score, so :math:`p = \max_s p_s`
+    (intersection-union, valid without correction). ``p_against``: some other score is stronger
+    (difference tests the other way, Bonferroni). Unit: the model. The model at the middle
+    downstream rank contributes nothing, so 5 models cannot reach 0.05.
+
+    Returns
+    -------
+    Verdict
+        ``effect``: the smallest margin :math:`\rho(\text{strongest}, y) - \rho(s, y)`.
+    """
+    measures = list(measures)
+    if strongest not in measures:
+        raise ValueError(f"strongest={strongest!r} is not one of the measures {measures}")
+    x, y, models = _models(scores, downstream, measures)
+    n = len(y)
+    if n < 2:
+        return _untestable("lrd.selection_strongest", n, panel)
+    _, _, rhos, ranks = _all_positive(x, y)
+    i, ry = measures.index(strongest), ranks[-1]
+    versus = {m: _difference_test(ranks[i], ranks[j], ry) for j, m in enumerate(measures) if j != i}
+    reverse = {m: _difference_test(ranks[j], ranks[i], ry) for j, m in enumerate(measures) if j != i}
+    p_value = max(t.p_value for t in versus.values())
+    p_min = max(t.p_min for t in versus.values())
+    p_against = min(1.0, len(reverse) * min(t.p_value for t in reverse.values()))
+    margins = {m: float(rhos[i] - rhos[measures.index(m)]) for m in versus}
+    closest = min(margins, key=margins.get)
+    vs_text = "; ".join(f"vs {m}: rho difference {margins[m]:+.2f}, p = {_fmt_p(t.p_value)}" for m, t in versus.items())
+    evidence = (f"Spearman over {_count(n, panel)}: {strongest} {rhos[i]:+.2f}; {vs_text} (best possible "
+                f"{_fmt_p(p_min)})")
+    return Verdict(
+        "lrd.selection_strongest", "test", evidence,
+        test=(f"sign-flip tests over {_count(n, panel)} of {strongest}'s rho minus each other score's "
+              f"(intersection-union over {len(versus)} scores)"),
+        statistic=margins[closest], p_value=p_value, p_min=p_min, p_against=p_against,
+        against=f"another score is stronger than {strongest} (Bonferroni over {len(reverse)} tests)",
+        effect=margins[closest],
+        effect_label=f"smallest margin of {strongest}'s rho over another score's ({closest}), {_count(n, panel)}",
+        effect_format="{:+.2f}", reconstruction=_RECONSTRUCTION, note=note, alpha=alpha)
+
+
+def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
+                        sources: Mapping[str, str] | None = None, chance: pd.DataFrame | None = None,
+                        downstream_name: str = "multiple-choice accuracy", alpha: float = ALPHA) -> Verdict:
+    r"""Verdict on ``lrd.selection_llm``: on the decoders, every score correlates positively (the same direction).
+
+    Test: exact permutation test of :math:`\min_s \rho(s, y)` over the :math:`n!` orderings of
+    the decoders' downstream scores (as part 1 of :func:`judge_selection`); ``p_against``: some
+    score correlates negatively beyond chance (:math:`\max_s -\rho(s, y)`). Unit: the decoder.
+    With 3 decoders p >= 1/6: not testable. Paper: Jiang, Yang, Tam (2026), abstract.
+
+    Parameters
+    ----------
+    scores : DataFrame indexed by model (the decoders) with the ``measures`` as columns
+    downstream : Series indexed by model (our stand-in for the paper's MMLU score)
+    sources : dict model -> upstream name, optional
+        Put in the note, with how many are instruct models and how many dequantised GGUF (the
+        paper's panel is base LLMs).
+    chance : DataFrame, optional
+        :func:`lrd.verdicts.pruning.chance_table` of the decoders' intact accuracy: the note names
+        those not above their measured chance (their downstream score then ranks nothing, which
+        costs power but does not bias the test).
+    downstream_name : what ``downstream`` is, for the note
+    """
+    measures = list(measures)
+    x, y, models = _models(scores, downstream, measures)
+    n = len(y)
+    note = [f"downstream score: {downstream_name}, our stand-in for the paper's MMLU"]
+    if sources:
+        named = [sources.get(m, m) for m in models]
+        instruct = sum("instruct" in s.lower() for s in named)
+        gguf = sum("gguf" in s.lower() for s in named)
+        note.append(f"the decoders are {'; '.join(f'{m} = {s}' for m, s in zip(models, named))}: {instruct} of "
+                    f"{n} instruct-tuned and {gguf} of {n} dequantised from GGUF, where the paper uses base LLMs")
+    if chance is not None and not chance.empty:
+        below = chance[~chance["above chance"].astype(bool) & chance["model"].isin(models)]
+        note.append("not above measured chance: " + ", ".join(
+            f"{m} on {t} ({a:.2f} vs chance {c:.2f}, p = {p:.2g})"
+            for m, t, a, c, p in below[["model", "task", "accuracy", "chance", "p"]].itertuples(index=False))
+            if not below.empty else "every decoder is above its measured chance")
+    if n < 2:
+        why = f"only {_count(n, 'decoders')} with every score and a downstream score: no ordering test can run"
+        return Verdict.untestable("lrd.selection_llm", why, note="; ".join(note))
+    joint, negative, rhos, _ = _all_positive(x, y)
+    low = int(np.argmin(rhos))
+    rho_text = ", ".join(f"{m} {r:+.2f}" for m, r in zip(measures, rhos))
+    evidence = (f"Spearman over {_count(n, 'decoders')}: {rho_text}; all {len(measures)} positive: exact p = "
+                f"{_fmt_p(joint.p_value)}, and no result on {_count(n, 'decoders')} can have p below "
+                f"{_fmt_p(joint.p_min)}")
+    return Verdict(
+        "lrd.selection_llm", "test", evidence,
+        test=(f"exact permutation test over {joint.n_permutations} orderings of the decoders' downstream scores, "
+              f"smallest rho of {len(measures)} scores"),
+        statistic=float(rhos[low]), p_value=joint.p_value, p_min=joint.p_min, p_against=negative.p_value,
+        against=f"some score correlates negatively (largest -rho of {len(measures)} scores, same permutations)",
+        effect=float(rhos[low]), ci=spearman_interval(float(rhos[low]), n),
+        effect_label=(f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), "
+                      f"{_count(n, 'decoders')}"),
+        effect_format="{:+.2f}",
+        reconstruction=_RECONSTRUCTION + "; downstream score: multiple-choice accuracy, not MMLU",
+        note="; ".join(note), alpha=alpha)
+
+
+# --- null models (lrd.verdicts.calibration) ------------------------------------------------------
+
+_N_SIM = 6  # models per simulated panel: 6! orderings; the difference test reaches 2^-6
+
+
+def _simulate_selection(rng: np.random.Generator) -> dict:
+    """Scores independent of the downstream score (every correlation at its null)."""
+    models = [f"m{i}" for i in range(_N_SIM)]
+    return {"scores": pd.DataFrame(rng.normal(size=(_N_SIM, 3)), index=models, columns=list(LRD_SCORES)),
+            "downstream": pd.Series(rng.normal(size=_N_SIM), index=models)}
+
+
+def _simulate_strongest(rng: np.random.Generator) -> dict:
+    """All three scores equally related to the downstream score (d_0L exchangeable with the others)."""
+    models = [f"m{i}" for i in range(_N_SIM)]
+    y = rng.normal(size=_N_SIM)
+    x = y + 0.3 * rng.normal(size=(3, _N_SIM))
+    return {"scores": pd.DataFrame(x.T, index=models, columns=list(LRD_SCORES)),
+            "downstream": pd.Series(y, index=models)}
+
+
+def _simulate_selection_llm(rng: np.random.Generator) -> dict:
+    models = [f"d{i}" for i in range(_N_SIM)]
+    return {"scores": pd.DataFrame(rng.normal(size=(_N_SIM, 3)), index=models, columns=list(LRD_SCORES)),
+            "downstream": pd.Series(rng.normal(size=_N_SIM), index=models)}
+
+
+SELECTION_NULL = NullModel(
+    _simulate_selection, judge_selection, f"{_N_SIM} models, 3 scores independent of the downstream score")
+STRONGEST_NULL = NullModel(
+    _simulate_strongest, judge_selection_strongest,
+    f"{_N_SIM} models, 3 scores equally related to the downstream score (d_0L exchangeable with the others)")
+SELECTION_LLM_NULL = NullModel(
+    _simulate_selection_llm, judge_selection_llm,
+    f"{_N_SIM} decoders, 3 scores independent of the downstream score")

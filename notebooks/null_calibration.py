@@ -1,0 +1,67 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Appendix: would a verdict say "reproduced" on noise?
+#
+# Every verdict of this book on a claim judged by a test comes from one function of
+# `lrd.verdicts`, the same one the chapter calls. Here each of those functions is fed input
+# tables simulated **under the null hypothesis its test assumes**: scores exchangeable across
+# layers, models or pruning rules, so that the claim is false by construction. A valid test
+# says "reproduced" on at most 5% of such panels (its significance level), up to Monte Carlo
+# error. A rule that counts wins, or that reads the absence of an effect as its reproduction,
+# fails here: `tests/test_verdicts.py` shows that a count of wins says "reproduced" on noise far
+# more often.
+#
+# The simulated panels are larger than our offline panel where the offline panel cannot reach
+# p <= 0.05 at all: on a panel too small to test a claim, the verdict is "not testable" and
+# never "reproduced", which would make the calibration vacuous. Demonstrations (a construction
+# or arithmetic that holds by design) have no null and are not listed.
+
+# %% tags=["parameters"]
+n_simulations = 200  # null panels per claim
+seed = 0
+results_dir = "results"
+
+# %% tags=["hide-input"]
+import lrd
+from lrd.report import Glue
+from lrd.verdicts.calibration import calibration_table, monte_carlo_bound
+
+lrd.book.check_parameters("null_calibration", globals())
+glue = Glue("null_calibration")
+glue.no_claims()  # an appendix: it checks the verdicts, it judges no claim
+table = calibration_table(n=n_simulations, seed=seed)
+glue("n_simulations", n_simulations)
+glue("n_claims", len(table))
+glue("bound", f"{monte_carlo_bound(n_simulations):.1%}")
+glue("worst_rate", f"{table['rate reproduced'].max():.1%}")
+glue("n_within", int((table["rate reproduced"] <= table["bound"]).sum()))
+
+# %% [markdown]
+# ## The calibration table
+#
+# For each of the {glue:text}`null_calibration-n_claims` claims judged by a test: the simulated
+# panel, and the share of {glue:text}`null_calibration-n_simulations` null panels on which the
+# verdict came out "reproduced". The bound is $0.05 + 3\sqrt{0.05 \cdot 0.95 / n}$
+# ({glue:text}`null_calibration-bound`); {glue:text}`null_calibration-n_within` of
+# {glue:text}`null_calibration-n_claims` claims stay within it, the largest rate is
+# {glue:text}`null_calibration-worst_rate`.
+
+# %% tags=["hide-input"]
+table.assign(**{"rate reproduced": table["rate reproduced"].map("{:.1%}".format),
+                "bound": table["bound"].map("{:.1%}".format),
+                "MC standard error": table["MC standard error"].map("{:.1%}".format)}).set_index("claim")
+
+# %% tags=["hide-input"]
+glue_path = glue.save(results_dir)

@@ -1,0 +1,275 @@
+"""lrd.verdicts.fusion: the ILSE / Cayley-Encoder claims judged by tests with the model as unit.
+
+Closed-form cases: every model gains -> p = 1/2^n; "beats every baseline" is the largest of
+the per-baseline p-values; a strong effect the other way is contradicted; too few models are
+not testable; few-shot runs are compared with the full-data references; a maximum over cells
+is not credited for its selection; the spread over mappings follows the chi-square law.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sp
+
+from lrd.fusion_tables import cell_wins, layer_graphs, paper_summary, summarize
+from lrd.verdicts.claims import ILSE_TABLE_ROWS
+from lrd.verdicts.fusion import (judge_baselines, judge_cayley_efficiency, judge_cayley_performance, judge_fc,
+                                 judge_few_shot, judge_gain, judge_mapping, judge_parameters, model_differences)
+from lrd.verdicts.stats import sign_flip_test
+
+
+def scores_table(gains: dict[str, list[float]], *, n_tasks: int = 2, seeds=(0, 1, 2), base: float = 0.6,
+                 method: str = "cayley", noise: float = 0.0, seed: int = 0) -> pd.DataFrame:
+    """Scores of ``method`` at ``base + gain`` and each reference at ``base``, per model.
+
+    ``gains``: reference -> one gain per model (the same on every task and seed).
+    """
+    rng = np.random.default_rng(seed)
+    n_models = len(next(iter(gains.values())))
+    rows = []
+    for i, t, s in itertools.product(range(n_models), range(n_tasks), seeds):
+        rows.append({"model": f"m{i}", "task": f"t{t}", "method": method, "seed": s, "score": base})
+        for ref, g in gains.items():
+            rows.append({"model": f"m{i}", "task": f"t{t}", "method": ref, "seed": s,
+                         "score": base - g[i] + noise * rng.normal()})
+    return pd.DataFrame(rows)
+
+
+# ---- model-level differences ------------------------------------------------------------------
+
+def test_model_differences_average_seeds_then_tasks():
+    rows = [("a", "x", "fc", 0, 0.9), ("a", "x", "fc", 1, 0.7), ("a", "x", "last", 0, 0.5),  # seed mean 0.8 - 0.5
+            ("a", "y", "fc", 0, 0.6), ("a", "y", "last", 0, 0.6),  # 0
+            ("a", "z", "fc", 0, 0.9),  # no 'last': not a cell of the comparison
+            ("b", "x", "fc", 0, 0.1), ("b", "x", "last", 0, 0.3)]
+    scores = pd.DataFrame(rows, columns=["model", "task", "method", "seed", "score"])
+    d = model_differences(scores, "fc", "last")
+    assert d.to_dict() == pytest.approx({"a": 0.15, "b": -0.2})
+    assert model_differences(scores, "fc", "dwatt").empty
+
+
+def test_model_differences_refuse_non_finite_scores():
+    scores = scores_table({"last": [0.1] * 5}).assign(score=np.nan)
+    with pytest.raises(ValueError, match="non-finite"):
+        model_differences(scores, "cayley", "last")
+
+
+# ---- Cayley / FC against baselines: sign-flip over models, intersection-union ------------------
+
+def test_every_model_gaining_over_every_baseline_gives_p_one_over_two_to_the_n():
+    v = judge_baselines(scores_table({"last": [0.1] * 5, "best": [0.05] * 5, "dwatt": [0.02] * 5}))
+    assert v.p_value == v.p_min == 1 / 32
+    assert v.outcome == "reproduced"
+    assert v.effect == pytest.approx(2.0)  # binding comparison: DWAtt, in points
+    assert "intersection-union" in v.test and "5 models" in v.test
+
+
+def test_beating_every_baseline_takes_the_largest_p_value():
+    gains = {"last": [0.1, 0.2, 0.3, 0.1, 0.2], "best": [0.1, 0.1, 0.1, -0.02, 0.1], "dwatt": [0.1] * 5}
+    v = judge_baselines(scores_table(gains))
+    per = [sign_flip_test(np.array(g)).p_value for g in gains.values()]
+    assert v.p_value == pytest.approx(max(per)) and max(per) > 1 / 32
+    assert v.effect_label.startswith("mean gain over Best layer")
+
+
+def test_more_wins_than_losses_is_not_reproduction():
+    """The old rule (a majority of winning cells) would say "partly reproduced" here."""
+    v = judge_baselines(scores_table({"last": [0.1, 0.1, 0.1, -0.1, -0.1], "best": [0.1] * 5, "dwatt": [0.1] * 5}))
+    assert v.outcome == "inconclusive"
+
+
+def test_strong_effect_the_other_way_is_contradicted():
+    v = judge_cayley_performance(scores_table({"fc": [-0.05] * 5}))
+    assert v.p_against == 1 / 32 and v.outcome == "contradicted"
+
+
+def test_below_one_baseline_is_a_union_judged_by_joint_sign_flips():
+    """Below Last in every model: the opposite patterns of Best and DWAtt are as extreme, so
+    p_against = 2 / 2^n (min-p over joint flips), not 1 / 2^n; Bonferroni would give 3 / 2^n."""
+    v = judge_baselines(scores_table({"last": [-0.05] * 5, "best": [0.1] * 5, "dwatt": [0.1] * 5}))
+    assert v.p_against == pytest.approx(2 / 32) and v.outcome == "inconclusive"
+    v = judge_baselines(scores_table({"last": [-0.05] * 6, "best": [0.1] * 6, "dwatt": [0.1] * 6}))
+    assert v.p_against == pytest.approx(2 / 64) and v.outcome == "contradicted"
+    v = judge_baselines(scores_table({"last": [-0.05] * 5, "best": [-0.02] * 5, "dwatt": [-0.1] * 5}))
+    assert v.p_against == pytest.approx(1 / 32) and v.outcome == "contradicted"  # correlated: no penalty
+
+
+def test_too_few_models_are_not_testable():
+    v = judge_fc(scores_table({"best": [0.1] * 3, "elmo": [0.1] * 3, "dwatt": [0.1] * 3}, method="fc"))
+    assert v.p_value == v.p_min == 1 / 8 and v.outcome == "not testable"
+
+
+def test_tasks_of_one_model_are_not_units():
+    """Five tasks of two models: p_min is 1/4 (two models), not 1/32."""
+    v = judge_cayley_performance(scores_table({"fc": [0.1, 0.1]}, n_tasks=5))
+    assert v.p_min == 1 / 4 and v.outcome == "not testable"
+
+
+def test_fc_skips_approaches_not_run_and_is_untestable_without_any():
+    v = judge_fc(scores_table({"best": [0.1] * 5}, method="fc"))
+    assert v.p_value == 1 / 32 and v.evidence.endswith("; not run: Weighted (ELMo), DWAtt")
+    v = judge_fc(scores_table({"last": [0.1] * 5}, method="fc"))
+    assert v.outcome == "not testable" and v.p_value is None
+
+
+def test_effect_interval_is_over_models():
+    v = judge_cayley_performance(scores_table({"fc": [0.01, 0.02, 0.03, 0.04, 0.05]}))
+    lo, hi = sp.t.interval(0.95, 4, loc=3.0, scale=sp.sem([1, 2, 3, 4, 5]))
+    assert v.effect == pytest.approx(3.0) and v.ci == pytest.approx((lo, hi))
+
+
+# ---- few-shot: against the full-data references ------------------------------------------------
+
+def few_shot_tables(shot_gain: dict[int, list[float]], *, refs=("dwatt", "last"), few_refs_score: float = 0.0):
+    """Full-data references at 0.6; few-shot Cayley at 0.6 + gain per model; few-shot references
+    (which the claim does not compare with) at ``few_refs_score``."""
+    n_models = len(next(iter(shot_gain.values())))
+    full = scores_table({r: [0.0] * n_models for r in refs})
+    full = full[full["method"] != "cayley"]
+    rows = []
+    for k, gains in shot_gain.items():
+        for i, t, s in itertools.product(range(n_models), range(2), (0, 1)):
+            rows.append({"model": f"m{i}", "task": f"t{t}", "shots": k, "method": "cayley", "seed": s,
+                         "score": 0.6 + gains[i]})
+            rows += [{"model": f"m{i}", "task": f"t{t}", "shots": k, "method": r, "seed": s, "score": few_refs_score}
+                     for r in refs]
+    return pd.DataFrame(rows), full
+
+
+def test_few_shot_is_compared_with_full_data_references():
+    few, full = few_shot_tables({8: [0.05] * 5, 16: [0.06] * 5, 32: [0.07] * 5})
+    v = judge_few_shot(few, full)
+    assert v.p_value == 1 / 32 and v.outcome == "reproduced"
+    assert "full-data DWAtt at 8 shots" in v.evidence and v.effect == pytest.approx(5.0)
+    # few-shot references far above (or below) change nothing: they are not the claim's comparison
+    few_high, _ = few_shot_tables({8: [0.05] * 5, 16: [0.06] * 5, 32: [0.07] * 5}, few_refs_score=0.99)
+    assert judge_few_shot(few_high, full).p_value == 1 / 32
+
+
+def test_few_shot_must_hold_at_every_shot_count_it_covers():
+    few, full = few_shot_tables({4: [-0.3] * 6, 8: [-0.05] * 6, 16: [0.06] * 6, 32: [0.07] * 6})
+    v = judge_few_shot(few, full)
+    assert v.outcome == "contradicted" and "4 shots" not in v.evidence  # 4 is outside 8-32
+    assert judge_few_shot(few, full, shots=(16, 32)).outcome == "reproduced"
+
+
+def test_few_shot_without_full_data_dwatt_is_not_testable():
+    few, full = few_shot_tables({8: [0.05] * 5})
+    v = judge_few_shot(few, full[full["method"] != "dwatt"])
+    assert v.outcome == "not testable" and "DWAtt" in v.evidence
+    assert judge_few_shot(few[few["shots"] == 99], full).outcome == "not testable"
+
+
+# ---- the largest gain: a maximum over cells ------------------------------------------------------
+
+def items_table(cell_gains: dict[tuple[str, str], float], *, n_items: int = 200, seeds=(0, 1), noise: bool = False,
+                seed: int = 0) -> pd.DataFrame:
+    """Per cell, the last layer right on a share ``0.3`` of the items and Cayley on ``0.3 + gain``
+    (deterministically, or drawn at random with ``noise``)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for (model, task), g in cell_gains.items():
+        for method, p in (("last", 0.3), ("cayley", 0.3 + g)):
+            for s in seeds:
+                right = rng.random(n_items) < p if noise else np.arange(n_items) < round(p * n_items)
+                rows.append(pd.DataFrame({"model": model, "task": task, "method": method, "seed": s,
+                                          "item": np.arange(n_items), "correct": right.astype(np.int8)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_gain_far_from_the_paper_number_is_decided():
+    v = judge_gain(items_table({("a", "x"): 0.6, ("b", "x"): 0.1}, n_items=1000), n_boot=99)
+    assert v.effect == pytest.approx(60.0) and v.p_value == v.p_min == 1 / 100 and v.outcome == "reproduced"
+    assert "a / x" in v.evidence and "biased upward by selection" in v.evidence
+    v = judge_gain(items_table({("a", "x"): 0.2, ("b", "x"): 0.1}, n_items=1000), n_boot=99)
+    assert v.p_against == 1 / 100 and v.outcome == "contradicted"
+
+
+def test_gain_near_the_paper_number_is_inconclusive():
+    v = judge_gain(items_table({("a", "x"): 0.4, ("b", "x"): 0.39}, noise=True, n_items=100), n_boot=500)
+    assert v.outcome == "inconclusive" and v.ci[0] < 40 < v.ci[1]
+
+
+def test_gain_credits_no_selection_among_many_cells_at_the_paper_number():
+    """Twenty noisy cells whose true gain is exactly 40: their maximum lies well above 40,
+    but the max-statistic test does not call that a reproduction."""
+    cells = {(f"m{i}", f"t{j}"): 0.4 for i in range(5) for j in range(4)}
+    v = judge_gain(items_table(cells, noise=True, n_items=100, seeds=(0,)), n_boot=500)
+    assert v.effect > 45 and v.outcome != "reproduced"
+
+
+def test_gain_needs_both_methods_and_a_valid_bootstrap():
+    items = items_table({("a", "x"): 0.5})
+    assert judge_gain(items[items["method"] == "cayley"]).outcome == "not testable"
+    assert judge_gain(items.iloc[:0]).outcome == "not testable"
+    with pytest.raises(ValueError, match="n_boot"):
+        judge_gain(items, n_boot=10)
+
+
+# ---- the spread over mappings -------------------------------------------------------------------
+
+def mapping_table(scores: np.ndarray) -> pd.DataFrame:
+    """(mappings, seeds) scores as ablation rows, with the variants that are not random mappings."""
+    rows = [{"variant": f"random mapping {i}", "seed": s, "score": scores[i, s]}
+            for i in range(scores.shape[0]) for s in range(scores.shape[1])]
+    rows += [{"variant": "identity mapping", "seed": s, "score": 0.0} for s in range(scores.shape[1])]
+    return pd.DataFrame(rows)
+
+
+def test_mapping_spread_is_a_chi_square_test_of_the_per_run_std():
+    scores = np.array([[0.80, 0.81], [0.82, 0.80], [0.79, 0.83], [0.81, 0.82]])
+    v = judge_mapping(mapping_table(scores))
+    var = scores.var(axis=0, ddof=1).mean() * 100 ** 2  # per seed over mappings, averaged over seeds
+    x = 3 * var / 1.5 ** 2
+    assert v.effect == pytest.approx(np.sqrt(var)) and v.statistic == pytest.approx(x)
+    assert v.p_value == pytest.approx(sp.chi2.cdf(x, 3)) and v.p_against == pytest.approx(sp.chi2.sf(x, 3))
+    assert v.ci[0] < v.effect < v.ci[1]
+
+
+def test_mapping_outcomes():
+    rng = np.random.default_rng(0)
+    assert judge_mapping(mapping_table(0.8 + 0.001 * rng.normal(size=(10, 3)))).outcome == "reproduced"
+    assert judge_mapping(mapping_table(0.8 + 0.05 * rng.normal(size=(10, 3)))).outcome == "contradicted"
+    assert judge_mapping(mapping_table(np.full((1, 3), 0.8))).outcome == "not testable"
+
+
+# ---- demonstrations ----------------------------------------------------------------------------
+
+def test_parameter_share_is_arithmetic():
+    shares = pd.DataFrame({"model": ["a", "b"], "params": [10, 10], "base_params": [20_000, 5_000],
+                           "share": [0.0005, 0.002]})
+    v = judge_parameters(shares)
+    assert v.kind == "demonstration" and v.outcome == "contradicted" and "1 of 2 models" in v.evidence
+    assert judge_parameters(shares.iloc[:1]).outcome == "demonstrated"
+
+
+def test_efficiency_counts_edges_and_reads_measured_memory():
+    memory = pd.DataFrame({"graph": ["fc", "cayley", "fc", "cayley"], "tokens": [4, 4, 8, 8],
+                           "edges": [2352, 600, 9506, 1200], "peak_bytes": [9e6, 2e6, np.nan, 3e6]})
+    v = judge_cayley_efficiency(layer_graphs({"deep": 25, "mid": 13}), memory)
+    assert v.outcome == "demonstrated" and "4 tokens" in v.evidence  # 8 tokens: FC not run
+    v = judge_cayley_efficiency(layer_graphs({"deep": 25, "shallow": 7}), memory)
+    assert v.outcome == "contradicted" and "shallow: 7 states give 24 nodes and 96 edges against 42" in v.evidence
+    heavy = memory.assign(peak_bytes=[1e6, 2e6, np.nan, 3e6])
+    assert judge_cayley_efficiency(layer_graphs({"deep": 25}), heavy).outcome == "contradicted"
+
+
+# ---- the paper's own table -------------------------------------------------------------------------
+
+def test_paper_table_is_read_as_a_summary():
+    paper = paper_summary(ILSE_TABLE_ROWS)
+    assert set(paper["method"]) == {"last", "best", "dwatt", "fc", "cayley"}
+    assert len(paper) == sum(len(cells) for rows in ILSE_TABLE_ROWS.values() for cells in rows.values())
+    assert paper["mean"].between(0, 1).all()
+    with pytest.raises(ValueError, match="unknown methods"):
+        paper_summary({"m": {"lora": {"t": 50.0}}})
+
+
+def test_cell_wins_counts_cells():
+    summary = summarize(scores_table({"last": [0.1, -0.1, 0.2]}, n_tasks=2))
+    assert cell_wins(summary, "cayley", "last") == (4, 6)
+    assert cell_wins(summary, "cayley", "dwatt") == (0, 0)

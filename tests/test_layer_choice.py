@@ -1,0 +1,242 @@
+"""lrd.verdicts.layer_choice: the mid-layer chapter's tables and its four verdicts, on tables whose
+answer is known (closed forms), and their null calibration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lrd.report import per_layer
+from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, judge_choice, judge_gain, judge_metrics_track,
+                                       judge_valley, label_free_choice, metric_correlations, model_gains, valley_depths,
+                                       valley_drop)
+from lrd.verdicts.stats import mean_interval
+
+TASKS = ("sts", "cls")
+
+
+def _scores(model: str, half1, half2, *, tasks=TASKS) -> list[pd.DataFrame]:
+    """Both half-score curves of a model, the same on every task."""
+    return [per_layer(curve, model=model, task=t, measurement=f"score half {h}")
+            for t in tasks for h, curve in ((1, half1), (2, half2))]
+
+
+def _panel(gains, *, base: float = 0.5, n_layers: int = 5) -> pd.DataFrame:
+    """Models whose layer 2 scores ``base * (1 + g)`` on both halves, every other layer ``base``;
+    a negative g puts the last layer at ``base * (1 - g)`` instead (the last is best)."""
+    parts = []
+    for i, g in enumerate(gains):
+        curve = np.full(n_layers + 1, base)
+        if g >= 0:
+            curve[2] = base * (1 + g)
+        else:
+            curve[-1] = base * (1 - g)
+        parts += _scores(f"m{i}", curve, curve)
+    return pd.concat(parts, ignore_index=True)
+
+
+# ---- tables -------------------------------------------------------------------------------------
+
+
+def test_valley_drop_closed_forms():
+    assert valley_drop([1.0, 0.4, 0.9]) == pytest.approx(0.5)
+    assert valley_drop([1.0, 0.8, 0.6]) == pytest.approx(-0.2)  # monotone: no valley
+    assert valley_drop([0.5, 0.9, 0.6]) < 0
+    with pytest.raises(ValueError, match="3 layers"):
+        valley_drop([1.0, 0.5])
+
+
+def test_cross_fitting_does_not_credit_the_rows_that_chose():
+    """Layer 1 is best on half 1 only, layer 2 on half 2 only: each is credited with the other
+    half's score, so the best layer on the same rows (0.9) is not what is credited (0.5)."""
+    results = pd.concat(_scores("m", [0.5, 0.9, 0.5, 0.6], [0.5, 0.5, 0.9, 0.6]), ignore_index=True)
+    table = cross_fitted_gain(results)
+    assert list(table["layer chosen on half 1"]) == [1, 1] and list(table["layer chosen on half 2"]) == [2, 2]
+    assert table["best (cross-fitted)"].tolist() == pytest.approx([0.5, 0.5])
+    assert table["last"].tolist() == pytest.approx([0.6, 0.6]) and table["gain"].tolist() == pytest.approx([-0.1, -0.1])
+
+
+def test_the_embeddings_and_the_last_layer_are_never_chosen():
+    results = pd.concat(_scores("m", [0.9, 0.5, 0.6, 0.95], [0.9, 0.5, 0.6, 0.95]), ignore_index=True)
+    table = cross_fitted_gain(results)
+    assert (table["layer chosen on half 1"] == 2).all() and table["gain"].tolist() == pytest.approx([-0.35, -0.35])
+
+
+def test_model_gains_average_tasks_before_the_ratio():
+    table = pd.DataFrame({"model": ["m", "m"], "task": ["a", "b"], "best (cross-fitted)": [0.6, 0.3], "last": [0.5, 0.1]})
+    assert model_gains(table).loc["m", "relative gain"] == pytest.approx((0.45 - 0.3) / 0.3)
+    with pytest.raises(ValueError, match="mean score is 0"):
+        model_gains(table.assign(last=0.0))
+
+
+def test_incomplete_tables_are_refused():
+    results = _panel([0.1, 0.1])
+    with pytest.raises(ValueError, match="lack the measurements"):
+        judge_gain(results[results["measurement"] == "score half 1"])
+    with pytest.raises(ValueError, match="every layer"):
+        judge_gain(results.drop(index=results.index[3]))
+    with pytest.raises(ValueError, match="at least 3 layers"):
+        cross_fitted_gain(pd.concat(_scores("m", [0.5, 0.6], [0.5, 0.6]), ignore_index=True))
+
+
+def test_chance_table_flags_scores_within_the_permutation_null():
+    rows = [per_layer([0.7, 0.9, 0.8], model="m", task="t", measurement="score"),
+            per_layer([0.5, 0.5, 0.6], model="m", task="t", measurement="chance"),
+            per_layer([0.6, 0.7, 0.85], model="m", task="t", measurement="chance max")]
+    row = chance_table(pd.concat(rows)).iloc[0]
+    assert row["chance"] == pytest.approx(1.6 / 3) and row["chance max"] == pytest.approx(0.85)
+    assert row["best above chance"] and not row["last above chance"]
+
+
+# ---- skean.gain ---------------------------------------------------------------------------------
+
+
+def test_gain_every_model_gains_exact_p():
+    gains = [0.05, 0.10, 0.08, 0.12, 0.06]
+    v = judge_gain(_panel(gains))
+    assert v.p_value == v.p_min == 1 / 32 and v.outcome == "reproduced"
+    assert v.effect == pytest.approx(np.mean(gains)) and v.ci == pytest.approx(mean_interval(np.array(gains)))
+    assert "5 of 5" in v.evidence
+
+
+def test_gain_last_layer_best_everywhere_is_contradicted():
+    v = judge_gain(_panel([-0.1] * 5))
+    assert v.outcome == "contradicted" and v.p_against == 1 / 32 and v.effect < 0
+
+
+def test_gain_below_the_papers_two_percent():
+    """Every model gains, but by less than 2%: significant in the paper's direction (reproduced
+    takes precedence), and the non-superiority test says it is below the paper's range."""
+    v = judge_gain(_panel([0.005, 0.01, 0.004, 0.008, 0.006]))
+    assert v.p_value == 1 / 32 and v.p_against == 1 / 32 and v.outcome == "reproduced"
+    assert "2%" in v.against
+
+
+def test_gain_with_two_models_is_not_testable():
+    v = judge_gain(_panel([0.1, 0.2]))
+    assert v.p_min == 0.25 and v.outcome == "not testable"
+
+
+def test_gain_noise_is_not_reproduced():
+    rng = np.random.default_rng(0)
+    parts = []
+    for i in range(6):
+        parts += _scores(f"m{i}", 0.5 + rng.normal(0, 0.01, 8), 0.5 + rng.normal(0, 0.01, 8))
+    assert judge_gain(pd.concat(parts, ignore_index=True)).outcome != "reproduced"
+
+
+# ---- skean.valley -------------------------------------------------------------------------------
+
+
+def _entropy(curves: dict[str, tuple[str, list]]) -> pd.DataFrame:
+    return pd.concat([per_layer(c, model=m, task="t", measurement="prompt entropy").assign(kind=k)
+                      for m, (k, c) in curves.items()], ignore_index=True)
+
+
+def _kinds_panel(n_enc, n_dec, *, enc_valley=0.0, dec_valley=0.3):
+    curves = {f"e{i}": ("encoder", [0.8, 0.8 - enc_valley + 0.01 * i, 0.8]) for i in range(n_enc)}
+    curves |= {f"d{i}": ("decoder", [0.8, 0.8 - dec_valley - 0.01 * i, 0.9]) for i in range(n_dec)}
+    return _entropy(curves)
+
+
+def test_valley_four_encoders_five_decoders_reach_one_in_thirty_two():
+    v = judge_valley(_kinds_panel(4, 5))
+    # relabelling: 1 / C(9, 4) = 1/126; decoders above 0: 1/32; the larger is the p-value
+    assert v.p_value == pytest.approx(1 / 32) and v.p_min == pytest.approx(1 / 32) and v.outcome == "reproduced"
+    depths = valley_depths(_kinds_panel(4, 5)).set_index("model")["valley"]
+    assert v.effect == pytest.approx(depths.filter(like="d").mean() - depths.filter(like="e").mean())
+    assert v.reconstruction and "min(S_0, S_L)" in v.reconstruction
+
+
+def test_valley_on_two_encoders_and_three_decoders_is_not_testable():
+    v = judge_valley(_kinds_panel(2, 3))
+    assert v.p_min == pytest.approx(1 / 8) and v.outcome == "not testable"  # max(1/C(5,2), 1/2^3)
+
+
+def test_valley_deeper_in_encoders_is_contradicted():
+    v = judge_valley(_kinds_panel(4, 5, enc_valley=0.4, dec_valley=0.05))
+    assert v.p_against == pytest.approx(1 / 126) and v.outcome == "contradicted"
+
+
+def test_valley_needs_both_kinds():
+    v = judge_valley(_kinds_panel(0, 5))
+    assert v.outcome == "not testable" and "both kinds" in v.evidence
+    with pytest.raises(ValueError, match="kind"):
+        judge_valley(_kinds_panel(2, 3).drop(columns="kind"))
+
+
+# ---- skean.metrics_track ------------------------------------------------------------------------
+
+
+def _tracking_panel(n_models, *, entropy_sign=-1.0, dime=None, n_layers=6):
+    """Scores rise with depth on both halves; prompt entropy follows ``entropy_sign`` times the
+    score; DiME (when given) is ``dime[m]`` times the score for model m."""
+    parts = []
+    up = np.linspace(0.3, 0.8, n_layers + 1) ** 2
+    for i in range(n_models):
+        m = f"m{i}"
+        parts += _scores(m, up, up)
+        parts.append(per_layer(entropy_sign * up, model=m, task="cls", measurement="prompt entropy"))
+        if dime is not None:
+            parts.append(per_layer(dime[i] * up, model=m, task="sts", measurement="DiME"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_metric_correlations_use_the_tasks_own_curve_or_the_models():
+    results = _tracking_panel(1, dime=[1.0])
+    corr = metric_correlations(results).set_index(["metric", "task"])["rho"]
+    assert corr[("prompt entropy", "cls")] == pytest.approx(-1) and corr[("prompt entropy", "sts")] == pytest.approx(-1)
+    assert corr[("DiME", "sts")] == pytest.approx(1) and set(corr.index.get_level_values("metric")) == {"prompt entropy", "DiME"}
+
+
+def test_metrics_track_in_the_papers_direction_exact_p():
+    v = judge_metrics_track(_tracking_panel(5))
+    assert v.p_value == v.p_min == 1 / 32 and v.effect == pytest.approx(1.0) and v.outcome == "reproduced"
+    assert "prompt entropy (-)" in v.evidence
+
+
+def test_metrics_track_the_wrong_way_is_not_reproduced():
+    v = judge_metrics_track(_tracking_panel(5, entropy_sign=1.0))
+    assert v.p_value == 1.0 and v.outcome == "inconclusive"
+
+
+def test_metrics_track_the_better_metric_is_chosen_inside_every_pattern():
+    """DiME tracks perfectly in every model, prompt entropy the wrong way in every model: flipping
+    every sign makes prompt entropy's mean as large as DiME's, so p = 2/32."""
+    v = judge_metrics_track(_tracking_panel(5, entropy_sign=1.0, dime=[1.0] * 5))
+    assert v.p_value == pytest.approx(2 / 32) and "DiME (+)" in v.evidence
+    with pytest.raises(ValueError, match="directions"):
+        judge_metrics_track(_tracking_panel(5), directions={"prompt entropy": 0})
+
+
+# ---- skean.choice -------------------------------------------------------------------------------
+
+
+def _choice_panel(n_models, *, good: bool):
+    """Layer 2 scores 0.6 and the last 0.5; DiME peaks at layer 2 (``good``) or at layer 1 (0.4)."""
+    parts = []
+    curve = np.array([0.3, 0.4, 0.6, 0.45, 0.5])
+    for i in range(n_models):
+        parts += _scores(f"m{i}", curve, curve)
+        dime = np.array([0.0, 0.2, 1.0, 0.3, 0.0]) if good else np.array([0.0, 1.0, 0.2, 0.3, 0.0])
+        parts.append(per_layer(dime, model=f"m{i}", task="cls", measurement="DiME"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_choice_table_closed_form():
+    table = label_free_choice(_choice_panel(1, good=True))
+    row = table.loc["m0"]
+    assert row["chosen layer"] == 2 and row["chosen depth"] == 0.5
+    assert row["relative gain"] == pytest.approx(0.2)
+    assert label_free_choice(_choice_panel(1, good=False), higher_is_better=False).loc["m0", "chosen layer"] == 2
+
+
+def test_choice_every_model_gains_and_every_model_loses():
+    v = judge_choice(_choice_panel(5, good=True))
+    assert v.p_value == v.p_min == 1 / 32 and v.effect == pytest.approx(0.2) and v.outcome == "reproduced"
+    w = judge_choice(_choice_panel(5, good=False))
+    assert w.p_against == 1 / 32 and w.effect == pytest.approx(-0.2) and w.outcome == "contradicted"
+    assert judge_choice(_choice_panel(3, good=True)).outcome == "not testable"
+    with pytest.raises(ValueError, match="no rows for metric"):
+        judge_choice(_choice_panel(5, good=True), metric="LiDAR")

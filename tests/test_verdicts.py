@@ -1,0 +1,448 @@
+"""lrd.verdicts: the one verdict path (claims table, record, outcome rule, tests, null calibration)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sp
+
+from lrd.report import Glue
+from lrd.verdicts import CLAIMS, NULL_MODELS, OUTCOMES, Verdict, calibration, decide
+from lrd.verdicts.calibration import UNTESTABLE_BY_DESIGN, monte_carlo_bound, null_calibration
+from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, models_for_sign_flip, perfectly_separated,
+                                separation_table, separation_test, sign_flip_max_test, sign_flip_min_p_test,
+                                sign_flip_test, smallest_two_group_panel, spearman_permutation_test, two_group_p_min,
+                                two_group_permutation_test, variance_explained, within_block_permutation_test)
+
+# ---- the outcome rule ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs, outcome", [
+    (dict(p_value=1 / 32, p_min=1 / 32), "reproduced"),
+    (dict(p_value=0.05, p_min=1 / 32), "reproduced"),
+    (dict(p_value=0.06, p_min=1 / 32), "inconclusive"),
+    (dict(p_value=0.5, p_against=0.03, p_min=1 / 32), "contradicted"),
+    (dict(p_value=0.5, p_against=0.2, p_min=1 / 32), "inconclusive"),
+    (dict(p_value=0.1, p_min=0.1), "not testable"),
+    (dict(p_value=0.5, p_against=0.04, p_min=0.1), "contradicted"),
+    (dict(), "not testable"),
+])
+def test_decide_test_outcomes(kwargs, outcome):
+    assert decide("test", **kwargs) == outcome
+
+
+def test_decide_demonstrations_are_never_reproduced():
+    assert decide("demonstration", holds=True) == "demonstrated"
+    assert decide("demonstration", holds=False) == "contradicted"
+    with pytest.raises(ValueError, match="holds"):
+        decide("demonstration", p_value=0.01, p_min=0.01, holds=True)
+    with pytest.raises(ValueError, match="holds"):
+        decide("demonstration")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(p_value=0.01), "p_min"),
+    (dict(p_value=0.01, p_min=0.1), "inconsistent"),
+    (dict(p_value=1.5, p_min=0.1), "probability"),
+    (dict(p_value=float("nan"), p_min=0.1), "probability"),
+    (dict(p_value=0.2, p_min=0.01, holds=True), "demonstrations"),
+])
+def test_decide_rejects_inconsistent_numbers(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        decide("test", **kwargs)
+
+
+def test_outcomes_cover_what_decide_returns():
+    seen = {decide("test", p_value=p, p_against=a, p_min=m) for p, a, m in
+            itertools.product([0.01, 0.5], [None, 0.01], [0.01, 0.2]) if p >= m}
+    seen |= {decide("test"), decide("demonstration", holds=True), decide("demonstration", holds=False)}
+    assert seen == set(OUTCOMES)
+
+
+# ---- the record -------------------------------------------------------------------------------------
+
+
+def test_verdict_outcome_is_computed_and_checked_against_the_claims_table():
+    v = Verdict("skean.gain", "test", "gain in 5 of 5 models", test="sign-flip", statistic=0.04, p_value=1 / 32,
+                p_min=1 / 32, effect=0.04, ci=(0.01, 0.07))
+    assert v.outcome == "reproduced" and str(v).startswith("reproduced: ")
+    with pytest.raises(AttributeError):
+        v.outcome = "reproduced"  # a property: no hand-written outcome
+    with pytest.raises(KeyError, match="unknown claim"):
+        Verdict("skean.nothing", "test", "x")
+    with pytest.raises(ValueError, match="demonstration"):
+        Verdict("cosine.theory", "test", "x", test="t", p_value=0.01, p_min=0.01)
+    with pytest.raises(ValueError, match="names its test"):
+        Verdict("skean.gain", "test", "x", p_value=0.01, p_min=0.01)
+    with pytest.raises(ValueError, match="evidence"):
+        Verdict("skean.gain", "test", " ")
+    assert Verdict.untestable("cosine.olmo", "OLMo is not in the panel").outcome == "not testable"
+
+
+def test_glue_records_verdicts_and_refuses_anything_else(tmp_path):
+    glue = Glue("mid_layer", record_only=True)
+    v = Verdict("skean.gain", "test", "gain", test="sign-flip", p_value=1 / 32, p_min=1 / 32, effect=0.0412345,
+                ci=(0.01, 0.07))
+    key = glue.verdict(v, section="best-layer")
+    assert key == "mid_layer-verdict_gain" and glue.values[key] == "reproduced: gain"
+    for bad in ("reproduced: it holds", "reproduced", {"outcome": "reproduced"}):
+        with pytest.raises(TypeError, match="computed"):
+            glue.verdict(bad)
+    with pytest.raises(ValueError, match="twice"):
+        glue.verdict(v)
+    with pytest.raises(ValueError, match="judged in chapter"):
+        glue.verdict(Verdict.untestable("cosine.olmo", "absent"))
+    record = json.loads(glue.save(tmp_path).read_text())["verdicts"][0]
+    assert record["outcome"] == "reproduced" and record["claim"] == "skean.gain" and record["section"] == "best-layer"
+    assert record["effect"] == 0.0412 and record["ci"] == [0.01, 0.07]  # rounded like every glued value
+    assert record["paper"] == CLAIMS["skean.gain"].paper.key and record["label"] == CLAIMS["skean.gain"].label
+
+
+def test_claims_table_is_complete_and_consistent():
+    from lrd import book
+
+    chapters = set(book.chapters())
+    for c in CLAIMS.values():
+        assert c.chapter in chapters, c.id
+        assert c.kind in ("test", "demonstration")
+        assert c.label and len(c.label) <= 60, c.id  # one scannable dashboard line
+        if c.kind == "test":
+            assert c.panel, f"{c.id}: a test names the panel that would make it testable"
+
+
+# ---- the tests behind the verdicts ----------------------------------------------------------------
+
+
+def _brute_force_sign_flip(d):
+    means = [np.mean(np.array(s) * d) for s in itertools.product((1, -1), repeat=len(d))]
+    return np.mean(np.array(means) >= d.mean() - 1e-12)
+
+
+@pytest.mark.parametrize("d", [[0.3, -0.1, 0.2, 0.05, 0.4], [1.0, 2.0, 3.0], [-1.0, -2.0, 0.5, 0.1]])
+def test_sign_flip_equals_brute_force(d):
+    d = np.array(d)
+    assert sign_flip_test(d).p_value == pytest.approx(_brute_force_sign_flip(d))
+
+
+def test_sign_flip_monte_carlo_is_close_to_exact():
+    d = np.random.default_rng(1).normal(0.2, 1.0, size=12)
+    exact = sign_flip_test(d).p_value
+    mc = sign_flip_test(d, max_exact=1, n_permutations=20000, seed=3)
+    assert not mc.exact and abs(mc.p_value - exact) < 0.02
+
+
+def test_equivalence_test_is_two_one_sided_tests():
+    d = np.array([0.1, -0.2, 0.05, 0.15, -0.05])
+    t = equivalence_sign_flip_test(d, 1.0)
+    assert t.p_value == max(sign_flip_test(1.0 - d).p_value, sign_flip_test(d + 1.0).p_value) == 1 / 32
+    assert equivalence_sign_flip_test(d, 0.1).p_value > 0.05  # some differences lie outside +-0.1
+    one_sided = equivalence_sign_flip_test(np.array([5.0, 6, 7, 8, 9]), 10.0, lower=-math.inf)
+    assert one_sided.p_value == 1 / 32
+
+
+def test_spearman_permutation_exact_p_is_the_share_of_orderings():
+    x, y = np.array([1.0, 2, 3, 4]), np.array([1.0, 3, 2, 4])
+    rho = sp.spearmanr(x, y).statistic
+    null = [sp.spearmanr(x, y[list(p)]).statistic for p in itertools.permutations(range(4))]
+    t = spearman_permutation_test(x, y)
+    assert t.statistic == pytest.approx(rho) and t.p_value == pytest.approx(np.mean(np.array(null) >= rho - 1e-12))
+    assert t.p_min == pytest.approx(1 / 24)
+
+
+def test_mean_interval_is_the_student_t_interval():
+    x = np.array([0.1, 0.4, 0.2, 0.3, 0.25])
+    lo, hi = mean_interval(x)
+    ref = sp.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=sp.sem(x))
+    assert (lo, hi) == pytest.approx(ref)
+
+
+def test_accuracy_permutation_test_measures_chance_from_the_labels():
+    """Always answering the majority gold position is exactly at chance; a perfect model on
+    balanced labels is above it with p at the Monte Carlo floor; p is the share of permuted
+    golds scoring at least as well (brute force over all distinct gold orderings of 6 items)."""
+    from lrd.verdicts.stats import accuracy_permutation_test
+
+    majority = accuracy_permutation_test(np.zeros(8, int), np.array([0, 0, 0, 1, 0, 0, 0, 1]))
+    assert majority.statistic == 0.75 and majority.p_value == 1.0 and majority.p_min == 1.0
+    perfect = accuracy_permutation_test(np.array([0, 1] * 10), np.array([0, 1] * 10), n_permutations=2000)
+    assert perfect.p_value == perfect.p_min == pytest.approx(1 / 2001)
+    pred, gold = np.array([0, 1, 1, 0, 1, 0]), np.array([0, 1, 0, 0, 1, 1])
+    orderings = {p for p in itertools.permutations(gold)}  # each distinct ordering equally likely
+    exact = np.mean([np.mean(np.array(o) == pred) >= np.mean(pred == gold) for o in orderings])
+    assert accuracy_permutation_test(pred, gold, n_permutations=20000).p_value == pytest.approx(exact, abs=0.01)
+    with pytest.raises(ValueError, match="same non-empty"):
+        accuracy_permutation_test(np.zeros(3, int), np.zeros(4, int))
+
+
+def test_panel_sizes_for_alpha():
+    assert models_for_sign_flip(0.05) == 5 and 2 ** -5 <= 0.05 < 2 ** -4
+    assert two_group_p_min(2, 3) == pytest.approx(0.1)
+    k, m = smallest_two_group_panel(0.05)
+    assert two_group_p_min(k, m) <= 0.05 and two_group_p_min(k, m - 1) > 0.05
+
+
+# ---- separation of two groups, a factor within blocks, the largest of several sign-flip means ---------
+
+
+def test_perfect_separation_cases():
+    assert perfectly_separated([1, 2, 5, 6], ["a", "a", "b", "b"])
+    assert perfectly_separated([5, 6, 1, 2], ["a", "a", "b", "b"])
+    assert not perfectly_separated([1, 5, 2, 6], ["a", "a", "b", "b"])
+    assert not perfectly_separated([1, 2, 2, 3], ["a", "a", "b", "b"])  # a tie overlaps
+    with pytest.raises(ValueError, match="two groups"):
+        perfectly_separated([1, 2, 3], ["a", "b", "c"])
+
+
+def test_separation_table_counts_tasks():
+    scores = pd.DataFrame({"kind": ["e", "d"] * 4, "task": ["t1", "t1", "t2", "t2"] * 2,
+                           "x": [0, 1, 0, 1, 0.1, 0.9, 2, -1], "y": [0, 1, 5, 6, 1, 0, 2, 9]})
+    table = separation_table(scores, ["x", "y"])
+    assert table.loc["x", "t1"] and not table.loc["x", "t2"]
+    assert table.loc["x", "separated on"] == 1 and table.loc["y", "separated on"] == 1
+
+
+def test_variance_explained_closed_forms():
+    df = pd.DataFrame({"g": ["a", "a", "b", "b"], "y": [1.0, 1.0, 3.0, 3.0]})
+    assert variance_explained(df, "y", "g") == pytest.approx(1.0)
+    df["y"] = [1.0, 3.0, 1.0, 3.0]
+    assert variance_explained(df, "y", "g") == pytest.approx(0.0)
+
+
+def _kinds_panel(n_first: int, n_second: int, tasks: int, *, seed: int = 0, separated: bool = False) -> pd.DataFrame:
+    """Scores of two kinds of models on several tasks: 'sep' separates them on every task when
+    ``separated``; 'noise' and 'other' never relate to them."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(tasks):
+        for m in range(n_first + n_second):
+            first = m < n_first
+            rows.append({"model": f"m{m}", "kind": "encoder" if first else "decoder", "task": f"t{t}",
+                         "sep": (0.0 if first else 10.0) * separated + rng.random(), "noise": rng.random(),
+                         "other": rng.random()})
+    return pd.DataFrame(rows)
+
+
+def _brute_force_separation(df, measures, baseline=(), alternative="greater"):
+    """Every choice of the first group, the statistic recomputed from separation_table."""
+    models = sorted(df["model"].unique())
+    n_first = df.groupby("model")["kind"].first().eq("encoder").sum()
+
+    def stat(kinds):
+        relabelled = df.assign(kind=df["model"].map(kinds))
+        counts = separation_table(relabelled, list(measures) + list(baseline))["separated on"]
+        return counts[list(measures)].max() - (counts[list(baseline)].max() if baseline else 0)
+
+    observed = stat(df.groupby("model")["kind"].first().to_dict())
+    null = [stat({m: "encoder" if m in chosen else "decoder" for m in models})
+            for chosen in itertools.combinations(models, n_first)]
+    return observed, np.mean([v >= observed if alternative == "greater" else v <= observed for v in null])
+
+
+@pytest.mark.parametrize("n_first, n_second, baseline, alternative", [
+    (2, 3, (), "greater"), (3, 3, ("other",), "greater"), (3, 4, ("other",), "less"), (2, 4, ("sep",), "greater")])
+def test_separation_test_equals_brute_force(n_first, n_second, baseline, alternative):
+    df = _kinds_panel(n_first, n_second, 3, seed=n_first + n_second)
+    df["sep"] = df["sep"] + 0.8 * (df["kind"] == "decoder")  # separates on some tasks
+    t = separation_test(df, ["sep", "noise"], baseline=list(baseline), alternative=alternative)
+    observed, p = _brute_force_separation(df, ["sep", "noise"], baseline, alternative)
+    assert t.exact and t.statistic == observed and t.p_value == pytest.approx(p)
+    assert t.p_min == pytest.approx(two_group_p_min(n_first, n_second))
+
+
+def test_separation_test_closed_forms():
+    one_against_three = _kinds_panel(1, 3, 2, separated=True)
+    t = separation_test(one_against_three, ["sep"])
+    assert t.n_permutations == 4 and t.statistic == 2 and t.p_min == pytest.approx(0.25) and t.p_value >= 0.25
+    # one task, distinct values: of the 6 ways to choose 2 of 4 models, 2 separate ({low two}, {high two})
+    df = pd.DataFrame({"model": list("abcd"), "kind": ["e", "e", "d", "d"], "task": "x", "s": [0., 1, 2, 3]})
+    assert separation_test(df, ["s"]).p_value == pytest.approx(2 / 6)
+    big = _kinds_panel(4, 6, 3, separated=True)
+    t = separation_test(big, ["sep"])
+    assert t.statistic == 3 and t.p_value == pytest.approx(1 / 210) == t.p_min
+    assert separation_test(big.assign(sep=np.exp(big["sep"]) * 3 - 1), ["sep"]) == t  # monotone map: same orders
+    assert separation_test(big, ["sep", "noise"]).p_value >= t.p_value  # more scores tried never lower p
+
+
+def test_separation_test_monte_carlo_agrees_with_exact_and_never_undercuts_the_design():
+    df = _kinds_panel(3, 5, 2, seed=1)
+    exact = separation_test(df, ["noise", "other"])
+    mc = separation_test(df, ["noise", "other"], max_exact=10, n_permutations=4000)
+    assert exact.exact and not mc.exact and mc.p_value == pytest.approx(exact.p_value, abs=0.03)
+    sep = separation_test(_kinds_panel(2, 2, 2, separated=True), ["sep"], max_exact=1, n_permutations=5000)
+    assert sep.p_value >= sep.p_min == pytest.approx(1 / 3)
+
+
+def test_separation_test_validates_input():
+    df = _kinds_panel(2, 2, 2, separated=True)
+    with pytest.raises(ValueError, match="two groups"):
+        separation_test(df.assign(kind="encoder"), ["sep"])
+    with pytest.raises(ValueError, match="non-finite"):
+        separation_test(df.assign(sep=np.nan), ["sep"])
+    with pytest.raises(ValueError, match="incomplete"):
+        separation_test(df.iloc[1:], ["sep"])
+    with pytest.raises(ValueError, match="lack the columns"):
+        separation_test(df, ["sep"], baseline=["nothing"])
+    with pytest.raises(ValueError, match="alternative"):
+        separation_test(df, ["sep"], alternative="two-sided")
+
+
+def _blocks_panel(n_models, n_tasks, *, seed=0, effect=0.0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([{"model": f"m{m}", "task": f"t{t}", "s": effect * t + rng.normal() + 3 * m,
+                          "n": rng.normal()} for m in range(n_models) for t in range(n_tasks)])
+
+
+def test_within_block_test_equals_brute_force_over_every_shuffle():
+    df = _blocks_panel(3, 3, seed=4, effect=0.7)
+    t = within_block_permutation_test(df, ["s", "n"])
+    blocks = [np.flatnonzero(df["model"] == m) for m in df["model"].unique()]
+
+    y = df[["s", "n"]].to_numpy() - df.groupby("model")[["s", "n"]].transform("mean").to_numpy()  # within-model
+    tasks = df["task"].to_numpy()
+
+    def stat(order):  # eta squared of the shuffled task labels, row by row
+        labels = tasks[order]
+        between = sum((labels == t).sum() * y[labels == t].mean(0) ** 2 for t in np.unique(labels))
+        return float((between / (y ** 2).sum(0)).max())
+
+    null = []
+    for choice in itertools.product(itertools.permutations(range(3)), repeat=3):  # all (3!)^3 shuffles
+        order = np.arange(len(df))
+        for idx, perm in zip(blocks, choice):
+            order[idx] = idx[list(perm)]
+        null.append(stat(order))
+    observed = stat(np.arange(len(df)))
+    assert t.exact and t.statistic == pytest.approx(observed)
+    assert t.p_value == pytest.approx(np.mean(np.array(null) >= observed - 1e-12))
+    assert t.p_min == pytest.approx(1 / 36) and t.n_permutations == 36  # (3!)^2: renaming the tasks changes nothing
+
+
+def test_within_block_test_closed_forms_and_monte_carlo():
+    same = pd.DataFrame({"model": ["a", "a", "b", "b"], "task": ["x", "y"] * 2, "s": [0., 1, 5, 6]})
+    t = within_block_permutation_test(same, ["s"])
+    assert t.statistic == 1.0 and t.p_value == t.p_min == 0.5  # swapping one model's tasks: 1 of 2 distinct shuffles
+    strong = _blocks_panel(5, 3, effect=50.0)
+    t = within_block_permutation_test(strong, ["s", "n"])
+    assert t.exact and t.p_value == t.p_min == pytest.approx(1 / 6 ** 4)
+    mc = within_block_permutation_test(strong, ["s", "n"], max_exact=10, n_permutations=999)
+    assert not mc.exact and mc.p_min == pytest.approx(1 / 1000) and mc.p_value < 0.01
+    noise = _blocks_panel(4, 3, seed=2)
+    exact, mc = within_block_permutation_test(noise, ["n"]), within_block_permutation_test(noise, ["n"], max_exact=1)
+    assert mc.p_value == pytest.approx(exact.p_value, abs=0.03)
+
+
+def test_within_block_test_validates_the_design():
+    df = _blocks_panel(3, 3)
+    with pytest.raises(ValueError, match="incomplete"):
+        within_block_permutation_test(df.iloc[1:], ["s"])
+    with pytest.raises(ValueError, match="two values"):
+        within_block_permutation_test(df[df.task == "t0"], ["s"])
+    with pytest.raises(ValueError, match="non-finite"):
+        within_block_permutation_test(df.assign(s=np.inf), ["s"])
+
+
+def test_sign_flip_min_p_test_equals_brute_force_and_reduces_to_the_sign_flip_test():
+    d = np.random.default_rng(5).normal(0.3, 1.0, size=(6, 3))
+    patterns = np.array(list(itertools.product((1, -1), repeat=6)))
+    means = patterns @ d / 6
+
+    def min_p(row):
+        return min(np.mean(means[:, j] >= means[row, j] - 1e-12) for j in range(3))
+
+    null = np.array([min_p(i) for i in range(len(patterns))])
+    t = sign_flip_min_p_test(d)
+    assert t.exact and t.n_comparisons == 3 and t.statistic == pytest.approx(d.mean(0).max())
+    assert t.p_value == pytest.approx(np.mean(null <= min_p(0) + 1e-12))
+    assert t.p_min == pytest.approx(np.mean(null <= null.min() + 1e-12))
+    assert sign_flip_min_p_test(d[:, 0]).p_value == pytest.approx(sign_flip_test(d[:, 0]).p_value)
+    # a score far below 0 does not hide one above it (its flips top it only under the reversed signs)
+    far = np.column_stack([np.full(6, 0.1), np.full(6, -5.0)])
+    assert sign_flip_min_p_test(far).p_value == pytest.approx(2 / 64)
+    with pytest.raises(ValueError, match="finite"):
+        sign_flip_min_p_test(np.array([[np.nan]]))
+
+
+def test_sign_flip_max_test_equals_brute_force_and_reduces_to_the_sign_flip_test():
+    d = np.random.default_rng(4).normal(0.2, 1.0, size=(6, 3))
+    patterns = np.array(list(itertools.product((1, -1), repeat=6)))
+    null = (patterns @ d / 6).max(1)
+    t = sign_flip_max_test(d)
+    assert t.exact and t.n_comparisons == 3 and t.statistic == pytest.approx(d.mean(0).max())
+    assert t.p_value == pytest.approx(np.mean(null >= d.mean(0).max() - 1e-12))
+    assert sign_flip_max_test(d[:, 0]).p_value == pytest.approx(sign_flip_test(d[:, 0]).p_value)
+    # a column far below 0 ties with the best one under the reversed signs: 2 of 32 patterns
+    far = np.column_stack([np.full(5, 0.5), np.full(5, -0.5)])
+    assert sign_flip_max_test(far).p_value == pytest.approx(2 / 32)
+    with pytest.raises(ValueError, match="finite"):
+        sign_flip_max_test(np.array([[np.nan]]))
+
+
+def test_two_group_permutation_test_equals_brute_force():
+    x = np.array([0.3, 0.9, 0.1, 0.7, 0.5, 0.8])
+    first = np.array([0, 1, 0, 1, 0, 1], dtype=bool)
+    observed = x[first].mean() - x[~first].mean()
+    null = [x[list(c)].mean() - np.delete(x, list(c)).mean() for c in itertools.combinations(range(6), 3)]
+    t = two_group_permutation_test(x, first)
+    assert t.statistic == pytest.approx(observed) and t.p_value == pytest.approx(np.mean(np.array(null) >= observed - 1e-12))
+    assert t.p_value == t.p_min == pytest.approx(1 / 20)  # the three largest values form the first group
+    less = two_group_permutation_test(x, first, alternative="less")
+    assert less.p_value == pytest.approx(1.0) and less.statistic == pytest.approx(observed)
+    with pytest.raises(ValueError, match="at least one unit"):
+        two_group_permutation_test(x, np.ones(6, dtype=bool))
+
+
+# ---- null calibration -------------------------------------------------------------------------------
+
+
+def test_every_tested_claim_has_a_null_model():
+    tested = {c.id for c in CLAIMS.values() if c.kind == "test"} - set(UNTESTABLE_BY_DESIGN)
+    assert tested - set(NULL_MODELS) == set(), "claims judged by a test need a null model in NULL_MODELS"
+    assert set(NULL_MODELS) <= tested
+
+
+@pytest.mark.parametrize("claim_id", sorted(NULL_MODELS))
+def test_null_calibration_holds(claim_id):
+    n = 200
+    rate = null_calibration(claim_id, n=n, seed=0)
+    assert rate <= monte_carlo_bound(n), f"{claim_id}: 'reproduced' on {rate:.1%} of null panels"
+
+
+def test_null_calibration_detects_a_verdict_that_passes_on_noise(monkeypatch):
+    """A judge that counts wins (the old rule) is caught: the calibration is not vacuous."""
+    def count_wins(d):
+        wins = int((d > 0).sum())
+        return Verdict("skean.gain", "test", f"{wins} wins", test="count of wins", p_value=0.01 if wins >= 3 else 0.5,
+                       p_min=0.01)
+
+    bad = calibration.NullModel(lambda rng: {"d": rng.normal(size=5)}, count_wins, "5 models, noise")
+    monkeypatch.setitem(NULL_MODELS, "skean.gain", "tests.test_verdicts:_BAD")
+    monkeypatch.setattr("tests.test_verdicts._BAD", bad, raising=False)
+    assert null_calibration("skean.gain", n=200) > monte_carlo_bound(200)
+
+
+def test_null_calibration_rejects_bad_arguments():
+    with pytest.raises(KeyError, match="unknown claim"):
+        null_calibration("nope.nothing")
+    with pytest.raises(KeyError, match="demonstration"):
+        null_calibration("cosine.theory")
+    with pytest.raises(ValueError, match="positive integer"):
+        null_calibration("skean.gain", n=0)
+
+
+def test_min_p_sign_flip_is_westfall_young_over_joint_flips():
+    d = np.array([[0.3, -0.1], [0.2, 0.4], [-0.05, 0.1], [0.4, 0.2], [0.1, 0.3]])
+    patterns = np.array(list(itertools.product((1, -1), repeat=5)), dtype=float)
+    null = patterns @ d / 5  # (32, 2)
+    p_of = lambda m, j: np.mean(null[:, j] >= m - 1e-12)  # noqa: E731
+    p_patterns = np.array([min(p_of(null[i, 0], 0), p_of(null[i, 1], 1)) for i in range(32)])
+    observed = min(p_of(d[:, 0].mean(), 0), p_of(d[:, 1].mean(), 1))
+    t = sign_flip_min_p_test(d)
+    assert t.p_value == pytest.approx(np.mean(p_patterns <= observed + 1e-12))
+    assert sign_flip_min_p_test(d[:, :1]).p_value == sign_flip_test(d[:, 0]).p_value  # one comparison
+    same = np.stack([d[:, 1], d[:, 1], d[:, 1]], 1)
+    assert sign_flip_min_p_test(same).p_value == sign_flip_test(d[:, 1]).p_value  # identical: no penalty

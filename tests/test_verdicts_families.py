@@ -1,0 +1,219 @@
+"""lrd.verdicts.families: the four LRD-families claims judged on tables whose answer is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lrd.metrics import lrd_profile, profile_rows
+from lrd.verdicts.families import (FINAL_LAYER_SCORES, LRD_SCORES, RANK_FREE_SCORES, architecture_verdict,
+                                   complementarity_verdict, equal_sample_tasks, family_correlations,
+                                   final_layer_verdict, task_shares, task_verdict)
+
+
+def _panel(n_enc: int, n_dec: int, n_tasks: int, *, seed: int = 0, separating=(), n_texts: int = 300) -> pd.DataFrame:
+    """Model-level scores of encoders and decoders, i.i.d. noise except the ``separating``
+    columns, which put every encoder below every decoder on every task."""
+    rng = np.random.default_rng(seed)
+    n = n_enc + n_dec
+    df = pd.DataFrame({"model": np.repeat([f"m{i}" for i in range(n)], n_tasks),
+                       "kind": np.repeat(["encoder"] * n_enc + ["decoder"] * n_dec, n_tasks),
+                       "task": np.tile([f"t{t}" for t in range(n_tasks)], n), "N": n_texts})
+    for col in LRD_SCORES + FINAL_LAYER_SCORES:
+        df[col] = rng.random(len(df)) + (10.0 * (df["kind"] == "decoder") if col in separating else 0.0)
+    return df
+
+
+# ---- lrd.architecture ---------------------------------------------------------------------------
+
+
+def test_architecture_separated_on_every_task_of_a_balanced_panel_is_reproduced():
+    v = architecture_verdict(_panel(4, 4, 3, separating=("mean GFMI",)))
+    assert v.outcome == "reproduced" and v.p_value == pytest.approx(2 / 70) == v.p_min  # C(8,4) = 70, halves alike
+    assert v.effect == 1.0 and v.statistic == 3 and "mean GFMI" in v.evidence
+
+
+def test_architecture_on_two_encoders_and_three_decoders_is_not_testable():
+    v = architecture_verdict(_panel(2, 3, 4, separating=LRD_SCORES))
+    assert v.outcome == "not testable" and v.p_min == pytest.approx(1 / 10) and v.effect == 1.0
+    assert "no result can have p below 0.1" in v.evidence
+
+
+def test_architecture_noise_is_not_reproduced_and_one_kind_is_not_testable():
+    assert architecture_verdict(_panel(4, 4, 3, seed=3)).outcome == "inconclusive"
+    one_kind = architecture_verdict(_panel(3, 0, 2))
+    assert one_kind.outcome == "not testable" and one_kind.p_value is None
+    assert "encoders and decoders" in one_kind.evidence
+
+
+# ---- lrd.final_layer --------------------------------------------------------------------------
+
+
+def test_final_layer_lrd_separating_where_the_final_layer_does_not_is_reproduced():
+    v = final_layer_verdict(_panel(4, 4, 3, separating=("d_0L",)))
+    assert v.outcome == "reproduced" and v.p_value <= 0.05 and v.statistic >= 2
+    assert v.effect > 0 and "rank r" in v.reconstruction
+
+
+def test_final_layer_separating_more_than_lrd_is_contradicted():
+    v = final_layer_verdict(_panel(4, 4, 3, separating=("final mean cosine",)))
+    assert v.outcome == "contradicted" and v.p_against <= 0.05 and v.effect < 0
+
+
+def test_final_layer_separating_as_well_as_lrd_is_not_reproduced():
+    v = final_layer_verdict(_panel(4, 4, 3, separating=("d_0L", "rank r")))
+    assert v.statistic == 0 and v.outcome == "inconclusive"
+
+
+def test_final_layer_is_not_reproduced_by_low_power():
+    """The old rule called the final-layer half "reproduced" whenever final-layer statistics did
+    not separate the kinds beyond chance, however close they came to the LRD scores: on this
+    panel (4 encoders, 4 decoders) the best LRD score separates 2 of 3 tasks (p = 2/70) and the
+    rank r 1 (p = 0.14), and it said "reproduced". One task more is no evidence that the final
+    layer misses what LRD shows."""
+    df = _panel(4, 4, 3, seed=1)
+    dec = df["kind"] == "decoder"
+    df.loc[dec & df.task.isin(["t0", "t1"]), "d_0L"] += 10.0
+    df.loc[dec & (df.task == "t2"), "rank r"] += 10.0
+    v = final_layer_verdict(df)
+    assert "on 2 of 3 tasks" in v.evidence and "(rank r) on 1" in v.evidence and v.statistic == 1
+    assert v.outcome == "inconclusive" and v.p_value > 0.05
+
+
+# ---- lrd.task -----------------------------------------------------------------------------------
+
+
+def _task_panel(n_models: int, n_tasks: int, *, seed: int = 0, nrs_effect: float = 0.0, rank_effect: float = 0.0):
+    """Scores whose task effect lives in NRS (``nrs_effect``) or in the Frenet rank r alone
+    (``rank_effect``: r, and with it d_0L and velocity, grow with the task)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m in range(n_models):
+        for t in range(n_tasks):
+            r = 10 + rank_effect * t + rng.integers(0, 2)
+            rows.append({"model": f"m{m}", "task": f"t{t}", "N": 300, "rank r": r,
+                         "d_0L": np.sqrt(r) * (0.5 + 0.01 * rng.random()),
+                         "mean velocity": np.sqrt(r) * (0.1 + 0.01 * rng.random()),
+                         "mean curvature": rng.random(),
+                         "mean NRS (adjusted)": 0.3 + nrs_effect * t + 0.01 * rng.normal() + 0.1 * m,
+                         "mean GFMI": rng.random()})
+    return pd.DataFrame(rows)
+
+
+def test_task_effect_recurring_in_every_model_is_reproduced_at_the_smallest_p():
+    v = task_verdict(_task_panel(5, 3, nrs_effect=0.2))
+    assert v.outcome == "reproduced" and v.p_value == pytest.approx(1 / 6 ** 4) == v.p_min
+    assert v.effect == pytest.approx(1.0, abs=0.01) and v.ci[1] == pytest.approx(1.0, abs=0.01)
+    assert "mean NRS (adjusted)" in v.evidence
+
+
+def test_task_effect_carried_by_the_final_layer_rank_alone_is_not_reproduced():
+    """The confound of issue 16: r is fixed by each task's final layer and bounds every Grassmann
+    distance, so d_0L differs between tasks when only r does. The old judgement (all LRD scores)
+    reproduced the claim on such a panel; the rank-free scores do not."""
+    df = _task_panel(5, 3, rank_effect=20)
+    assert task_verdict(df, LRD_SCORES).outcome == "reproduced"  # what the old judgement saw
+    v = task_verdict(df)
+    assert v.outcome == "inconclusive" and v.p_value > 0.05
+    assert "Frenet scores" in v.note and "of r's within-model variance" in v.note
+    assert set(RANK_FREE_SCORES).isdisjoint({"d_0L", "mean velocity", "mean curvature"})
+
+
+def test_task_verdict_panels_that_cannot_test_it():
+    tiny = task_verdict(_task_panel(2, 2, nrs_effect=1.0))
+    assert tiny.outcome == "not testable" and tiny.p_min == 0.5 == tiny.p_value  # the best 2 x 2 can do
+    one = task_verdict(_task_panel(4, 1))
+    assert one.outcome == "not testable" and one.p_value is None
+
+
+def test_task_verdict_refuses_tasks_of_different_sample_sizes():
+    df = _task_panel(3, 3)
+    df.loc[df.task == "t0", "N"] = 50
+    with pytest.raises(ValueError, match="equal_sample_tasks"):
+        task_verdict(df)
+    assert set(equal_sample_tasks(df)["task"]) == {"t1", "t2"}
+
+
+def test_task_shares_are_partial_eta_squared():
+    df = pd.DataFrame({"model": ["a", "a", "b", "b"], "task": ["x", "y"] * 2, "s": [0.0, 1.0, 10.0, 11.0]})
+    shares = task_shares(df, ["s"])
+    assert shares.loc["s", "task share"] == pytest.approx(1.0)  # within each model, the task is everything
+    assert shares.loc["s", "model share"] == pytest.approx(100 / 101)  # raw: SS_model 100 of SS_total 101
+
+
+# ---- lrd.complementarity ------------------------------------------------------------------------
+
+
+def _correlations(values: np.ndarray) -> pd.DataFrame:
+    """values (n_models, 3 pairs): one task per model."""
+    return pd.DataFrame([{"model": f"m{m}", "task": "t", "pair": p, "rho": values[m, j]}
+                         for m in range(len(values)) for j, p in enumerate(["Frenet-NRS", "Frenet-GFMI", "NRS-GFMI"])])
+
+
+def test_complementarity_unrelated_curves_reproduce_and_redundant_ones_contradict():
+    low = complementarity_verdict(_correlations(np.full((5, 3), 0.2)))
+    assert low.outcome == "reproduced" and low.p_value == 1 / 32 and low.effect == pytest.approx(0.2)
+    high = np.full((6, 3), 0.2)
+    high[:, 1] = -0.99  # Frenet and GFMI order the layers in reverse: as redundant as +0.99
+    v = complementarity_verdict(_correlations(high))
+    assert v.outcome == "contradicted" and v.p_against == 2 / 64 and v.effect == pytest.approx(0.99)
+    assert "Frenet-GFMI" in v.effect_label
+
+
+def test_complementarity_needs_every_pair_and_enough_models():
+    one_redundant = np.full((5, 3), 0.1)
+    one_redundant[:, 2] = [0.95, 0.85, 0.92, 0.88, 0.91]  # NRS-GFMI hovers at the margin
+    assert complementarity_verdict(_correlations(one_redundant)).outcome == "inconclusive"
+    few = complementarity_verdict(_correlations(np.full((3, 3), 0.1)))
+    assert few.outcome == "not testable" and few.p_min == 1 / 8
+    with pytest.raises(ValueError, match="margin"):
+        complementarity_verdict(_correlations(np.full((5, 3), 0.1)), margin=1.5)
+
+
+def test_complementarity_skips_constant_curves_and_says_so():
+    one = _correlations(np.full((5, 3), 0.2))
+    c = pd.concat([one, one.assign(task="u", rho=0.4)], ignore_index=True)  # two tasks per model
+    c.loc[0, "rho"] = np.nan  # m0's Frenet-NRS on task t: the mean is over task u alone
+    v = complementarity_verdict(c)
+    assert "1 of 30 correlations skipped" in v.evidence and v.outcome == "reproduced" and "5 models" in v.evidence
+    assert v.effect == pytest.approx((0.4 + 4 * 0.3) / 5)
+    dropped = complementarity_verdict(one.assign(rho=np.where(one.index == 0, np.nan, 0.2)))
+    assert "over 4 models" in dropped.evidence  # m0 has no Frenet-NRS correlation left
+
+
+def _results(curves: dict[str, np.ndarray], model="m", task="t") -> pd.DataFrame:
+    rows = []
+    for name, values in curves.items():
+        layers = np.arange(len(values)) + (0.5 if name != "GFMI" else 0.0)
+        rows += [{"model": model, "task": task, "measurement": name, "layer": l, "depth": 0.0, "value": v}
+                 for l, v in zip(layers, values)]
+    return pd.DataFrame(rows)
+
+
+def test_family_correlations_closed_forms():
+    velocity = np.array([5.0, 4.0, 3.0, 2.0, 1.0])
+    gfmi = np.array([0.0, 0.1, 0.2, 0.3, 0.5, 1.0])  # midpoints rise: the reverse of the velocity
+    c = family_correlations(_results({"velocity": velocity, "NRS (adjusted)": velocity ** 2, "GFMI": gfmi}))
+    rho = c.set_index("pair")["rho"]
+    assert rho["Frenet-NRS"] == pytest.approx(1.0) and rho["Frenet-GFMI"] == pytest.approx(-1.0)
+    assert (c["transitions"] == 5).all() and len(c) == 3
+    flat = family_correlations(_results({"velocity": velocity, "NRS (adjusted)": np.ones(5), "GFMI": gfmi}))
+    assert flat["rho"].isna().sum() == 2  # a constant curve has no correlation
+
+
+def test_family_correlations_refuse_what_they_cannot_correlate():
+    short = _results({"velocity": np.ones(2), "NRS (adjusted)": np.ones(2), "GFMI": np.ones(3)})
+    with pytest.raises(ValueError, match="at least 3"):
+        family_correlations(short)
+    with pytest.raises(ValueError, match="lack the measurements"):
+        family_correlations(short[short.measurement != "GFMI"])
+
+
+def test_family_correlations_on_a_real_profile():
+    scales = 1.0 / (1.0 + np.arange(20)) ** 1.5  # a decaying spectrum: the 95% rank r is below d
+    layers = np.cumsum(np.random.default_rng(0).normal(size=(7, 60, 20)) * scales, axis=0)
+    rows = profile_rows(lrd_profile(layers, k=5), model="m", task="t")
+    c = family_correlations(rows)
+    assert len(c) == 3 and c["rho"].between(-1, 1).all() and (c["transitions"] == 6).all()
+    assert rows.loc[rows.measurement == "velocity", "value"].std() > 0
