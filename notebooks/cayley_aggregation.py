@@ -150,7 +150,7 @@ csv_path = save_results(scores, "cayley_aggregation", results_dir)
 glue("n_samples", n_samples)
 glue("state_counts", ", ".join(f"{m} {s}" for m, s in n_states.items()))
 glue("graph_sizes", ", ".join(f"{graph_summary(smallest_n(s))['nodes']}" for s in n_states.values()))
-summary.groupby("method", sort=False)["mean"].mean().round(3).to_frame("mean over models and tasks")
+lrd.report.rounded(summary.groupby("method", sort=False)["mean"].mean()).to_frame("mean over models and tasks")
 
 # %% [markdown]
 # ### Results in the paper's layout
@@ -191,7 +191,7 @@ glue("n_mappings", n_mappings)
 ablation = done["ablation"][0] if done["ablation"] else pd.DataFrame(columns=["variant", "score"])
 ablation["group"] = ablation["variant"].str.replace(r" \d+$", "", regex=True)
 ablation_table = ablation.groupby("group", sort=False)["score"].agg(["mean", "std", "count"])
-ablation_table.round(3)
+lrd.report.rounded(ablation_table)
 
 # %% tags=["hide-input"]
 def _row(group):

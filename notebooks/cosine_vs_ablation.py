@@ -145,7 +145,7 @@ for (name, task), c in correct.items():
                   **corr, "strength": strength(corr["spearman"]),
                   "over": est["over"], "under": est["under"], "blocks under-estimated": est["layers_under"]})
 agree = pd.DataFrame(agree)
-agree.round(3)
+lrd.report.rounded(agree)
 
 # %% [markdown]
 # Cosine relevance over-estimates {glue:text}`cosine_vs_ablation-share_over` and under-estimates
@@ -190,7 +190,7 @@ for name, done in zip(encoders, compute(units["encoders"])):  # one cached unit 
     rho = pd.Series(score[0] - score[1:]).corr(pd.Series(cos), method="spearman")
     enc_agree.append({"model": name, "score (intact)": score[0], "spearman": rho, "strength": strength(rho)})
 encoder_relevance = pd.concat(enc_rows, ignore_index=True)
-pd.DataFrame(enc_agree).round(3)
+lrd.report.rounded(pd.DataFrame(enc_agree))
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-encoder-heatmaps", "caption": "Cosine relevance (left) and embedding-score relevance (right) of every block of each encoder."}}
 lrd.plots.relevance_heatmaps(encoder_relevance)
@@ -251,7 +251,7 @@ glue.verdict("pruning", claim=ABLATION_CLAIMS["pruning"], verdict=verdict_prunin
 lrd.plots.pruning_curves(curves) if not curves.empty else None
 
 # %% tags=["hide-input"]
-curves.pivot_table(index=["rule", "seed"], columns="k", values="acc").round(3) if not curves.empty else None
+lrd.report.rounded(curves.pivot_table(index=["rule", "seed"], columns="k", values="acc")) if not curves.empty else None
 
 # %% [markdown]
 # ## The claims against our measurement

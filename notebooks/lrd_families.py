@@ -108,7 +108,7 @@ lrd.plots.layer_curves(results, "GFMI", col="task", ylabel="GFMI with the final 
 # %% tags=["hide-input"]
 LRD_SCORES = ["d_0L", "mean velocity", "mean curvature", "mean NRS (adjusted)", "mean GFMI"]
 FINAL_LAYER_SCORES = ["rank r", "final mean cosine"]
-scores.set_index(["model", "task"]).round(3)
+lrd.report.rounded(scores.set_index(["model", "task"]))
 
 # %% [markdown]
 # ## Encoders against decoders
@@ -147,7 +147,7 @@ separation
 by_kind = scores.groupby("kind")[LRD_SCORES + FINAL_LAYER_SCORES].mean()
 for score in ("mean velocity", "mean curvature", "mean GFMI"):
     glue(f"higher_{score.replace(' ', '_')}", by_kind[score].idxmax() if len(by_kind) > 1 else "n/a")
-by_kind.round(3)
+lrd.report.rounded(by_kind)
 
 # %% [markdown]
 # ## Task against model
@@ -167,7 +167,7 @@ equal = scores[scores["N"] == scores["N"].max()]
 glue("n_equal", int(equal["N"].max()))
 glue("equal_tasks", ", ".join(equal["task"].unique()))
 shares = pd.DataFrame({f: {m: variance_explained(equal, m, f) for m in LRD_SCORES} for f in ("task", "model")})
-shares.round(3)
+lrd.report.rounded(shares)
 
 # %% [markdown]
 # ## The claim against our measurement

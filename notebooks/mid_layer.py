@@ -114,7 +114,7 @@ lrd.plots.layer_curves(results, "score", col="task", col_wrap=3, ylabel="MTEB ma
 # The score of a representation unrelated to the labels (chance), per task:
 
 # %% tags=["hide-input"]
-pd.Series({t: chance_score(d) for t, d in task_data.items()}, name="chance").round(3).to_frame().T
+lrd.report.rounded(pd.Series({t: chance_score(d) for t, d in task_data.items()}, name="chance")).to_frame().T
 
 # %% [markdown]
 # ## Best layer against the last
@@ -125,7 +125,7 @@ pd.Series({t: chance_score(d) for t, d in task_data.items()}, name="chance").rou
 # %% tags=["hide-input"]
 scores = results[results["measurement"] == "score"]
 table = best_vs_last(scores)
-table.set_index(["model", "task"]).round(3)
+lrd.report.rounded(table.set_index(["model", "task"]))
 
 # %% [markdown]
 # Mean relative gain of the best layer over the last, per model, beside the paper's range of
@@ -142,7 +142,7 @@ glue("n_pairs", len(table))
 glue("mean_best_depth", float(table["best depth"].mean()))
 per_model = table.groupby("model", sort=False)[["gain", "relative gain", "best depth"]].mean()
 per_model["kind"] = per_model.index.map(kinds)
-per_model.round(3)
+lrd.report.rounded(per_model)
 
 # %% [markdown]
 # ## Entropy across depth: is there a compression valley?
@@ -164,7 +164,7 @@ lrd.plots.layer_curves(results, "dataset entropy", col="task", col_wrap=3, ylabe
 prompt = results[(results["measurement"] == "prompt entropy") & (results["task"] == token_task)]
 drops = pd.DataFrame([{"model": m, "kind": kinds[m], "valley": valley_drop(p.sort_values("layer")["value"])}
                       for m, p in prompt.groupby("model", sort=False)])
-drops.round(3)
+lrd.report.rounded(drops)
 
 # %% [markdown]
 # ## The final norm
@@ -207,7 +207,7 @@ lrd.plots.correlation_heatmap(corr.drop(columns="task"), title=f"metric vs score
 
 # %% tags=["hide-input"]
 choices = pd.concat([label_free_choice(results, "score", m) for m in ("DiME", "InfoNCE", "LiDAR")], ignore_index=True)
-choices.set_index(["metric", "model"]).drop(columns="task").round(3)
+lrd.report.rounded(choices.set_index(["metric", "model"]).drop(columns="task"))
 
 # %% [markdown]
 # ## The claims against our measurement

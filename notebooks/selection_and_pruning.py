@@ -126,7 +126,7 @@ glue("aug_task", aug_task)
 glue("n_views", n_views)
 LRD_SCORES = ["d_0L", "mean NRS (adjusted)", "mean GFMI"]
 OTHER_SCORES = ["mean dataset entropy", "DiME"]
-scores.set_index(["model", "task"])[LRD_SCORES + ["mean dataset entropy", "last-layer score"]].round(3)
+lrd.report.rounded(scores.set_index(["model", "task"])[LRD_SCORES + ["mean dataset entropy", "last-layer score"]])
 
 # %% [markdown]
 # Averaged over tasks, one row per model, beside the downstream scores:
@@ -137,7 +137,7 @@ per_model["DiME"] = pd.Series(dime_rows)
 per_model["kind"] = pd.Series(kinds)
 embedding_avg = per_model.pop("last-layer score").rename("embedding average")
 mc_avg = pd.Series(mc_intact, name="multiple-choice accuracy", dtype=float)
-per_model.join(embedding_avg).join(mc_avg).round(3)
+lrd.report.rounded(per_model.join(embedding_avg).join(mc_avg))
 
 # %% [markdown]
 # Spearman's $\rho$ of each score with the downstream score across models, and its exact
@@ -161,7 +161,7 @@ ALL_SCORES = LRD_SCORES + OTHER_SCORES
 tables = {"embedding average (all models)": selection_table(per_model, embedding_avg, ALL_SCORES)}
 if len(mc_avg) >= 2:
     tables["multiple-choice accuracy (decoders)"] = selection_table(per_model.loc[mc_avg.index], mc_avg, ALL_SCORES)
-pd.concat(tables, names=["downstream", "score"]).round(3)
+lrd.report.rounded(pd.concat(tables, names=["downstream", "score"]))
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "selection_and_pruning-fig-selection", "caption": "Embedding average (mean MTEB main score of the last layer over the embedding tasks) against each model-level LRD score, one point per model (encoders circles, decoders squares)."}}
 lrd.plots.selection_scatter(per_model, embedding_avg, LRD_SCORES, ylabel="embedding average")
@@ -223,8 +223,8 @@ glue("calibration_task", calibration_task)
 glue("n_calibration", n_calibration)
 glue("n_encoder_calibration", n_encoder_calibration)
 glue("n_random", n_random)
-changes.pivot_table(index=["kind", "model", "task"], columns=["fraction", "rule"], values="change",
-                    aggfunc="median").T.round(3) if not changes.empty else None
+lrd.report.rounded(changes.pivot_table(index=["kind", "model", "task"], columns=["fraction", "rule"], values="change",
+                                       aggfunc="median").T) if not changes.empty else None
 
 # %% [markdown]
 # The table above gives the change of the downstream score (pruned minus intact; random: the
@@ -242,7 +242,7 @@ summary = rule_summary(changes) if not changes.empty else pd.DataFrame()
 n_pairs = int(summary["pairs"].max()) if not summary.empty else 0
 glue("n_pairs", n_pairs)
 glue("p_min_pairs", f"{2.0 ** -n_pairs:.2g}" if n_pairs else "n/a")
-summary.set_index(["fraction", "rule"]).round(3) if not summary.empty else None
+lrd.report.rounded(summary.set_index(["fraction", "rule"])) if not summary.empty else None
 
 # %% [markdown]
 # ## Which signal wins at which budget
@@ -260,7 +260,7 @@ glue("p_min_kind", ", ".join(f"{g}s {p:.2g}" for g, p in by_kind.groupby("kind")
 lrd.plots.pruning_winners(by_kind) if not by_kind.empty else None
 
 # %% tags=["hide-input"]
-winners(by_kind, by="kind").set_index(["kind", "fraction"]).round(3) if not by_kind.empty else None
+lrd.report.rounded(winners(by_kind, by="kind").set_index(["kind", "fraction"])) if not by_kind.empty else None
 
 # %% [markdown]
 # ## The pruning claims against our measurement
