@@ -22,6 +22,7 @@ from lrd import progress as lrd_progress
 from lrd.assets import lrd_home
 from lrd.cache import discard, open_checked, write_checked
 from lrd.models import LoadedModel
+from lrd.perturb import perturb
 
 POOLINGS = ("mean", "last", "cls")
 EXTRACT_VERSION = "2"  # bump when extraction semantics or the entry format change: invalidates the cache
@@ -325,7 +326,11 @@ def extract_variants(model: LoadedModel, texts: Sequence[str], variants: Sequenc
                 results[i] = array
                 if paths[i] is not None:
                     _atomic_save(paths[i], array)
-    return (results, tokens) if return_tokens else results
+    # LRD_PERTURB (lrd.perturb): float noise on the way out, after the cache, which keeps exact states
+    results = [perturb(r, tag=f"extract/{p}/{f}") for r, (p, f) in zip(results, resolved)]
+    if return_tokens:
+        return results, [perturb(t, tag="extract/tokens") for t in tokens]
+    return results
 
 
 def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, batch_size: int = 32,

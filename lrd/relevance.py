@@ -35,6 +35,7 @@ from tqdm import tqdm
 
 from lrd.ablation import anatomy, removed_layers, replaced_blocks
 from lrd.models import LoadedModel, _get
+from lrd.perturb import perturb
 from lrd.scoring import MCRequests, forward_batches, model_logits, request_logprobs
 
 __all__ = ["SweepResult", "removal_sweep", "angular_distance", "taylor_importance",
@@ -179,7 +180,9 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
             work += (n - first - len(s)) / n * len(rows) / len(requests.inputs)
         del rec
     work += 1.0
-    return SweepResult(sets, lls, 1.0 - cos_sum / max(n_tok, 1), last, work, time.perf_counter() - t0, n_tok)
+    cosine = 1.0 - cos_sum / max(n_tok, 1)
+    return SweepResult(sets, perturb(lls, tag="removal_sweep/lls"), perturb(cosine, tag="removal_sweep/cosine"),
+                       perturb(last, tag="removal_sweep/last_token"), work, time.perf_counter() - t0, n_tok)
 
 
 def angular_distance(last_token: np.ndarray) -> np.ndarray:
@@ -259,7 +262,7 @@ def taylor_importance(model: LoadedModel, requests: MCRequests, *, batch_size: i
                 m = batch.token_mask
                 for i, o in enumerate(outs):
                     total[i] += -(o.grad * (o - rec["in"][i]))[m].sum().item()
-    return np.abs(total)
+    return np.abs(perturb(total, tag="taylor_importance"))
 
 
 @torch.inference_mode()
@@ -320,7 +323,8 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
             with replaced_blocks(model, new):
                 out = hf(**enc).last_hidden_state
             pooled[row_i, idx] = pool(out, enc["attention_mask"], "mean").float().cpu().numpy()
-    return pooled, 1.0 - cos_sum / max(n_tok, 1)
+    cosine = 1.0 - cos_sum / max(n_tok, 1)
+    return perturb(pooled, tag="encoder_removal/pooled"), perturb(cosine, tag="encoder_removal/cosine")
 
 
 def naive_removal_lls(model: LoadedModel, requests: MCRequests, sets: Sequence[Sequence[int]], *,

@@ -3,7 +3,8 @@
 Every number in a chapter's prose is glued (myst-nb ``glue``) under the key
 ``<chapter>-<name>``; :class:`Glue` also writes the same keys to ``results/<chapter>.json`` so
 that the README and tests can quote and check them. Floats are rounded so that re-executions on
-other machines print the same digits (what nbval compares).
+other machines print the same digits (what nbval compares): glued values to
+:data:`GLUE_DIGITS` decimals, tables by :func:`rounded` to :data:`TABLE_DIGITS`.
 
 Verdicts on the papers' claims are recorded with :meth:`Glue.verdict`, one call per claim; they
 go into the same JSON under ``"verdicts"`` (a list of :data:`VERDICT_FIELDS` records), which the
@@ -47,6 +48,44 @@ def per_layer(values: np.ndarray, *, model: str, task: str, measurement: str,
                          "depth": layers / n_layers, "value": values})[RESULT_COLUMNS]
 
 
+#: Decimals of the numbers in the chapters' tables (:func:`rounded`). Scores are means of
+#: 0/1 outcomes over tens of items (steps of 0.005 and more) and the metrics carry about six
+#: significant digits through float noise (``tests/test_stability.py``), so three decimals show
+#: what the measurement resolves and stay put on other processors.
+TABLE_DIGITS = 3
+
+#: Decimals of glued floats (:class:`Glue`).
+GLUE_DIGITS = 4
+
+
+def rounded(values: Any, digits: int = TABLE_DIGITS) -> Any:
+    """``values`` rounded to ``digits`` decimals for display, with no negative zero.
+
+    The one rounding of the chapters' tables: a DataFrame, Series, array or number. A value
+    within float noise of zero prints as ``0.0`` whatever its sign (plain rounding prints
+    ``-0.0`` for a tiny negative one, which another processor may compute as positive).
+    Non-float columns are left as they are.
+
+    Examples
+    --------
+    >>> rounded(pd.DataFrame({"model": ["a", "b"], "gain": [0.12345, -1e-9]}))
+      model   gain
+    0     a  0.123
+    1     b  0.000
+    >>> rounded(-4e-5, 4)
+    0.0
+    """
+    if isinstance(values, pd.DataFrame):
+        out = values.round(digits)
+        floats = out.select_dtypes("floating").columns
+        out[floats] = out[floats] + 0.0  # -0.0 + 0.0 == +0.0
+        return out
+    if isinstance(values, (pd.Series, np.ndarray)):
+        out = values.round(digits)
+        return out + 0.0 if np.issubdtype(out.dtype, np.floating) else out
+    return round(float(values), digits) + 0.0
+
+
 def _plain_deep(value: Any, digits: int) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain_deep(v, digits) for v in value]
@@ -59,7 +98,7 @@ def _plain(value: Any, digits: int) -> Any:
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
-        return round(float(value), digits)
+        return rounded(value, digits)
     return value
 
 
@@ -75,7 +114,7 @@ class Glue:
     {'demo-answer': 0.1235}
     """
 
-    def __init__(self, chapter: str, *, digits: int = 4, display: bool = False, record_only: bool = False):
+    def __init__(self, chapter: str, *, digits: int = GLUE_DIGITS, display: bool = False, record_only: bool = False):
         self.chapter, self.digits, self.display, self.record_only = chapter, digits, display, record_only
         self.values: dict[str, Any] = {}
         self.verdicts: list[dict[str, Any]] = []

@@ -41,6 +41,7 @@ from tqdm import tqdm
 
 from lrd.extract import batch_token_limit, batches_by_length
 from lrd.models import LoadedModel
+from lrd.perturb import perturb
 from lrd.tasks import Task
 
 __all__ = ["MCRequests", "build_requests", "loglikelihoods", "mc_accuracy", "permuted_gold_accuracy", "forward_batches",
@@ -330,7 +331,7 @@ def loglikelihoods(model: LoadedModel, requests: MCRequests, *, batch_size: int 
         out[reqs] = ll
     if not np.isfinite(out).all():
         raise FloatingPointError(f"{model.name} produced non-finite log-likelihoods")
-    return out
+    return perturb(out, tag="loglikelihoods")  # unchanged unless LRD_PERTURB is set (lrd.perturb)
 
 
 def _predictions(lls: np.ndarray, requests: MCRequests) -> dict[str, np.ndarray]:

@@ -12,7 +12,8 @@ key of
   offline key or local folder without loading the model; a hub model is loaded to know it),
 * the content of every task the unit reads (:func:`lrd.cache.task_digest`),
 * the code: the unit function's source, the source of the same-module helpers it calls and of
-  every ``lrd`` module it uses, transitively, plus library versions (:func:`unit_code_digest`).
+  every ``lrd`` module it uses, transitively, plus library versions (:func:`unit_code_digest`),
+* the float-noise perturbation ``LRD_PERTURB`` when it is set (:mod:`lrd.perturb`).
 
 So a chapter executed after a sweep (or a second time) loads its units from the cache
 without loading any model; any change to the code a unit runs recomputes it. The device is
@@ -39,6 +40,7 @@ import pandas as pd
 
 from lrd import cache
 from lrd.models import LoadedModel, load_model, source_fingerprint
+from lrd.perturb import perturbation_level
 from lrd.tasks import load_task
 
 #: Modules every unit depends on besides its own code: model loading and tasks.
@@ -92,9 +94,10 @@ class Unit:
         fp = model_fingerprint or source_fingerprint(self.model)
         if fp is None:
             return None
-        return cache.digest({"unit": self.name, "model": fp, "params": self.params,
-                             "tasks": [[t, n, _task_digest(t, n)] for t, n in self.tasks],
-                             "code": unit_code_digest(self.func)})
+        payload = {"unit": self.name, "model": fp, "params": self.params,
+                   "tasks": [[t, n, _task_digest(t, n)] for t, n in self.tasks], "code": unit_code_digest(self.func)}
+        level = perturbation_level()  # LRD_PERTURB: perturbed results are cached apart from exact ones
+        return cache.digest({**payload, "perturb": level} if level else payload)
 
     def is_cached(self, root=None) -> bool | None:
         """Whether the result is in the cache (None when unknown: a hub model not loaded)."""

@@ -184,7 +184,7 @@ graphs.set_index("model")
 
 # %% tags=["hide-input"]
 glue("n_samples", n_samples)
-summary.groupby("method", sort=False)["mean"].mean().round(3).to_frame("mean over models and tasks")
+lrd.report.rounded(summary.groupby("method", sort=False)["mean"].mean()).to_frame("mean over models and tasks")
 
 # %% [markdown]
 # ### Results in the paper's layout
@@ -314,7 +314,7 @@ glue("n_mappings", n_mappings)
 ablation = done["ablation"][0] if done["ablation"] else pd.DataFrame(columns=["variant", "seed", "score"])
 ablation["group"] = ablation["variant"].str.replace(r" \d+$", "", regex=True)
 ablation_table = ablation.groupby("group", sort=False)["score"].agg(["mean", "std", "count"])
-ablation_table.round(3)
+lrd.report.rounded(ablation_table)
 
 # %% tags=["hide-input"]
 def _row(group):

@@ -162,7 +162,7 @@ summary = agreement_summary(agreement, chance)
 glue("spearman_max", f"{summary['spearman'].max():.2f}")
 glue.verdict(judge_correlation(agreement, chance, margin=strong),
              section="does-cosine-relevance-rank-blocks-like-accuracy-relevance")
-summary.drop(columns=["over", "under", "mis-estimated", "unrelated"]).round(3)
+lrd.report.rounded(summary.drop(columns=["over", "under", "mis-estimated", "unrelated"]))
 
 # %% [markdown]
 # The table gives, per decoder and task: intact accuracy, measured chance and the permutation
@@ -194,8 +194,8 @@ summary.drop(columns=["over", "under", "mis-estimated", "unrelated"]).round(3)
 
 # %% tags=["hide-input"]
 glue("margin", f"{margin:.0%}")
-estimation_by_margin(reps).rename(columns={"ours": "share mis-estimated (ours)",
-                                            "unrelated": "share mis-estimated (unrelated rankings)"}).round(3)
+lrd.report.rounded(estimation_by_margin(reps).rename(columns={"ours": "share mis-estimated (ours)",
+                                                               "unrelated": "share mis-estimated (unrelated rankings)"}))
 
 # %% [markdown]
 # **The test** (`judge_misestimate`): per decoder, the share at the chosen margin averaged over
@@ -210,7 +210,7 @@ estimation_by_margin(reps).rename(columns={"ours": "share mis-estimated (ours)",
 glue("min_reliability", min_reliability)
 glue.verdict(judge_misestimate(agreement, chance, min_reliability=min_reliability),
              section="does-cosine-mis-estimate-more-than-90-of-the-blocks")
-summary[["model", "task", "items", "rank reliability", "mis-estimated", "over", "under", "unrelated"]].round(3)
+lrd.report.rounded(summary[["model", "task", "items", "rank reliability", "mis-estimated", "over", "under", "unrelated"]])
 
 # %% [markdown]
 # ## Does accuracy relevance depend on the dataset?
@@ -238,7 +238,7 @@ glue("same", same)
 task_agreement = task_agreement_table(reps)
 glue.verdict(judge_dataset(task_agreement, chance, same=same),
              section="does-accuracy-relevance-depend-on-the-dataset")
-task_agreement[task_agreement["replicate"] == 0].drop(columns="replicate").round(3)
+lrd.report.rounded(task_agreement[task_agreement["replicate"] == 0].drop(columns="replicate"))
 
 # %% [markdown]
 # ## Encoders: the same question with an embedding score
@@ -254,7 +254,7 @@ glue("encoder_task", encoder_task)
 glue("n_encoder", n_encoder)
 glue("encoder_scorer", ENCODER_SCORER_DESCRIPTIONS[encoder_scorer])
 encoder_relevance, encoder_summary = encoder_tables(encoders, compute(units["encoders"]), encoder_task)
-encoder_summary.round(3)
+lrd.report.rounded(encoder_summary)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-encoder-heatmaps", "caption": "Cosine relevance (left) and embedding-score relevance (right) of every block of each encoder."}}
 lrd.plots.relevance_heatmaps(encoder_relevance) if encoders else None
@@ -329,7 +329,7 @@ glue.verdict(pruning_verdict, section="pruning-by-each-relevance")
 lrd.plots.pruning_curves(curves) if not curves.empty else None
 
 # %% tags=["hide-input"]
-curves.pivot_table(index=["model", "rule", "seed"], columns="k", values="acc").round(3) if not curves.empty else None
+lrd.report.rounded(curves.pivot_table(index=["model", "rule", "seed"], columns="k", values="acc")) if not curves.empty else None
 
 # %% [markdown]
 # ## The claims against our measurement

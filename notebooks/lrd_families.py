@@ -129,7 +129,7 @@ lrd.plots.layer_curves(results, "GFMI", col="task", ylabel="GFMI with the final 
 # the means over layers (velocity, curvature, NRS, GFMI) are *our reconstruction* of the others.
 
 # %% tags=["hide-input"]
-scores.set_index(["model", "task"]).round(3)
+lrd.report.rounded(scores.set_index(["model", "task"]))
 
 # %% [markdown]
 # ## Encoders against decoders
@@ -177,7 +177,7 @@ separation_table(scores, list(LRD_SCORES + FINAL_LAYER_SCORES)) if n_enc and n_d
 by_kind = scores.groupby("kind")[list(LRD_SCORES + FINAL_LAYER_SCORES)].mean()
 for score in ("mean velocity", "mean curvature", "mean GFMI"):
     glue(f"higher_{score.replace(' ', '_')}", by_kind[score].idxmax() if len(by_kind) > 1 else "n/a")
-by_kind.round(3)
+lrd.report.rounded(by_kind)
 
 # %% [markdown]
 # ## Task against model
@@ -203,7 +203,7 @@ equal = equal_sample_tasks(scores)
 glue("n_equal", int(equal["N"].max()))
 glue("equal_tasks", ", ".join(equal["task"].unique()))
 glue("rank_free", ", ".join(RANK_FREE_SCORES))
-task_shares(equal, list(LRD_SCORES) + ["rank r"]).round(3)
+lrd.report.rounded(task_shares(equal, list(LRD_SCORES) + ["rank r"]))
 
 # %% [markdown]
 # ## Complementary families
@@ -228,7 +228,7 @@ from lrd.verdicts.families import COMPLEMENTARITY_MARGIN
 
 correlations = family_correlations(results)
 glue("margin", f"{COMPLEMENTARITY_MARGIN:g}")
-redundancy_table(correlations).round(2)
+lrd.report.rounded(redundancy_table(correlations), 2)
 
 # %% [markdown]
 # ## The claims against our measurement

@@ -149,7 +149,7 @@ glue("chance_clustering_low", float(clustering["chance"].min()) if len(clusterin
 glue("chance_clustering_high", float(clustering["chance"].max()) if len(clustering) else float("nan"))
 glue("n_no_layer_above_chance", int((~chance["best above chance"]).sum()))
 glue("n_pairs", len(chance))
-chance.set_index(["model", "task"]).round(3)
+lrd.report.rounded(chance.set_index(["model", "task"]))
 
 # %% [markdown]
 # ## Best layer against the last
@@ -172,7 +172,7 @@ chance.set_index(["model", "task"]).round(3)
 # %% tags=["hide-input"]
 glue("paper_gain_low", f"{SKEAN_GAIN_RANGE[0]:.0%}")
 gains = cross_fitted_gain(results)
-gains.set_index(["model", "task"]).round(3)
+lrd.report.rounded(gains.set_index(["model", "task"]))
 
 # %% [markdown]
 # Per model, the task-mean scores and the relative gain:
@@ -181,7 +181,7 @@ gains.set_index(["model", "task"]).round(3)
 glue.verdict(judge_gain(results, note=note), section="best-layer-against-the-last")
 per_model = model_gains(gains)
 per_model["kind"] = per_model.index.map(kinds)
-per_model.round(3)
+lrd.report.rounded(per_model)
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_gain`. The decoders here are not the paper's:
@@ -215,7 +215,7 @@ lrd.plots.layer_curves(results, "dataset entropy", col="task", col_wrap=3, ylabe
 valley = judge_valley(results[results["task"] == token_task], note=note)
 glue("valley_p_min", f"{valley.p_min:.3g}" if valley.p_min is not None else "undefined (one kind only)")
 glue.verdict(valley, section="entropy-across-depth-is-there-a-compression-valley")
-valley_depths(results[results["task"] == token_task]).round(3)
+lrd.report.rounded(valley_depths(results[results["task"] == token_task]))
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_valley`.
@@ -278,7 +278,7 @@ lrd.plots.correlation_heatmap(model_correlations(results), title="metric vs scor
 
 # %% tags=["hide-input"]
 glue.verdict(judge_choice(results, metric="DiME", note=note), section="choosing-a-layer-without-labels")
-label_free_choice(results, metric="DiME").round(3)
+lrd.report.rounded(label_free_choice(results, metric="DiME"))
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_choice`.

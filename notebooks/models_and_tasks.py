@@ -125,11 +125,11 @@ lrd.plots.layer_curves(results, "mean cosine", ylabel="mean pairwise cosine", ti
 
 # %% tags=["hide-input"]
 by_model = results.groupby("model", sort=False)["value"]
-summary = pd.DataFrame({
+summary = lrd.report.rounded(pd.DataFrame({
     "most anisotropic layer": results.loc[by_model.idxmax(), ["model", "layer"]].set_index("model")["layer"],
     "max mean cosine": by_model.max(),
     "last-layer mean cosine": by_model.last(),
-}).round(3)
+}))
 top = summary["max mean cosine"].idxmax()
 glue("most_anisotropic_model", top)
 glue("most_anisotropic_value", summary.loc[top, "max mean cosine"])

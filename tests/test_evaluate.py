@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lrd.evaluate import (evaluate_layer_halves, evaluate_layers, evaluation_halves, layer_scores,
+from lrd.evaluate import (evaluate_layer_halves, evaluate_layers, evaluation_halves, layer_scores, mteb_classifier,
                           n_evaluation_units, undersample)
 from lrd.tasks import Task
 
@@ -28,6 +28,30 @@ def synthetic_task(n=240, d=16, n_classes=3, signal=1.5, seed=0) -> tuple[Task, 
                           "split": np.where(rng.random(n) < 0.5, "test", "train")})
     task = Task("synthetic", "classification", frame, tuple(map(str, range(n_classes))), "test")
     return task, np.stack([rng.standard_normal((n, d)), informative]).astype(np.float32)
+
+
+def decoder_like_task(n=120, d=64, n_layers=4, scale=1000.0) -> tuple[Task, np.ndarray]:
+    """Binary classification on states like a decoder's: a shared direction of norm ``scale``
+    (massive activations) over a small label signal; lbfgs needs far more than 100 iterations."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, n)
+    layers = []
+    for _ in range(n_layers):
+        common = rng.standard_normal(d)
+        common *= scale / np.linalg.norm(common)
+        layers.append(common * (1 + 0.01 * rng.standard_normal((n, 1))) + 3 * rng.standard_normal((n, d))
+                      + labels[:, None] * rng.standard_normal(d))
+    frame = pd.DataFrame({"text": [f"text {i}" for i in range(n)], "label": labels,
+                          "split": np.where(np.arange(n) < n // 2, "train", "test")})
+    return Task("decoder-like", "classification", frame, ("0", "1"), "test"), np.stack(layers)
+
+
+def test_scores_do_not_move_with_float_noise():
+    """A 1e-6 relative change of the states (float noise of another CPU) leaves every layer's
+    score as it is: the classifier is fit to its optimum, not stopped after 100 lbfgs steps."""
+    task, layers = decoder_like_task()
+    noisy = layers * (1 + 1e-6 * np.random.default_rng(1).standard_normal(layers.shape))
+    np.testing.assert_array_equal(evaluate_layers(noisy, task), evaluate_layers(layers, task))
 
 
 def test_undersample_takes_samples_per_label_of_each():
@@ -151,7 +175,9 @@ class _LookupEncoder:
         return pairwise_cos_sim(a, b)
 
 
-def _mteb_classification(task: Task, vectors: np.ndarray) -> float:
+def _mteb_classification(task: Task, vectors: np.ndarray, evaluator_model=None) -> float:
+    """``mteb.evaluate``'s main score of ``vectors`` on ``task``; with its own classifier, or
+    with ``evaluator_model`` in its place."""
     import mteb
     from datasets import Dataset, DatasetDict
     from mteb.abstasks.classification import AbsTaskClassification
@@ -173,15 +199,27 @@ def _mteb_classification(task: Task, vectors: np.ndarray) -> float:
                                         for s, p in part.items()})
             self.data_loaded = True
 
+    if evaluator_model is not None:
+        Local.evaluator_model = evaluator_model
     result = mteb.evaluate(_LookupEncoder(task.texts, vectors), Local(), cache=None, show_progress_bar=False)
     return float(result.task_results[0].get_score())
 
 
 def test_equals_mteb_classification_on_one_layer():
+    """Where MTEB's lbfgs converges in its 100 iterations, our converged fit gives its score."""
     pytest.importorskip("mteb")
     task, layers = synthetic_task(n=200, n_classes=2, signal=0.6)
     ours = evaluate_layers(layers, task)[1]
     assert ours == pytest.approx(_mteb_classification(task, layers[1]), abs=MTEB_TOLERANCE)
+
+
+def test_equals_mteb_protocol_with_our_classifier():
+    """The protocol (undersampling, experiments, scoring) is MTEB's: mteb.evaluate with our
+    classifier in place of its own gives our score, also where its lbfgs would stop early."""
+    pytest.importorskip("mteb")
+    task, layers = decoder_like_task(n_layers=1)
+    ours = evaluate_layers(layers, task)[0]
+    assert ours == pytest.approx(_mteb_classification(task, layers[0], mteb_classifier()), abs=MTEB_TOLERANCE)
 
 
 @pytest.mark.integration

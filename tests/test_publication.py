@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from lrd import book
@@ -288,3 +289,18 @@ def test_volatile_glue_is_not_saved(tmp_path):
     glue("minutes", 1.234, volatile=True)
     saved = json.loads(glue.save(tmp_path).read_text())
     assert saved["demo-n"] == 3 and "demo-minutes" not in saved
+
+
+def test_rounding_prints_no_negative_zero():
+    """A value within float noise of 0 prints the same whatever its sign: tables (rounded) and glue."""
+    import pandas as pd
+
+    from lrd.report import rounded
+
+    table = rounded(pd.DataFrame({"model": ["a", "b"], "drop": [-1e-9, 1e-9], "n": [1, 2]}))
+    assert table.to_string() == rounded(table.assign(drop=[1e-9, -1e-9])).to_string()
+    assert "-0" not in table.to_string() and table["n"].dtype.kind == "i"
+    assert str(rounded(pd.Series([-2e-5]))[0]) == "0.0" and str(rounded(np.array([-2e-5]))[0]) == "0.0"
+    glue = Glue("demo", record_only=True)
+    glue("tiny", -3e-7)
+    assert str(glue.values["demo-tiny"]) == "0.0"
