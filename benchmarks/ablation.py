@@ -2,7 +2,7 @@
 
 1. naive (every removal from the embeddings) against resumed (each removal starts from the
    intact run's recorded input of the removed block): same numbers, fewer block evaluations;
-2. the output head applied only at the scored positions (``lrd.scoring.model_logits`` for the
+2. the output head applied only at the scored positions (``lrd.engine.scoring.model_logits`` for the
    families of ``PLAIN_HEADS``) against the causal LM's own forward with ``logits_to_keep``
    (the head over every position from the first scored one): same numbers, a fraction of the
    head's work, which matters for large vocabularies (Gemma 3: 262k tokens).
@@ -23,7 +23,7 @@ import torch
 
 import lrd
 from lrd.relevance import naive_removal_lls, removal_sweep
-from lrd.scoring import build_requests
+from lrd.engine.scoring import build_requests
 
 
 def main(name: str = "smollm2", task: str = "copa", n: int = 8, threads: int = 0) -> None:
@@ -38,7 +38,7 @@ def main(name: str = "smollm2", task: str = "copa", n: int = 8, threads: int = 0
     t0 = time.perf_counter()
     fast = removal_sweep(model, req, sets)
     t_fast = time.perf_counter() - t0
-    with mock.patch("lrd.scoring.PLAIN_HEADS", frozenset()):  # the causal LM's own head over the window
+    with mock.patch("lrd.engine.scoring.PLAIN_HEADS", frozenset()):  # the causal LM's own head over the window
         t0 = time.perf_counter()
         window = removal_sweep(model, req, sets)
         t_window = time.perf_counter() - t0

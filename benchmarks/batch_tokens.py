@@ -1,7 +1,7 @@
 """Batches capped by padded tokens against plain batches of ``batch_size`` on CPU.
 
-``lrd.extract`` (and the multiple-choice sweeps) cap a batch at ``max_batch_tokens`` padded
-tokens on CPU (``lrd.extract.CPU_BATCH_TOKENS``): long texts go in small batches. This prints
+``lrd.engine.extract`` (and the multiple-choice sweeps) cap a batch at ``max_batch_tokens`` padded
+tokens on CPU (``lrd.engine.extract.CPU_BATCH_TOKENS``): long texts go in small batches. This prints
 the wall time of extracting the same texts with several caps and the ratio to no cap, for a
 task of long, unevenly long texts (MMLU questions) and one of short ones (sarcasm headlines).
 

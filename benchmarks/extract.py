@@ -1,9 +1,9 @@
-"""Benchmark lrd.extract against a plain forward loop over the same batches.
+"""Benchmark lrd.engine.extract against a plain forward loop over the same batches.
 
 For every panel model: all SST-2 validation sentences (872, the whole labelled split) through
 (a) a plain ``base_model(**batch)`` loop over pre-tokenised, length-sorted batches (no hidden
-states requested), (b) ``lrd.extract`` cold (computes, pools every layer, writes the cache), and
-(c) ``lrd.extract`` warm (cache hit). Prints wall times and throughput ratios.
+states requested), (b) ``lrd.engine.extract`` cold (computes, pools every layer, writes the cache), and
+(c) ``lrd.engine.extract`` warm (cache hit). Prints wall times and throughput ratios.
 
     python benchmarks/extract.py [--models minilm qwen] [--n 872] [--batch-size 32]
 """
@@ -17,8 +17,8 @@ import time
 import torch
 
 import lrd
-from lrd.extract import batches_by_length
-from lrd.tasks import load_task
+from lrd.engine.extract import batches_by_length
+from lrd.engine.tasks import load_task
 
 
 def plain_loop(model: lrd.LoadedModel, texts: list[str], batch_size: int) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 import lrd
-from lrd.models import ARCHITECTURES, LoadedModel
+from lrd.engine.models import ARCHITECTURES, LoadedModel
 
 
 @contextmanager

@@ -17,17 +17,17 @@ __version__ = "0.1.0"
 _SUBMODULES = ("aggregation", "book", "cayley", "metrics", "plots", "report", "tasks", "verdicts")
 #: Re-exported names and the module that defines each.
 _EXPORTS = {
-    "removed_layers": "lrd.ablation", "fetch": "lrd.assets", "lrd_home": "lrd.assets",
-    "evaluate_layers": "lrd.evaluate", "extract": "lrd.extract", "extract_variants": "lrd.extract",
-    "pool": "lrd.extract", "LoadedModel": "lrd.models", "load_model": "lrd.models", "Glue": "lrd.report",
-    "Verdict": "lrd.verdicts", "Task": "lrd.tasks", "load_task": "lrd.tasks",
+    "removed_layers": "lrd.engine.ablation", "fetch": "lrd.engine.packs", "lrd_home": "lrd.engine.store",
+    "evaluate_layers": "lrd.evaluate", "extract": "lrd.engine.extract", "extract_variants": "lrd.engine.extract",
+    "pool": "lrd.engine.extract", "LoadedModel": "lrd.engine.models", "load_model": "lrd.engine.models", "Glue": "lrd.report",
+    "Verdict": "lrd.verdicts", "Task": "lrd.engine.tasks", "load_task": "lrd.engine.tasks",
 }
 
 __all__ = sorted([*_SUBMODULES, *_EXPORTS, "__version__"])
 
 
 class _Face(types.ModuleType):
-    """Loads a public name's module on first access. ``lrd.extract`` is the function (as it
+    """Loads a public name's module on first access. ``lrd.engine.extract`` is the function (as it
     always was) although a submodule has the same name: importing the submodule does not
     replace it."""
 
@@ -42,7 +42,7 @@ class _Face(types.ModuleType):
 
     def __setattr__(self, name: str, value) -> None:
         if name in _EXPORTS and isinstance(value, types.ModuleType):
-            return  # the import system binding submodule lrd.extract; keep the function
+            return  # the import system binding submodule lrd.engine.extract; keep the function
         super().__setattr__(name, value)
 
     def __dir__(self) -> list[str]:

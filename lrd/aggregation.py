@@ -1,7 +1,7 @@
 """Encoders that turn a model's stack of pooled layer states into one representation.
 
 Every module maps ``x`` of shape ``(batch, S, d)`` (``S = L + 1`` states, embeddings first, as
-:func:`lrd.extract` returns them transposed) to an embedding ``(batch, out_dim)``; a task head
+:func:`lrd.engine.extract` returns them transposed) to an embedding ``(batch, out_dim)``; a task head
 sits on top (:func:`make_method`). The Cayley-Encoder and the FC-Encoder are one module,
 :class:`GraphEncoder`, on two graphs; the others are the paper's baselines.
 

@@ -342,7 +342,7 @@ def _put_in_place(executed: Path, output: Path) -> None:
     its papermill output path."""
     import nbformat
 
-    from lrd.cache import atomic_write
+    from lrd.engine.store import atomic_write
 
     nb = nbformat.read(executed, as_version=4)
     nb.metadata.setdefault("papermill", {})["output_path"] = str(output)

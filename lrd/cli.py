@@ -18,7 +18,7 @@ from pathlib import Path
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from lrd import assets
+    from lrd.engine import packs as assets
 
     t0 = time.perf_counter()
     status = assets.fetch(args.keys or None, force=args.force, keep_wheels=args.keep_wheels)
@@ -74,9 +74,10 @@ def _checked_parameters(targets: list[str], params: dict, profile: str) -> dict[
 
 def _execute(command: str, chapter: str, **kwargs) -> Path:
     """Run one chapter, showing which chapter runs and, from a terminal, the kernel's progress
-    bars (one per extraction, naming model and task) through :func:`lrd.progress.relay`;
+    bars (one per extraction, naming model and task) through :func:`lrd.engine.progress.relay`;
     elsewhere papermill's cell counter. Nothing of this reaches the notebook's outputs."""
-    from lrd import book, progress
+    from lrd import book
+    from lrd.engine import progress
 
     print(f"{command}: running {chapter} ...", file=sys.stderr, flush=True)
     if not sys.stderr.isatty():

@@ -1,6 +1,6 @@
 """Downstream score of every layer of a model on a task, from one extraction.
 
-:func:`evaluate_layers` takes the ``(L + 1, N, d)`` array that :func:`lrd.extract` returns for
+:func:`evaluate_layers` takes the ``(L + 1, N, d)`` array that :func:`lrd.engine.extract` returns for
 ``task.texts`` and scores each layer with MTEB's protocol for the task type, calling the same
 scikit-learn estimators and metrics on the same samples as ``mteb`` 2.x, without its per-call
 overhead (datasets, dataloaders, re-encoding):
@@ -36,7 +36,7 @@ SST-2 (40 rows, 31 layers, 10 experiments) by :math:`1 + 10^{-6} z` flipped 32 o
 predictions with MTEB's settings, 2 with lbfgs run to convergence at its tolerance
 (``tol=1e-4``), and none with :func:`mteb_classifier`, which fits the same model to its optimum
 with Newton-CG (``tol=1e-8``, 13 iterations in the median) at about the cost of MTEB's fits
-(2026-12-01, shared machine; ``lrd.perturb``). Where lbfgs converges the two agree.
+(2026-12-01, shared machine; ``lrd.engine.perturb``). Where lbfgs converges the two agree.
 
 :func:`evaluate_layer_halves` also scores every layer on each half of the evaluation units
 (:func:`evaluation_halves`: choose a layer on one half, score it on the other) and measures
@@ -64,7 +64,7 @@ from sklearn.metrics import accuracy_score, average_precision_score, v_measure_s
 
 from lrd.metrics._validation import check_layers
 from lrd.report import per_layer
-from lrd.tasks import Task
+from lrd.engine.tasks import Task
 
 MAIN_SCORES = {"classification": "accuracy", "pair_classification": "cosine_ap", "sts": "cosine_spearman",
                "clustering": "v_measure"}
@@ -254,7 +254,7 @@ def evaluation_halves(task: Task, *, seed: int = MTEB_SEED) -> tuple[np.ndarray,
     Examples
     --------
     >>> import pandas as pd
-    >>> from lrd.tasks import Task
+    >>> from lrd.engine.tasks import Task
     >>> t = Task("t", "clustering", pd.DataFrame({"text": list("abcde"), "label": [0, 1, 0, 1, 0],
     ...                                           "split": "test"}), ("x", "y"), "doc")
     >>> a, b = evaluation_halves(t)

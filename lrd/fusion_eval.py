@@ -46,7 +46,7 @@ def classification_scores(states: np.ndarray, labels: np.ndarray, is_test: np.nd
     Parameters
     ----------
     states : array of shape (S, N, d)
-        Pooled states of every layer (``lrd.extract`` output).
+        Pooled states of every layer (``lrd.engine.extract`` output).
     labels : int array of shape (N,)
     is_test : bool array of shape (N,)
         The task's test split; the rest is the training pool, from which each seed holds out a

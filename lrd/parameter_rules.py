@@ -62,7 +62,7 @@ class Rule:
     choices : callable, optional
         Returns the allowed strings (read from the module that defines them, when needed).
     task_types : tuple of str, optional
-        Each value names a task of one of these types (:data:`lrd.tasks.TASK_TYPES`).
+        Each value names a task of one of these types (:data:`lrd.engine.tasks.TASK_TYPES`).
     model_kind : {"encoder", "decoder", "any"}, optional
         Each value names a model (an offline key, an existing folder or a hub id) of this kind.
     one_of : str, optional
@@ -86,7 +86,7 @@ class Rule:
 
 
 def _poolings() -> Sequence[str]:
-    from lrd.extract import POOLINGS
+    from lrd.engine.extract import POOLINGS
 
     return POOLINGS
 
@@ -222,13 +222,13 @@ RULES: dict[str, dict[str, Rule]] = {
 # ---- what a task or model is, without loading it -----------------------------------------------
 
 def task_type(name: str) -> str:
-    """The type of task ``name`` (:data:`lrd.tasks.TASK_TYPES`) without loading its data.
+    """The type of task ``name`` (:data:`lrd.engine.tasks.TASK_TYPES`) without loading its data.
 
-    An offline task's type is in :data:`lrd.tasks.OFFLINE_TASKS`; another name is looked up
+    An offline task's type is in :data:`lrd.engine.tasks.OFFLINE_TASKS`; another name is looked up
     in MTEB's task metadata (installed with mteb, no download). An unknown name, or an MTEB
     type lrd cannot evaluate, is a ``ValueError`` listing the offline tasks.
     """
-    from lrd.tasks import _MTEB_TYPES, OFFLINE_TASKS
+    from lrd.engine.tasks import _MTEB_TYPES, OFFLINE_TASKS
 
     if name in OFFLINE_TASKS:
         return OFFLINE_TASKS[name].type
@@ -250,13 +250,13 @@ def task_type(name: str) -> str:
 
 
 def model_kind(name: str) -> str | None:
-    """``"encoder"`` or ``"decoder"``, as :func:`lrd.models.load_model` would choose, without
+    """``"encoder"`` or ``"decoder"``, as :func:`lrd.engine.models.load_model` would choose, without
     loading weights; ``None`` when only the hub could say (a hub id not in the local cache).
 
-    An offline key's kind is declared in :data:`lrd.assets.MODEL_PACKS`; a local folder's, or a
+    An offline key's kind is declared in :data:`lrd.engine.packs.MODEL_PACKS`; a local folder's, or a
     cached hub model's, is read from its ``config.json`` by the loader's own rule.
     """
-    from lrd.assets import MODEL_PACKS
+    from lrd.engine.packs import MODEL_PACKS
 
     if name in MODEL_PACKS:
         return MODEL_PACKS[name].info.get("kind")
@@ -270,7 +270,7 @@ def model_kind(name: str) -> str | None:
         return None
     from types import SimpleNamespace
 
-    from lrd.models import _is_decoder  # the loader's rule (config architectures and model type)
+    from lrd.engine.models import _is_decoder  # the loader's rule (config architectures and model type)
 
     spec = SimpleNamespace(architectures=data.get("architectures"), model_type=data.get("model_type"))
     return "decoder" if _is_decoder(spec) else "encoder"
@@ -349,7 +349,7 @@ def _number_problem(name: str, value: float, rule: Rule, in_list: bool) -> str |
 
 
 def _task_problem(name: str, task: str, rule: Rule) -> str | None:
-    from lrd.tasks import OFFLINE_TASKS
+    from lrd.engine.tasks import OFFLINE_TASKS
 
     try:
         kind = task_type(task)
@@ -364,7 +364,7 @@ def _task_problem(name: str, task: str, rule: Rule) -> str | None:
 
 
 def _model_problem(name: str, model: str, rule: Rule) -> str | None:
-    from lrd.assets import MODEL_PACKS
+    from lrd.engine.packs import MODEL_PACKS
 
     folder = Path(model).expanduser()
     if model not in MODEL_PACKS and model.startswith((".", "/", "~")) and not (folder / "config.json").is_file():

@@ -89,7 +89,7 @@ def model_palette(models: Iterable[str] = ()) -> dict[str, str]:
 
 def model_kinds(models: Iterable[str]) -> dict[str, str]:
     """Architecture of each model ("encoder"/"decoder") for the offline panel, else "other"."""
-    from lrd.assets import MODEL_PACKS
+    from lrd.engine.packs import MODEL_PACKS
 
     return {m: MODEL_PACKS[m].info.get("kind", "other") if m in MODEL_PACKS else "other" for m in models}
 

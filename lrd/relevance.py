@@ -11,7 +11,7 @@ Removing a set :math:`S` of blocks leaves blocks :math:`1..\\min S - 1` unchange
 :func:`removal_sweep` runs each batch once intact, records every block's output, and resumes
 each removal from the recorded input of block :math:`\\min S` (a stand-in module replays it):
 the blocks before the first removed one are never recomputed. The result equals running the
-model under :func:`lrd.ablation.removed_layers` (``resume=False``; checked in the tests).
+model under :func:`lrd.engine.ablation.removed_layers` (``resume=False``; checked in the tests).
 
 References
 ----------
@@ -33,10 +33,10 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from lrd.ablation import anatomy, removed_layers, replaced_blocks
-from lrd.models import LoadedModel, _get
-from lrd.perturb import perturb
-from lrd.scoring import MCRequests, forward_batches, model_logits, request_logprobs
+from lrd.engine.ablation import anatomy, removed_layers, replaced_blocks
+from lrd.engine.models import LoadedModel, _get
+from lrd.engine.perturb import perturb
+from lrd.engine.scoring import MCRequests, forward_batches, model_logits, request_logprobs
 
 __all__ = ["SweepResult", "removal_sweep", "angular_distance", "taylor_importance",
            "encoder_removal_states"]
@@ -133,15 +133,15 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
     Parameters
     ----------
     model : LoadedModel
-        A decoder (its anatomy from ``lrd.models.ARCHITECTURES`` or derived).
+        A decoder (its anatomy from ``lrd.engine.models.ARCHITECTURES`` or derived).
     requests : MCRequests
-        From :func:`lrd.scoring.build_requests`.
+        From :func:`lrd.engine.scoring.build_requests`.
     sets : sequence of sequences of int, optional
         Blocks (1..L) to remove together; default: each block alone, ``[[1], [2], ..., [L]]``.
         The intact model is always evaluated first.
     resume : bool
         Resume each removal from the intact run's recorded states (exact); ``False`` runs every
-        removal from the embeddings under :func:`lrd.ablation.removed_layers` (the reference).
+        removal from the embeddings under :func:`lrd.engine.ablation.removed_layers` (the reference).
     batch_size : int
     progress : bool, optional
 
@@ -273,7 +273,7 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
 
     Each removal set :math:`S` is resumed from the intact pass's recorded output of block
     :math:`\\min S - 1`, so blocks before the first removed one are not recomputed; the result
-    equals running the model under :func:`lrd.ablation.removed_layers` (checked in the tests).
+    equals running the model under :func:`lrd.engine.ablation.removed_layers` (checked in the tests).
 
     Parameters
     ----------
@@ -288,7 +288,7 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
     cosine : ndarray of shape (L,)
         Cosine relevance of each block (over real tokens).
     """
-    from lrd.extract import batch_token_limit, batches_by_length, pool
+    from lrd.engine.extract import batch_token_limit, batches_by_length, pool
 
     hf, row = anatomy(model)
     blocks = list(_get(hf, row["blocks"]))
@@ -330,7 +330,7 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
 def naive_removal_lls(model: LoadedModel, requests: MCRequests, sets: Sequence[Sequence[int]], *,
                       batch_size: int = 32) -> np.ndarray:
     """Reference for :func:`removal_sweep`: every set run from the embeddings (no reuse)."""
-    from lrd.scoring import loglikelihoods
+    from lrd.engine.scoring import loglikelihoods
 
     out = [loglikelihoods(model, requests, batch_size=batch_size, progress=False)]
     for s in sets:
@@ -402,7 +402,7 @@ def relevance_rows(sweep: SweepResult, requests: MCRequests, *, model: str, task
         0/1 correctness (row 0 intact, row ``l`` without block ``l``).
     """
     from lrd.report import per_layer
-    from lrd.scoring import mc_accuracy
+    from lrd.engine.scoring import mc_accuracy
 
     n = len(sweep.cosine)
     where = {s: i for i, s in enumerate(sweep.sets)}
@@ -423,7 +423,7 @@ def pruning_accuracy(sweep: SweepResult, requests: MCRequests, plan: pd.DataFram
                      metric: str = "acc") -> np.ndarray:
     """Mean ``metric`` of each row of a :func:`lrd.pruning.pruning_sets` plan, from a sweep
     run with ``sets = plan["removed"]``; shape (len(plan),)."""
-    from lrd.scoring import mc_accuracy
+    from lrd.engine.scoring import mc_accuracy
 
     where = {s: i for i, s in enumerate(sweep.sets)}
     acc = mc_accuracy(sweep.lls, requests)[metric].mean(1)

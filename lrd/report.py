@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lrd.cache import atomic_write
+from lrd.engine.store import atomic_write
 
 RESULT_COLUMNS = ["model", "task", "measurement", "layer", "depth", "value"]
 

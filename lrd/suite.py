@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from lrd.augment import augment_views
-from lrd.extract import extract, extract_variants
+from lrd.engine.augment import augment_views
+from lrd.engine.extract import extract, extract_variants
 from lrd.metrics.augmentation import dime, infonce, lidar
 from lrd.metrics.curvature import prompt_curvature
 from lrd.metrics.entropy import dataset_entropy, effective_rank, prompt_entropy
-from lrd.models import LoadedModel
+from lrd.engine.models import LoadedModel
 from lrd.report import per_layer
 
 
@@ -57,7 +57,7 @@ def task_pass(model: LoadedModel, texts: Sequence[str], *, pooling: str = "mean"
     """Pooled states of ``texts`` and, from the SAME forward pass, optionally their final-norm
     variant (``final_norm``) and the token states of the first ``n_token_prompts`` texts.
 
-    Each pooled variant is cached as :func:`lrd.extract` caches it (a later ``extract`` call
+    Each pooled variant is cached as :func:`lrd.engine.extract` caches it (a later ``extract`` call
     finds it); token states are not cached, so asking for them always runs the model once.
     """
     variants = [{"pooling": pooling}] + ([{"pooling": pooling, "final_norm": True}] if final_norm else [])

@@ -4,16 +4,16 @@ A **unit** is one call of a plain function of this module, e.g.
 ``lrd_families_profile(model, task="sst2", n_samples=300, ...)``: it extracts a model's states
 for a task and computes that chapter's measurements on them. The chapters call these functions
 (through :func:`compute`), and so does ``lrd sweep`` (:mod:`lrd.sweep`) on a Dask cluster;
-there is no second implementation. Every unit's result is cached by :mod:`lrd.cache` under a
+there is no second implementation. Every unit's result is cached by :mod:`lrd.engine.cache` under a
 key of
 
 * the unit's function name and parameters,
-* the model's fingerprint (:func:`lrd.models.source_fingerprint`: known from the files for an
+* the model's fingerprint (:func:`lrd.engine.models.source_fingerprint`: known from the files for an
   offline key or local folder without loading the model; a hub model is loaded to know it),
-* the content of every task the unit reads (:func:`lrd.cache.task_digest`),
+* the content of every task the unit reads (:func:`lrd.engine.cache.task_digest`),
 * the code: the unit function's source, the source of the same-module helpers it calls and of
   every ``lrd`` module it uses, transitively, plus library versions (:func:`unit_code_digest`),
-* the float-noise perturbation ``LRD_PERTURB`` when it is set (:mod:`lrd.perturb`).
+* the float-noise perturbation ``LRD_PERTURB`` when it is set (:mod:`lrd.engine.perturb`).
 
 So a chapter executed after a sweep (or a second time) loads its units from the cache
 without loading any model; any change to the code a unit runs recomputes it. The device is
@@ -38,13 +38,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from lrd import cache
-from lrd.models import LoadedModel, load_model, source_fingerprint
-from lrd.perturb import perturbation_level
-from lrd.tasks import load_task
+from lrd.engine import cache
+from lrd.engine.models import LoadedModel, load_model, source_fingerprint
+from lrd.engine.perturb import perturbation_level
+from lrd.engine.tasks import load_task
 
 #: Modules every unit depends on besides its own code: model loading and tasks.
-COMMON_MODULES = ("lrd.models", "lrd.tasks")
+COMMON_MODULES = ("lrd.engine.models", "lrd.engine.tasks")
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ def _referenced(func: Callable) -> tuple[list[Callable], set[str]]:
 
 @functools.cache
 def unit_code_digest(func: Callable) -> str:
-    """Hash of the code a unit runs (:func:`lrd.cache.code_digest`).
+    """Hash of the code a unit runs (:func:`lrd.engine.cache.code_digest`).
 
     The unit function's source, the sources of the helpers of its own module that it calls
     (transitively), and every ``lrd`` module that these import or name, transitively, plus
@@ -239,7 +239,7 @@ def compute(units: Sequence[Unit], *, root=None) -> list:
 
 def models_and_tasks_probe(model: LoadedModel, *, task: str, n_samples: int | None, pooling: str) -> dict:
     """The panel row of a model, its load time, and its per-layer mean cosine on ``task``."""
-    from lrd.extract import extract
+    from lrd.engine.extract import extract
     from lrd.metrics.cosine import mean_cosine_similarity
     from lrd.report import per_layer
 
@@ -262,7 +262,7 @@ def models_and_tasks_units(models: Sequence[str], task: str, n_samples: int | No
 def lrd_families_profile(model: LoadedModel, *, task: str, n_samples: int, pooling: str, k: int,
                          variance: float) -> dict:
     """Frenet, NRS and GFMI of one model on one task: the per-layer rows and the model-level scores."""
-    from lrd.extract import extract
+    from lrd.engine.extract import extract
     from lrd.metrics import lrd_profile, mean_cosine_similarity, model_scores, profile_rows
 
     data = load_task(task, n=n_samples)
@@ -308,7 +308,7 @@ def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods
     row per method and seed), ``"items"`` (classification: whether each seed's prediction of
     each test item is right, :func:`lrd.fusion_eval.item_outcomes`; empty for STS), the model
     facts the parameter share needs, and the extraction and training seconds."""
-    from lrd.extract import extract
+    from lrd.engine.extract import extract
     from lrd.fusion_eval import item_outcomes, task_scores
 
     _, full, texts = fusion_task(task, n_samples)
@@ -330,7 +330,7 @@ def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings
     """The Cayley encoder's ablations on one model and task: positional encoding, the reference
     code's doubled edges, and ``n_mappings`` seeded random layer-to-node mappings (one row per
     variant and seed)."""
-    from lrd.extract import extract
+    from lrd.engine.extract import extract
     from lrd.fusion_eval import encoder_variants
 
     _, full, texts = fusion_task(task, n_samples)
@@ -348,7 +348,7 @@ def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: S
                     train_threads: int | None) -> pd.DataFrame:
     """Few-shot accuracy of ``methods`` on one model and task for each number of shots per
     class (one row per shot count, method and seed)."""
-    from lrd.extract import extract
+    from lrd.engine.extract import extract
     from lrd.fusion_eval import few_shot_scores
 
     data, _, texts = fusion_task(task, n_samples)
@@ -454,11 +454,11 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
     """One decoder's removal sweeps on every task: relevance rows, per-item correctness of the
     intact and single-removal runs, intact acc_norm, measured chance (``chance[task]``: the
     intact run's accuracy under ``n_chance`` permutations of the gold choice within items,
-    :func:`lrd.scoring.permuted_gold_accuracy`) and, for the pruning model (``pruning``), the
+    :func:`lrd.engine.scoring.permuted_gold_accuracy`) and, for the pruning model (``pruning``), the
     calibration plan with each task's pruned accuracies; plus the work done (``block forwards``,
     ``token passes``, ``seconds``)."""
     from lrd.relevance import calibration_plan, pruning_accuracy, relevance_rows, removal_sweep
-    from lrd.scoring import build_requests, mc_accuracy, permuted_gold_accuracy
+    from lrd.engine.scoring import build_requests, mc_accuracy, permuted_gold_accuracy
 
     name = model.name
     work = {"block forwards": 0.0, "token passes": 0.0, "seconds": 0.0}
@@ -529,7 +529,7 @@ def cosine_vs_ablation_units(models: Sequence[str], tasks: Sequence[str], n_item
 
 def _mc_choices(lls: np.ndarray, item: np.ndarray) -> np.ndarray:
     """The chosen answer of each item: the argmax of its choices' log-likelihoods (ties to the
-    first choice, as :func:`lrd.scoring.mc_accuracy`'s ``acc``); ``item`` gives each request's item."""
+    first choice, as :func:`lrd.engine.scoring.mc_accuracy`'s ``acc``); ``item`` gives each request's item."""
     starts = np.flatnonzero(np.r_[True, np.diff(item) != 0])
     return np.array([int(np.argmax(lls[a:b])) for a, b in zip(starts, np.r_[starts[1:], len(item)])])
 
@@ -539,7 +539,7 @@ def _mc_removal_scores(model: LoadedModel, sets, *, mc_tasks, n_items: int, batc
     model's chosen and gold answer per item (``{task: {"pred": [...], "gold": [...]}}``: what a
     label-permutation chance test needs)."""
     from lrd.relevance import removal_sweep
-    from lrd.scoring import build_requests, mc_accuracy
+    from lrd.engine.scoring import build_requests, mc_accuracy
 
     out, items = {}, {}
     for t in mc_tasks:
@@ -574,7 +574,7 @@ def _prune_plan(model: LoadedModel, profile_states: np.ndarray, *, k: int, varia
     from lrd.metrics import lrd_profile
     from lrd.pruning import budget_blocks, budget_plan, budgets_of, measurement_scores
     from lrd.relevance import angular_distance, calibration_plan, encoder_removal_states
-    from lrd.scoring import build_requests
+    from lrd.engine.scoring import build_requests
 
     label_free = measurement_scores(lrd_profile(profile_states, k=k, variance=variance))
     if model.kind == "decoder":
@@ -601,7 +601,7 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     from threadpoolctl import threadpool_limits
 
     from lrd.evaluate import evaluate_layers
-    from lrd.extract import extract
+    from lrd.engine.extract import extract
     from lrd.metrics import dataset_entropy, dime, lrd_profile, model_scores
     from lrd.pruning import plan_changes
     from lrd.suite import view_states

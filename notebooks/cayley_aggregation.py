@@ -179,7 +179,7 @@ graphs.set_index("model")
 # %% [markdown]
 # ## Every method on every model and task
 #
-# Extraction is shared with the other embedding chapters (`lrd.extract`, mean pooling,
+# Extraction is shared with the other embedding chapters (`lrd.engine.extract`, mean pooling,
 # {glue:text}`cayley_aggregation-n_samples` texts per task, the task's own train/test halves).
 
 # %% tags=["hide-input"]

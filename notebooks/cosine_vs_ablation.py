@@ -27,15 +27,15 @@
 # $R^{\cos}_l = 1 - \overline{\cos(h_{l-1,t}, h_{l,t})}$, the mean over all tokens of all inputs,
 # from one forward pass. Its *accuracy relevance* is $R^{\mathrm{acc}}_l = \mathrm{acc} -
 # \mathrm{acc}_{\setminus l}$, the accuracy lost when the block is skipped (the residual stream
-# passes it unchanged; `lrd.ablation.removed_layers`). Accuracy is the multiple-choice `acc` of
+# passes it unchanged; `lrd.engine.ablation.removed_layers`). Accuracy is the multiple-choice `acc` of
 # lm-evaluation-harness: the choice with the highest summed log-likelihood of its continuation
-# (`lrd.scoring`, checked against the harness's own `HFLM` in the tests).
+# (`lrd.engine.scoring`, checked against the harness's own `HFLM` in the tests).
 #
 # **Our decoders are not the paper's.** {glue:text}`cosine_vs_ablation-panel_note` Accuracy
 # relevance counts for a decoder and task only where the intact model is above *measured*
 # chance: the intact model's predictions scored against gold answers drawn at random among each
 # item's choices ({glue:text}`cosine_vs_ablation-n_chance` permutations,
-# `lrd.scoring.permuted_gold_accuracy`), one-sided p at most 0.05. A model that guesses moves its
+# `lrd.engine.scoring.permuted_gold_accuracy`), one-sided p at most 0.05. A model that guesses moves its
 # accuracy by noise when a block is removed, and no correlation with that noise means anything.
 
 # %% tags=["parameters"]

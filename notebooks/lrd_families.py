@@ -66,7 +66,7 @@ results_dir = "results"
 import pandas as pd
 
 import lrd
-from lrd.assets import MODEL_PACKS
+from lrd.engine.packs import MODEL_PACKS
 from lrd.report import Glue, save_results
 from lrd.units import compute, lrd_families_units
 from lrd.verdicts import claims_of

@@ -31,7 +31,7 @@
 # a test to reach $p \le 0.05$ gets "not testable", never a verdict by count.
 #
 # **Per-layer evaluation.** `lrd.evaluate_layers` takes the $(L+1, N, d)$ array of
-# `lrd.extract` and applies MTEB's protocol for the task type with the same scikit-learn
+# `lrd.engine.extract` and applies MTEB's protocol for the task type with the same scikit-learn
 # estimators and samples as `mteb` 2.x (a test checks the classification path against
 # `mteb.evaluate` on a local task): logistic
 # regression on 8 examples per label, 10 experiments, test accuracy (classification); average

@@ -38,7 +38,7 @@ import pandas as pd
 
 import lrd
 from lrd.report import Glue, save_results
-from lrd.tasks import load_task, offline_task_names
+from lrd.engine.tasks import load_task, offline_task_names
 from lrd.units import compute, models_and_tasks_units
 
 lrd.book.check_parameters("models_and_tasks", globals())
@@ -87,7 +87,7 @@ pd.DataFrame(timings).set_index("model")
 # ## The tasks
 #
 # {glue:text}`models_and_tasks-n_tasks` offline tasks come from the data packs, each with a
-# fixed train/test split drawn once with a fixed seed; `lrd.tasks.load_task(name, n=...)` takes
+# fixed train/test split drawn once with a fixed seed; `lrd.engine.tasks.load_task(name, n=...)` takes
 # a fixed, label-stratified subset. Any MTEB {cite:p}`muennighoff2023mteb` task name also works
 # where the hub is reachable. The sets: SST-2 {cite:p}`socher2013sst` and MRPC
 # {cite:p}`dolan2005mrpc` (from GLUE, {cite:p}`wang2019glue`), sarcastic headlines

@@ -257,7 +257,7 @@ _ = glue.verdict(judge_selection_llm(per_model.loc[decoders], mc_avg, sources=so
 # {glue:text}`selection_and_pruning-calibration_task`. Random uses
 # {glue:text}`selection_and_pruning-n_random` seeds. **Removal** skips the blocks (the
 # residual stream passes them unchanged), computed by resuming from the intact pass, which
-# equals `lrd.ablation.removed_layers` (tested). **Downstream score**: multiple-choice
+# equals `lrd.engine.ablation.removed_layers` (tested). **Downstream score**: multiple-choice
 # accuracy on the evaluation items for decoders; for encoders the MTEB main score of the
 # pruned model's mean-pooled output on each embedding task.
 

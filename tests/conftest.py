@@ -83,7 +83,7 @@ def lrd_home(tmp_path, monkeypatch) -> Path:
 
 
 def _panel_available(*keys: str) -> bool:
-    from lrd import assets
+    from lrd.engine import packs as assets
 
     return all((assets.PACKS[k].path / assets.MANIFEST).is_file() for k in keys)
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import lrd
-import lrd.models
-from lrd.ablation import removed_layers
+import lrd.engine.models
+from lrd.engine.ablation import removed_layers
 
 
 def _gemma3():
@@ -84,7 +84,7 @@ def _build(family):
 
 
 def _blocks_path(model) -> str:
-    from lrd.models import ARCHITECTURES
+    from lrd.engine.models import ARCHITECTURES
 
     return ARCHITECTURES[model.config.model_type]["blocks"]
 
@@ -146,7 +146,7 @@ def test_removing_a_block_equals_the_model_built_without_it(family, layer):
 
 
 def _get_blocks(model):
-    from lrd.models import _get
+    from lrd.engine.models import _get
 
     return _get(model, _blocks_path(model))
 
@@ -200,7 +200,7 @@ def test_an_architecture_that_cannot_be_derived_says_how_to_register(monkeypatch
     """A bare model without a row whose blocks cannot be found (no ModuleList of the config's length)."""
     cls, cfg, model = _build("llama")
     model.config.num_hidden_layers = 7
-    monkeypatch.delitem(lrd.models.ARCHITECTURES, "llama")
+    monkeypatch.delitem(lrd.engine.models.ARCHITECTURES, "llama")
     with pytest.raises(NotImplementedError, match=r"no nn.ModuleList of 7 blocks.*ARCHITECTURES\['llama'\]"):
         with removed_layers(model, [1]):
             pass

@@ -15,7 +15,7 @@ import torch
 from lrd.pruning import gromov_block, pruning_sets
 from lrd.relevance import (ENCODER_SCORER_DESCRIPTIONS, ENCODER_SCORERS, angular_distance, encoder_removal_states,
                            mteb_score, probe_accuracy)
-from lrd.scoring import permuted_gold_accuracy
+from lrd.engine.scoring import permuted_gold_accuracy
 from lrd.verdicts.agreement import (_simulate_correct, _unrelated_share, _with_correlation, agreement_summary,
                                     agreement_table, chance_table, corrected_correlation, estimation_by_margin,
                                     estimation_shares, judge_correlation, judge_dataset, judge_misestimate, judge_olmo,
@@ -276,8 +276,8 @@ def test_angular_distance_closed_form():
 
 
 def test_encoder_sweep_matches_removed_layers(tiny_encoder):
-    from lrd.ablation import removed_layers
-    from lrd.extract import pool
+    from lrd.engine.ablation import removed_layers
+    from lrd.engine.extract import pool
 
     texts = ["the cat sat on the mat", "a dog", "the model is very good and not bad"]
     pooled, cos = encoder_removal_states(tiny_encoder, texts, batch_size=2)
@@ -292,7 +292,7 @@ def test_encoder_sweep_matches_removed_layers(tiny_encoder):
 
 
 def test_probe_accuracy_separable_and_invariant_to_rotation():
-    from lrd.tasks import Task
+    from lrd.engine.tasks import Task
 
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 40)
@@ -305,7 +305,7 @@ def test_probe_accuracy_separable_and_invariant_to_rotation():
 
 def test_mteb_scorer_is_the_mid_layer_evaluation_of_one_layer():
     from lrd.evaluate import evaluate_layers
-    from lrd.tasks import Task
+    from lrd.engine.tasks import Task
 
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 40)

@@ -2,7 +2,7 @@
 table, and exercised by layer removal and the final-norm variant on tiny random models.
 
 Every family below is a random-weight model with 3 blocks saved to a folder and loaded by path,
-like a user's model; the families of ``lrd.models.ARCHITECTURES`` and held-out ones (Phi,
+like a user's model; the families of ``lrd.engine.models.ARCHITECTURES`` and held-out ones (Phi,
 DistilBERT) that have no row.
 """
 
@@ -15,8 +15,8 @@ import pytest
 import torch
 
 import lrd
-from lrd.ablation import removed_layers
-from lrd.models import ARCHITECTURES, _get, derive_anatomy
+from lrd.engine.ablation import removed_layers
+from lrd.engine.models import ARCHITECTURES, _get, derive_anatomy
 
 from conftest import _tokenizer
 

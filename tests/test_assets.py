@@ -1,4 +1,4 @@
-"""lrd.assets: idempotent, atomic, self-healing packs (fake wheels), and the real packs."""
+"""lrd.engine.packs: idempotent, atomic, self-healing packs (fake wheels), and the real packs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import zipfile
 
 import pytest
 
-from lrd import assets
-from lrd.assets import MANIFEST, Pack, Piece
+from lrd.engine import packs as assets
+from lrd.engine.packs import MANIFEST, Pack, Piece
 
 
 @pytest.fixture

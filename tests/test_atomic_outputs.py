@@ -76,7 +76,7 @@ def test_results_json_and_csv_survive_a_failed_write(tmp_path, monkeypatch):
     before = json_path.read_text(), csv_path.read_text()
     assert json.loads(before[0])["demo-value"] == 0.5
     glue("value", 123.456)
-    monkeypatch.setattr("lrd.cache.os.fsync", _disk_full)  # the write fails before it is complete
+    monkeypatch.setattr("lrd.engine.store.os.fsync", _disk_full)  # the write fails before it is complete
     with pytest.raises(OSError):
         glue.save(tmp_path)
     with pytest.raises(OSError):

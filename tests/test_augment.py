@@ -1,4 +1,4 @@
-"""lrd.augment: nlpaug views for the invariance metrics (seeded, memoised, validated)."""
+"""lrd.engine.augment: nlpaug views for the invariance metrics (seeded, memoised, validated)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from lrd.augment import augment_views
+from lrd.engine.augment import augment_views
 
 TEXTS = ["the movie was a delight from start to finish", "a dull, lifeless and overlong film"]
 

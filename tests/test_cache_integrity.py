@@ -1,6 +1,6 @@
 """Cache entries carry a checksum: a damaged entry is never served, always reported, removed and recomputed.
 
-Both caches: results (:mod:`lrd.cache`, pickles) and hidden states (:mod:`lrd.extract`, arrays).
+Both caches: results (:mod:`lrd.engine.cache`, pickles) and hidden states (:mod:`lrd.engine.extract`, arrays).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import lrd
-from lrd import cache
+from lrd.engine import cache
 from lrd.units import Unit, run_unit
 
 TEXTS = ["the cat sat on the mat", "a dog is good", "not very bad and very good text of the layer"]
@@ -137,7 +137,7 @@ def test_a_damaged_state_entry_is_reported_and_recomputed(tiny_encoder, lrd_home
 
 def test_an_intact_state_entry_is_served_without_a_warning(tiny_encoder, lrd_home, recwarn):
     first = lrd.extract(tiny_encoder, TEXTS)
-    from lrd.extract import _cached_states
+    from lrd.engine.extract import _cached_states
 
     np.testing.assert_array_equal(_cached_states(_states_entry(lrd_home)), first)
     np.testing.assert_array_equal(lrd.extract(tiny_encoder, TEXTS), first)

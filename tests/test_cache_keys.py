@@ -15,7 +15,8 @@ SEEDS = ("0", "1")  # two seeds under which the old code gave different keys
 # every chapter's unit keys at the default parameters (reads the offline packs and tasks).
 SCRIPT = """
 import inspect, json, sys
-from lrd import cache, units
+from lrd import units
+from lrd.engine import cache
 out = {name: units.unit_code_digest(f) for name, f in vars(units).items()
        if inspect.isfunction(f) and f.__module__ == "lrd.units" and list(inspect.signature(f).parameters)[:1] == ["model"]}
 if "keys" in sys.argv:
@@ -51,7 +52,7 @@ def test_every_chapters_unit_keys_do_not_depend_on_the_hash_seed(require_panel):
 
 
 def test_a_value_without_a_stable_text_form_cannot_enter_a_key():
-    from lrd import cache
+    from lrd.engine import cache
 
     assert cache.digest({"a": {3, 1, 2}}) == cache.digest({"a": [1, 2, 3]})
     with pytest.raises(TypeError, match="no stable text form"):

@@ -11,7 +11,7 @@ import pytest
 
 from lrd.evaluate import (evaluate_layer_halves, evaluate_layers, evaluation_halves, layer_scores, mteb_classifier,
                           n_evaluation_units, undersample)
-from lrd.tasks import Task
+from lrd.engine.tasks import Task
 
 # Scores are computed by the same scikit-learn calls on the same rows; only float32 (mteb's
 # encoder output) against float64 can differ, so we allow 1e-6.

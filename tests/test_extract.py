@@ -1,4 +1,4 @@
-"""lrd.extract: pooling, padding invariance, layer count, cache (tiny random models)."""
+"""lrd.engine.extract: pooling, padding invariance, layer count, cache (tiny random models)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import lrd
-from lrd.extract import _atomic_save, _cached_states, batches_by_length, pool
+from lrd.engine.extract import _atomic_save, _cached_states, batches_by_length, pool
 
 TEXTS = ["the cat sat on the mat", "a dog", "the model is very good and not bad",
          "text", "cat and dog sat in the mat of the model", "a good text"]
@@ -144,7 +144,7 @@ LONG = " ".join(["the cat sat on the mat"] * 30)  # 180 words, more than the 64 
 
 
 def test_default_max_length_respects_a_short_position_table(tiny_encoder, lrd_home):
-    from lrd.extract import max_input_length
+    from lrd.engine.extract import max_input_length
 
     assert max_input_length(tiny_encoder) == 64  # max_position_embeddings=64, no tokenizer limit
     states = lrd.extract(tiny_encoder, [LONG, "a dog"])
@@ -178,7 +178,7 @@ def _stub(model_type="bert", positions=512, pad=0, tokenizer_limit=int(1e30)):
     (_stub("bert", None), 512, None),  # no stated limit
 ])
 def test_max_length_default_and_limit(stub, default, limit):
-    from lrd.extract import max_input_length, resolve_max_length
+    from lrd.engine.extract import max_input_length, resolve_max_length
 
     assert max_input_length(stub) == limit
     assert resolve_max_length(stub, None) == default
@@ -188,7 +188,7 @@ def test_max_length_default_and_limit(stub, default, limit):
 @pytest.mark.integration
 @pytest.mark.parametrize("key", ["minilm", "mpnet", "smollm2", "gemma3", "qwen"])
 def test_panel_default_max_length_is_512_so_cache_keys_are_unchanged(key, require_panel):
-    from lrd.extract import resolve_max_length
+    from lrd.engine.extract import resolve_max_length
 
     require_panel(key)
     assert resolve_max_length(lrd.load_model(key), None) == 512
@@ -196,7 +196,7 @@ def test_panel_default_max_length_is_512_so_cache_keys_are_unchanged(key, requir
 
 @pytest.mark.parametrize("max_tokens", [None, 1, 7, 20, 1000])
 def test_token_budget_batches_cover_every_text_once(max_tokens):
-    from lrd.extract import batches_by_length
+    from lrd.engine.extract import batches_by_length
 
     lengths = [3, 17, 5, 5, 40, 1, 9, 12, 2, 8]
     batches = batches_by_length(lengths, 4, max_tokens)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import lrd
-from lrd.extract import cache_key
+from lrd.engine.extract import cache_key
 
 TEXTS = ["the cat sat on the mat", "a dog is good", "not very bad and very good text of the layer"]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lrd
-from lrd.models import ARCHITECTURES
+from lrd.engine.models import ARCHITECTURES
 
 
 def test_local_folder_loads_with_kind_and_anatomy(tiny_encoder, tiny_decoder):
@@ -28,7 +28,7 @@ def test_fingerprint_does_not_depend_on_where_the_files_are(tiny_encoder_dir, ti
 
     import torch
 
-    from lrd.models import source_fingerprint
+    from lrd.engine.models import source_fingerprint
 
     moved = shutil.copytree(tiny_encoder_dir, tmp_path / "elsewhere" / "model")
     assert lrd.load_model(str(moved)).fingerprint == tiny_encoder.fingerprint
@@ -122,7 +122,7 @@ def test_offline_decoder_completes_a_fact(require_panel):
 def test_typo_in_an_offline_key_fails_fast_and_suggests_the_key(monkeypatch):
     import time
 
-    from lrd import models
+    from lrd.engine import models
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", False)
@@ -137,7 +137,7 @@ def test_hub_reachability_is_probed_once_per_process(monkeypatch):
     import urllib.error
     import urllib.request
 
-    from lrd import models
+    from lrd.engine import models
 
     calls = []
 
@@ -159,7 +159,7 @@ def test_hub_reachability_is_probed_once_per_process(monkeypatch):
 
 
 def test_suggestion_only_for_close_names():
-    from lrd.models import suggest
+    from lrd.engine.models import suggest
 
     assert suggest("minilmx", ["minilm", "mpnet"]) == " Did you mean 'minilm'?"
     assert suggest("bert-base-uncased", ["minilm", "mpnet"]) == ""

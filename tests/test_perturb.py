@@ -1,11 +1,11 @@
-"""LRD_PERTURB: float noise on model outputs, after the caches, keyed apart (lrd.perturb)."""
+"""LRD_PERTURB: float noise on model outputs, after the caches, keyed apart (lrd.engine.perturb)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from lrd.perturb import ENV_VAR, perturb, perturbation_level
+from lrd.engine.perturb import ENV_VAR, perturb, perturbation_level
 
 
 @pytest.mark.parametrize("raw, level", [(None, 0.0), ("", 0.0), ("0", 0.0), ("1e-6", 1e-6), (" 2e-7 ", 2e-7)])
@@ -68,8 +68,8 @@ def test_scoring_and_removal_outputs_are_perturbed(tiny_decoder, tiny_encoder, m
     import pandas as pd
 
     from lrd.relevance import encoder_removal_states, removal_sweep, taylor_importance
-    from lrd.scoring import build_requests, loglikelihoods
-    from lrd.tasks import Task
+    from lrd.engine.scoring import build_requests, loglikelihoods
+    from lrd.engine.tasks import Task
 
     frame = pd.DataFrame({"contexts": [["the cat sat on"] * 2, ["a dog is"] * 2], "choices": [[" the mat", " a dog"],
                           [" good", " bad"]], "label": [0, 1], "split": "test"})

@@ -212,7 +212,7 @@ def test_empty_or_incomplete_tables():
 def test_mc_choices_agree_with_mc_accuracy():
     from types import SimpleNamespace
 
-    from lrd.scoring import mc_accuracy
+    from lrd.engine.scoring import mc_accuracy
     from lrd.units import _mc_choices
 
     rng = np.random.default_rng(0)
@@ -229,8 +229,8 @@ def test_mc_choices_agree_with_mc_accuracy():
 def test_encoder_removal_sets_match_removed_layers(tiny_encoder):
     import torch
 
-    from lrd.ablation import removed_layers
-    from lrd.extract import pool
+    from lrd.engine.ablation import removed_layers
+    from lrd.engine.extract import pool
     from lrd.relevance import encoder_removal_states
 
     texts = ["the cat sat on the mat", "a dog", "the model is very good and not bad"]

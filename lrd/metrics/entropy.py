@@ -177,7 +177,7 @@ def dataset_entropy(layers: np.ndarray, *, alpha: float = 1.0, normalized: bool 
     Parameters
     ----------
     layers : array of shape (n_layers, n_samples, d_model)
-        Pooled states of ``N`` prompts per layer (e.g. from :func:`lrd.extract`, mean pooling).
+        Pooled states of ``N`` prompts per layer (e.g. from :func:`lrd.engine.extract`, mean pooling).
     alpha : float
     normalized : bool
         Divide by ``log min(N, d)`` (the code's default "maxEntropy" normalisation), so 1 is
@@ -203,7 +203,7 @@ def prompt_entropy(tokens: Sequence[np.ndarray], *, alpha: float = 1.0, normaliz
     Parameters
     ----------
     tokens : sequence of arrays of shape (n_layers, T_i, d_model)
-        Per-prompt token states, as :func:`lrd.extract` returns with ``return_tokens=True``.
+        Per-prompt token states, as :func:`lrd.engine.extract` returns with ``return_tokens=True``.
         Every prompt needs at least 2 tokens.
     alpha : float
     normalized : bool

@@ -43,7 +43,7 @@ comparison of two procedures, is judged that way.
 
 **Chance is measured.** A model-task pair counts only where the intact accuracy is above its
 permutation null: the same predictions scored against gold answers drawn uniformly among each
-item's choices (:func:`lrd.scoring.permuted_gold_accuracy`, cached with the unit), one-sided
+item's choices (:func:`lrd.engine.scoring.permuted_gold_accuracy`, cached with the unit), one-sided
 p-value at most :math:`\alpha`.
 
 References
@@ -404,7 +404,7 @@ def chance_table(accuracy: Mapping[tuple[str, str], float], null: Mapping[tuple[
     accuracy : dict (model, task) -> intact accuracy
     null : dict (model, task) -> ndarray of shape (n_permutations,)
         Accuracies of the same predictions under label permutations
-        (:func:`lrd.scoring.permuted_gold_accuracy`).
+        (:func:`lrd.engine.scoring.permuted_gold_accuracy`).
 
     Returns
     -------

@@ -285,7 +285,7 @@ def panel_note(kinds: dict[str, str], sources: dict[str, str]) -> str | None:
     """What a reader must know of the decoders when a claim about base LLMs is tested on them.
 
     ``kinds`` and ``sources`` map each model to its kind and to where its weights come from
-    (:meth:`lrd.models.LoadedModel.summary`); None when the panel has no decoder.
+    (:meth:`lrd.engine.models.LoadedModel.summary`); None when the panel has no decoder.
 
     >>> panel_note({"a": "decoder", "b": "decoder", "c": "encoder"},
     ...            {"a": "org/A-Instruct (GGUF Q4)", "b": "org/B (base, GGUF Q5)", "c": "org/C"})

@@ -27,14 +27,14 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import torch
 
-from lrd.models import LoadedModel, _get, architecture_row
+from lrd.engine.models import LoadedModel, _get, architecture_row
 
 __all__ = ["removed_layers", "replaced_blocks", "anatomy"]
 
 
 def anatomy(model: LoadedModel | torch.nn.Module) -> tuple[torch.nn.Module, dict]:
     """The Hugging Face module and where its blocks, final norm and embeddings live: its
-    ``ARCHITECTURES`` row, or derived from the model (:func:`lrd.models.derive_anatomy`).
+    ``ARCHITECTURES`` row, or derived from the model (:func:`lrd.engine.models.derive_anatomy`).
 
     Raises
     ------
@@ -168,19 +168,19 @@ def removed_layers(model: LoadedModel | torch.nn.Module, layers: Iterable[int]) 
     ----------
     model : LoadedModel or transformers model
         What :func:`lrd.load_model` returns (offline key, folder or hub id), or a bare
-        ``transformers`` model (its anatomy from ``lrd.models.ARCHITECTURES`` or derived).
+        ``transformers`` model (its anatomy from ``lrd.engine.models.ARCHITECTURES`` or derived).
     layers : iterable of int
         Block numbers 1..L (hidden-states numbering). An empty iterable changes nothing.
 
     Yields
     ------
     The same ``model`` object, with ``n_layers`` reduced (for a LoadedModel) and a fingerprint
-    that differs from the intact model's, so :func:`lrd.extract` does not reuse its cache.
+    that differs from the intact model's, so :func:`lrd.engine.extract` does not reuse its cache.
 
     Raises
     ------
     NotImplementedError
-        A family without a row in ``lrd.models.ARCHITECTURES`` whose anatomy cannot be derived
+        A family without a row in ``lrd.engine.models.ARCHITECTURES`` whose anatomy cannot be derived
         (the message says what row to add).
     ValueError
         A layer out of 1..L or repeated.

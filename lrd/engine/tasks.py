@@ -29,8 +29,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from lrd.assets import pack_path
-from lrd.progress import name_texts
+from lrd.engine.packs import pack_path
+from lrd.engine.progress import name_texts
 
 TASK_TYPES = ("classification", "clustering", "pair_classification", "sts", "multiple_choice")
 SPLIT_SEED = 20260101
@@ -370,7 +370,7 @@ def _from_mteb(name: str) -> Task:
     try:
         mt = mteb.get_task(name)
     except (KeyError, ValueError) as err:
-        from lrd.models import suggest
+        from lrd.engine.models import suggest
 
         raise ValueError(
             f"unknown task {name!r}: not an offline task ({', '.join(OFFLINE_TASKS)}) "

@@ -36,13 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from lrd.engine.store import hold_lock, lrd_home, remove_stale_temp_files  # noqa: F401  (re-exported)
+
 MANIFEST = "lrd-manifest.json"
 PACK_FORMAT = 1  # bump when the layout of a built pack changes
 
-
-def lrd_home() -> Path:
-    """Root of the lrd cache: ``$LRD_HOME`` if set, else ``~/.cache/lrd``."""
-    return Path(os.environ.get("LRD_HOME") or Path.home() / ".cache" / "lrd").expanduser()
 
 
 @dataclass(frozen=True)
@@ -375,50 +373,6 @@ def remove_stale_scratch(pack: Pack, *, log: Callable[[str], None] = print) -> l
         log(f"{pack.key}: removed {len(stale)} stale scratch folder(s) of an interrupted fetch")
     return stale
 
-
-def remove_stale_temp_files(folder: Path, pattern: str, *, min_age: float = 60.0) -> list[Path]:
-    """Delete orphaned temporary files in ``folder`` that no live writer holds.
-
-    A file matching ``pattern`` is removed when it was not modified for ``min_age`` seconds
-    and nobody holds an OS lock on it (writers such as :func:`lrd.extract.extract` lock their
-    temporary file while writing it; a killed writer's lock is gone). The age guard covers a
-    writer between creating its file and locking it, and filesystems without locks.
-    """
-    removed = []
-    now = time.time()
-    for path in Path(folder).glob(pattern):
-        try:
-            if now - path.stat().st_mtime < min_age:
-                continue
-            with open(path, "rb") as f:
-                if not _try_lock(f):
-                    continue  # a live writer holds it
-                path.unlink()
-            removed.append(path)
-        except FileNotFoundError:
-            continue  # its writer renamed or removed it meanwhile
-    return removed
-
-
-def _try_lock(f) -> bool:
-    try:
-        import fcntl
-    except ImportError:  # no advisory locks (Windows): rely on the age guard alone
-        return True
-    try:
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
-
-
-def hold_lock(f) -> None:
-    """Take an exclusive OS lock on an open file (released when it is closed or its process dies)."""
-    try:
-        import fcntl
-    except ImportError:
-        return
-    fcntl.flock(f.fileno(), fcntl.LOCK_EX)
 
 
 def _sweep(log: Callable[[str], None]) -> None:

@@ -18,11 +18,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from lrd import progress as lrd_progress
-from lrd.assets import lrd_home
-from lrd.cache import discard, open_checked, write_checked
-from lrd.models import LoadedModel
-from lrd.perturb import perturb
+from lrd.engine import progress as lrd_progress
+from lrd.engine.store import lrd_home
+from lrd.engine.cache import discard, open_checked, write_checked
+from lrd.engine.models import LoadedModel
+from lrd.engine.perturb import perturb
 
 POOLINGS = ("mean", "last", "cls")
 EXTRACT_VERSION = "2"  # bump when extraction semantics or the entry format change: invalidates the cache
@@ -131,7 +131,7 @@ def _texts_hash(texts: Sequence[str]) -> str:
 
 def cache_key(model: LoadedModel, texts: Sequence[str], **options) -> str:
     """Content key of an extraction: model fingerprint, texts, options and code version."""
-    from lrd import __version__
+    from lrd._version import __version__
 
     payload = {"model": model.fingerprint, "texts": _texts_hash(texts), "n": len(texts),
                "version": f"{__version__}/{EXTRACT_VERSION}", **options}
@@ -139,7 +139,7 @@ def cache_key(model: LoadedModel, texts: Sequence[str], **options) -> str:
 
 
 def _atomic_save(path: Path, array: np.ndarray) -> None:
-    """Write ``array`` as ``.npy`` bytes behind a checksum header (:func:`lrd.cache.write_checked`),
+    """Write ``array`` as ``.npy`` bytes behind a checksum header (:func:`lrd.engine.cache.write_checked`),
     through a locked temporary sibling renamed into place: readers never see half a file."""
     write_checked(path, lambda f: np.save(f, array), ".npy.tmp")
 
@@ -147,7 +147,7 @@ def _atomic_save(path: Path, array: np.ndarray) -> None:
 def _cached_states(path: Path) -> np.ndarray | None:
     """The array stored at ``path``, or None when there is none or it is unusable.
 
-    The checksum is verified before the array is read (:func:`lrd.cache.open_checked`); a
+    The checksum is verified before the array is read (:func:`lrd.engine.cache.open_checked`); a
     damaged entry or any failed load is reported with a warning naming the file, removed, and
     recomputed by the caller.
     """
@@ -326,7 +326,7 @@ def extract_variants(model: LoadedModel, texts: Sequence[str], variants: Sequenc
                 results[i] = array
                 if paths[i] is not None:
                     _atomic_save(paths[i], array)
-    # LRD_PERTURB (lrd.perturb): float noise on the way out, after the cache, which keeps exact states
+    # LRD_PERTURB (lrd.engine.perturb): float noise on the way out, after the cache, which keeps exact states
     results = [perturb(r, tag=f"extract/{p}/{f}") for r, (p, f) in zip(results, resolved)]
     if return_tokens:
         return results, [perturb(t, tag="extract/tokens") for t in tokens]
@@ -371,7 +371,7 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
         keyed by content (model fingerprint, texts, options, code version) and written atomically.
     progress : bool, optional
         Progress bar; default: only when stderr is a terminal, or, inside a chapter executed by
-        ``lrd run`` / ``lrd book`` from a terminal, in that terminal (:mod:`lrd.progress`).
+        ``lrd run`` / ``lrd book`` from a terminal, in that terminal (:mod:`lrd.engine.progress`).
     final_norm : bool
         Apply the model's final norm (``model.final_norm``) to the token states of every layer
         before pooling, as a model truncated after block ``l`` would (the last layer already

@@ -3,7 +3,7 @@
 A result is stored under ``$LRD_HOME/results/<name>-<key>.pkl`` where ``key`` hashes everything
 the result depends on:
 
-* the **inputs**: the model's fingerprint (:func:`lrd.models.fingerprint`, the same that keys
+* the **inputs**: the model's fingerprint (:func:`lrd.engine.models.fingerprint`, the same that keys
   the hidden-state cache), the task's content (every row, :func:`task_digest`) and the
   parameters of the computation;
 * the **code**: the source of the computing function and of every ``lrd`` module it imports,
@@ -12,10 +12,10 @@ the result depends on:
   keys, so a result computed by older code is never returned; the old entry is simply unused.
 
 Writes go through a locked temporary sibling renamed into place (:func:`atomic_write`, shared
-with :mod:`lrd.extract`), so a killed writer leaves no entry, only a hidden ``.tmp`` file that
+with :mod:`lrd.engine.extract`), so a killed writer leaves no entry, only a hidden ``.tmp`` file that
 the next writer removes once no live process holds it.
 
-Every entry (here and in the hidden-state cache of :mod:`lrd.extract`) starts with a one-line
+Every entry (here and in the hidden-state cache of :mod:`lrd.engine.extract`) starts with a one-line
 header holding the sha256 and length of its payload (:func:`write_checked`); the payload is
 verified before it is unpickled or used (:func:`open_checked`). An entry that fails the check,
 or whose load fails in any way, is reported (a warning naming the file), removed and recomputed:
@@ -32,54 +32,16 @@ import json
 import os
 import pickle
 import re
-import tempfile
 import warnings
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
-from lrd.assets import hold_lock, lrd_home, remove_stale_temp_files
+from lrd.engine.store import atomic_write, lrd_home  # noqa: F401  (atomic_write: re-exported)
 
 #: Libraries whose versions are part of every result key (an upgrade can change numbers).
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "torch", "transformers", "mteb")
-
-_SWEPT: set[tuple[Path, str]] = set()  # (folder, pattern) already cleared of orphaned temp files
-
-
-def atomic_write(path: Path, write: Callable[[BinaryIO], None], suffix: str) -> None:
-    """Write ``path`` through a locked temporary sibling, then rename: readers never see half a file.
-
-    ``write(f)`` writes the content to the open binary file ``f``. The temporary file is
-    ``.<stem>-XXXX<suffix>`` (e.g. ``suffix=".npy.tmp"``); it is locked while written
-    (:func:`lrd.assets.hold_lock`). The first write into a folder also removes temporary files
-    with that suffix that killed writers left there (:func:`lrd.assets.remove_stale_temp_files`;
-    files that live writers hold are kept).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if (path.parent, suffix) not in _SWEPT:
-        remove_stale_temp_files(path.parent, f".*{suffix}")
-        _SWEPT.add((path.parent, suffix))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=suffix)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual permissions
-        with os.fdopen(fd, "wb") as f:
-            hold_lock(f)
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-@functools.cache
-def _umask() -> int:
-    """The process's file-creation mask (read once: reading it means setting it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def results_dir(root: str | Path | None = None) -> Path:
@@ -256,7 +218,7 @@ def code_digest(func: Callable, modules: Iterable[str] = ()) -> str:
 
 
 def task_digest(task) -> str:
-    """Content hash of a :class:`lrd.tasks.Task`: name, type, labels and every row."""
+    """Content hash of a :class:`lrd.engine.tasks.Task`: name, type, labels and every row."""
     frame = task.frame
     payload = {"name": task.name, "type": task.type, "labels": task.label_names, "columns": list(frame.columns),
                "rows": frame.to_json(orient="values", default_handler=str)}

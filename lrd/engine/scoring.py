@@ -39,10 +39,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from lrd.extract import batch_token_limit, batches_by_length
-from lrd.models import LoadedModel
-from lrd.perturb import perturb
-from lrd.tasks import Task
+from lrd.engine.extract import batch_token_limit, batches_by_length
+from lrd.engine.models import LoadedModel
+from lrd.engine.perturb import perturb
+from lrd.engine.tasks import Task
 
 __all__ = ["MCRequests", "build_requests", "loglikelihoods", "mc_accuracy", "permuted_gold_accuracy", "forward_batches",
            "request_logprobs"]
@@ -299,7 +299,7 @@ def forward_batches(model: LoadedModel, requests: MCRequests, *, batch_size: int
     """Yield ``(batch, run)`` per length-sorted batch; ``run()`` returns ``(request indices, lls)``.
 
     Batches hold at most ``batch_size`` rows and ``max_batch_tokens`` padded tokens (default:
-    :func:`lrd.extract.batch_token_limit`, 512 on CPU, where it makes removal sweeps about
+    :func:`lrd.engine.extract.batch_token_limit`, 512 on CPU, where it makes removal sweeps about
     30% faster, none on an accelerator).
 
     ``run()`` does the forward pass under whatever block list is installed when it is called;
@@ -331,7 +331,7 @@ def loglikelihoods(model: LoadedModel, requests: MCRequests, *, batch_size: int 
         out[reqs] = ll
     if not np.isfinite(out).all():
         raise FloatingPointError(f"{model.name} produced non-finite log-likelihoods")
-    return perturb(out, tag="loglikelihoods")  # unchanged unless LRD_PERTURB is set (lrd.perturb)
+    return perturb(out, tag="loglikelihoods")  # unchanged unless LRD_PERTURB is set (lrd.engine.perturb)
 
 
 def _predictions(lls: np.ndarray, requests: MCRequests) -> dict[str, np.ndarray]:

@@ -22,8 +22,8 @@ from typing import Any
 
 import torch
 
-from lrd import assets
-from lrd.cache import stable_json
+from lrd.engine import packs as assets
+from lrd.engine.cache import stable_json
 
 # Where each architecture keeps its blocks, final norm and token embeddings, as attribute
 # paths from the loaded model object (the base model for encoders, the *ForCausalLM for
@@ -72,7 +72,7 @@ def _layer_count(config: Any) -> int | None:
 def _add_a_row(model_type: str, what: str) -> NotImplementedError:
     return NotImplementedError(
         f"cannot derive the anatomy of architecture {model_type!r}: {what}. Add a row to "
-        f"lrd.models.ARCHITECTURES giving the attribute paths of its blocks (the ModuleList), final norm "
+        f"lrd.engine.models.ARCHITECTURES giving the attribute paths of its blocks (the ModuleList), final norm "
         f"(None when the last block's output is the model's output) and token embeddings, e.g. "
         f"ARCHITECTURES[{model_type!r}] = {{'blocks': 'model.layers', 'final_norm': 'model.norm', "
         f"'embeddings': 'model.embed_tokens'}}")
@@ -462,7 +462,7 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
     ----------
     name : str
         An offline key (``minilm``, ``mpnet``, ``smollm2``, ``gemma3``, ``qwen``; built on first
-        use by :func:`lrd.assets.fetch`), a local folder, or a Hugging Face hub id.
+        use by :func:`lrd.engine.packs.fetch`), a local folder, or a Hugging Face hub id.
     device : str or torch.device
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
     kind : {"encoder", "decoder"}, optional

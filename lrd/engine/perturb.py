@@ -15,10 +15,10 @@ and every array a chapter's numbers come from is multiplied, element by element,
 normal, seeded by a tag naming the array and its shape (so a perturbed run is itself
 reproducible):
 
-* the pooled and token hidden states of :func:`lrd.extract` / :func:`lrd.extract_variants`,
+* the pooled and token hidden states of :func:`lrd.engine.extract` / :func:`lrd.extract_variants`,
   perturbed on the way out, after the hidden-state cache (the cache keeps exact states and no
   forward pass is repeated);
-* the multiple-choice log-likelihoods (:func:`lrd.scoring.loglikelihoods`), and everything a
+* the multiple-choice log-likelihoods (:func:`lrd.engine.scoring.loglikelihoods`), and everything a
   removal sweep returns (:func:`lrd.relevance.removal_sweep`: log-likelihoods, cosine
   relevance, last-token states; :func:`lrd.relevance.encoder_removal_states`; the Taylor
   importance).
