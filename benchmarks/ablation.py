@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 import lrd
-from lrd.relevance import naive_removal_lls, removal_sweep
+from lrd.methods.relevance import naive_removal_lls, removal_sweep
 from lrd.engine.scoring import build_requests
 
 

@@ -18,7 +18,7 @@ _SUBMODULES = ("aggregation", "book", "cayley", "metrics", "plots", "report", "t
 #: Re-exported names and the module that defines each.
 _EXPORTS = {
     "removed_layers": "lrd.engine.ablation", "fetch": "lrd.engine.packs", "lrd_home": "lrd.engine.store",
-    "evaluate_layers": "lrd.evaluate", "extract": "lrd.engine.extract", "extract_variants": "lrd.engine.extract",
+    "evaluate_layers": "lrd.methods.evaluate", "extract": "lrd.engine.extract", "extract_variants": "lrd.engine.extract",
     "pool": "lrd.engine.extract", "LoadedModel": "lrd.engine.models", "load_model": "lrd.engine.models", "Glue": "lrd.report",
     "Verdict": "lrd.verdicts", "Task": "lrd.engine.tasks", "load_task": "lrd.engine.tasks",
 }

@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from lrd.relevance import pruning_table
+from lrd.methods.relevance import pruning_table
 from lrd.report import RESULT_COLUMNS, per_layer
 
 __all__ = ["DecoderRuns", "collect_decoders", "pruning_curves_table", "encoder_tables"]
@@ -79,7 +79,7 @@ def collect_decoders(models: Sequence[str], results: Sequence[dict]) -> DecoderR
 
 def pruning_curves_table(runs: DecoderRuns, tasks: Sequence[str]) -> pd.DataFrame:
     """Pruning curves of every pruned model: ``model, rule, seed, k, removed, acc`` (mean over
-    ``tasks``), with ``k = 0`` rows at the intact accuracy (:func:`lrd.relevance.pruning_table`)."""
+    ``tasks``), with ``k = 0`` rows at the intact accuracy (:func:`lrd.methods.relevance.pruning_table`)."""
     cols = ["model", "rule", "seed", "k", "removed", "acc"]
     frames = [pruning_table(plan, float(np.mean([runs.correct[model, t][0].mean() for t in tasks])), tasks)
               .assign(model=model)[cols] for model, plan in runs.plans.items()]

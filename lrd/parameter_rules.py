@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-#: Task types whose texts have a per-layer embedding score (:func:`lrd.evaluate.evaluate_layers`).
+#: Task types whose texts have a per-layer embedding score (:func:`lrd.methods.evaluate.evaluate_layers`).
 EMBEDDING_TASKS = ("classification", "clustering", "pair_classification", "sts")
 #: Task types with one label per text (a classifier, or k examples per class, can be trained on them).
 LABELLED_TEXTS = ("classification", "clustering")
@@ -98,7 +98,7 @@ def _methods() -> Sequence[str]:
 
 
 def _encoder_scorers() -> Sequence[str]:
-    from lrd.relevance import ENCODER_SCORERS
+    from lrd.methods.relevance import ENCODER_SCORERS
 
     return list(ENCODER_SCORERS)
 

@@ -462,7 +462,7 @@ def pruning_winners(summary: pd.DataFrame, *, by: str = "kind", value: str = "me
 def _pruning_winners(summary, *, by, value, baseline):
     from matplotlib.patches import Rectangle
 
-    from lrd.pruning import PRUNE_RULES
+    from lrd.methods.pruning import PRUNE_RULES
 
     groups = list(pd.unique(summary[by]))
     present = set(summary["rule"])

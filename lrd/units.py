@@ -395,17 +395,17 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
                     norm_task: str, n_permutations: int) -> dict:
     """Everything the mid-layer chapter measures on one model: every layer's MTEB-protocol
     score per task (on every evaluation row and on each half of them, and its label-permutation
-    chance from ``n_permutations`` shuffles: :func:`lrd.evaluate.layer_scores`), pooled metrics
+    chance from ``n_permutations`` shuffles: :func:`lrd.methods.evaluate.layer_scores`), pooled metrics
     per task, token metrics, augmentation-invariance metrics, and (decoders) scores with and
     without the final norm. Returns ``kind``, ``source`` (where the weights come from),
     ``rows`` and ``normed``.
 
     One forward pass per task feeds its pooled states, and, for ``norm_task`` and
     ``token_task`` (which must be among ``tasks``), the final-norm variant and the token states
-    (:func:`lrd.suite.task_pass`); the augmented views of ``aug_task`` take one more pass.
+    (:func:`lrd.methods.suite.task_pass`); the augmented views of ``aug_task`` take one more pass.
     """
-    from lrd.evaluate import layer_scores
-    from lrd.suite import invariance_metrics, pooled_metrics, task_pass, token_rows, view_states
+    from lrd.methods.evaluate import layer_scores
+    from lrd.methods.suite import invariance_metrics, pooled_metrics, task_pass, token_rows, view_states
 
     for option, value in {"token_task": token_task, "aug_task": aug_task, "norm_task": norm_task}.items():
         if value and value not in tasks:
@@ -457,7 +457,7 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
     :func:`lrd.engine.scoring.permuted_gold_accuracy`) and, for the pruning model (``pruning``), the
     calibration plan with each task's pruned accuracies; plus the work done (``block forwards``,
     ``token passes``, ``seconds``)."""
-    from lrd.relevance import calibration_plan, pruning_accuracy, relevance_rows, removal_sweep
+    from lrd.methods.relevance import calibration_plan, pruning_accuracy, relevance_rows, removal_sweep
     from lrd.engine.scoring import build_requests, mc_accuracy, permuted_gold_accuracy
 
     name = model.name
@@ -495,7 +495,7 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
 
 def ablation_encoder(model: LoadedModel, *, task: str, n_encoder: int, encoder_scorer: str, batch_size: int) -> dict:
     """One encoder's cosine relevance and embedding score (intact, then each block removed)."""
-    from lrd.relevance import ENCODER_SCORERS, encoder_removal_states
+    from lrd.methods.relevance import ENCODER_SCORERS, encoder_removal_states
 
     data = load_task(task, n=n_encoder)
     pooled, cos = encoder_removal_states(model, data.texts, batch_size=batch_size)
@@ -538,7 +538,7 @@ def _mc_removal_scores(model: LoadedModel, sets, *, mc_tasks, n_items: int, batc
     """Accuracy of every removal set on every multiple-choice task (resumed sweep), and the intact
     model's chosen and gold answer per item (``{task: {"pred": [...], "gold": [...]}}``: what a
     label-permutation chance test needs)."""
-    from lrd.relevance import removal_sweep
+    from lrd.methods.relevance import removal_sweep
     from lrd.engine.scoring import build_requests, mc_accuracy
 
     out, items = {}, {}
@@ -553,8 +553,8 @@ def _mc_removal_scores(model: LoadedModel, sets, *, mc_tasks, n_items: int, batc
 
 def _encoder_removal_scores(model: LoadedModel, sets, *, task_data: dict, n_bootstrap: int, batch_size: int) -> dict:
     """MTEB main score of every removal set on every embedding task (resumed, one pass per task)."""
-    from lrd.evaluate import evaluate_layers
-    from lrd.relevance import encoder_removal_states
+    from lrd.methods.evaluate import evaluate_layers
+    from lrd.methods.relevance import encoder_removal_states
 
     out = {}
     for t, data in task_data.items():
@@ -568,12 +568,12 @@ def _prune_plan(model: LoadedModel, profile_states: np.ndarray, *, k: int, varia
                 mc_tasks, n_calibration: int, encoder_calib, n_bootstrap: int, batch_size: int) -> pd.DataFrame:
     """Every rule's removal sets per budget. Label-free rules read the LRD profile of the
     calibration texts; labelled rules: decoders rank blocks on calibration items of the
-    multiple-choice tasks (:func:`lrd.relevance.calibration_plan`), encoders by the MTEB score
+    multiple-choice tasks (:func:`lrd.methods.relevance.calibration_plan`), encoders by the MTEB score
     on ``encoder_calib`` with each block removed."""
-    from lrd.evaluate import evaluate_layers
+    from lrd.methods.evaluate import evaluate_layers
     from lrd.metrics import lrd_profile
-    from lrd.pruning import budget_blocks, budget_plan, budgets_of, measurement_scores
-    from lrd.relevance import angular_distance, calibration_plan, encoder_removal_states
+    from lrd.methods.pruning import angular_distance, budget_blocks, budget_plan, budgets_of, measurement_scores
+    from lrd.methods.relevance import calibration_plan, encoder_removal_states
     from lrd.engine.scoring import build_requests
 
     label_free = measurement_scores(lrd_profile(profile_states, k=k, variance=variance))
@@ -600,11 +600,11 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     when ``prune``, every prune rule's plan and score changes per task."""
     from threadpoolctl import threadpool_limits
 
-    from lrd.evaluate import evaluate_layers
+    from lrd.methods.evaluate import evaluate_layers
     from lrd.engine.extract import extract
     from lrd.metrics import dataset_entropy, dime, lrd_profile, model_scores
-    from lrd.pruning import plan_changes
-    from lrd.suite import view_states
+    from lrd.methods.pruning import plan_changes
+    from lrd.methods.suite import view_states
 
     name, clock = model.name, time.perf_counter()
     task_data = {t: load_task(t, n=n_samples) for t in tasks}

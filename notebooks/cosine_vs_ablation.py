@@ -49,7 +49,7 @@ n_random = 5  # random pruning orders
 encoders = ["minilm"]  # add "mpnet" (12 blocks, ~5x the cost of minilm)
 encoder_task = "sst2"
 n_encoder = 500  # texts, as the other embedding chapters
-encoder_scorer = "mteb"  # lrd.relevance.ENCODER_SCORERS: "mteb" or "probe"
+encoder_scorer = "mteb"  # lrd.methods.relevance.ENCODER_SCORERS: "mteb" or "probe"
 n_boot = 1000  # bootstrap resamples of items
 n_splits = 20  # random half splits averaged in the split-half reliability
 strong = 0.7  # equivalence margin of "weak or moderate": the conventional moderate/strong cut
@@ -69,8 +69,8 @@ import torch
 
 import lrd
 from lrd.ablation_tables import collect_decoders, encoder_tables, pruning_curves_table
-from lrd.counterexample import counterexample
-from lrd.relevance import ENCODER_SCORER_DESCRIPTIONS
+from lrd.methods.counterexample import counterexample
+from lrd.methods.relevance import ENCODER_SCORER_DESCRIPTIONS
 from lrd.report import Glue, save_results
 from lrd.units import compute, cosine_vs_ablation_units
 from lrd.verdicts import claims_of
@@ -96,7 +96,7 @@ t_start = time.perf_counter()
 # Each decoder is scored on {glue:text}`cosine_vs_ablation-n_items` test items of each task, once
 # intact and once with each block removed. The sweep resumes every removal from the intact
 # run's recorded input of the removed block, so blocks before it are never recomputed
-# (`lrd.relevance.removal_sweep`; exact, see `benchmarks/ablation.py`).
+# (`lrd.methods.relevance.removal_sweep`; exact, see `benchmarks/ablation.py`).
 
 # %% tags=["hide-input"]
 glue("n_items", n_items)
@@ -272,7 +272,7 @@ lrd.plots.relevance_heatmaps(encoder_relevance) if encoders else None
 # label $s = \pm 1$. Blocks 1 and 3 add large, label-independent vectors; block 2 writes
 # $c \tanh(k h_1)$ into a fresh coordinate, which is the only one the classifier reads. Block 2
 # barely moves the state (cosine relevance about $c^2 / 2\|h\|^2$), but without it the read-out
-# coordinate is 0 for every input and the classifier answers one class (`lrd.counterexample`).
+# coordinate is 0 for every input and the classifier answers one class (`lrd.methods.counterexample`).
 
 # %% tags=["hide-input"]
 toy = counterexample()

@@ -42,14 +42,14 @@
 #
 # **Two halves.** Each task's evaluation units (the test rows of a classification task, the
 # pairs of a pair or STS task, the rows of a clustering task) are split once into two fixed
-# halves (`lrd.evaluate.evaluation_halves`); every layer is scored on each half with the same
+# halves (`lrd.methods.evaluate.evaluation_halves`); every layer is scored on each half with the same
 # fitted classifiers, partitions or similarities. A layer chosen on one half is credited with
 # its score on the other.
 #
 # **Chance, measured.** The score a representation unrelated to the labels gets is measured, not
 # assumed: the labels (classes, human scores, pair labels) are shuffled across the rows
 # {glue:text}`mid_layer-n_permutations` times and the same evaluator is run again on the same
-# states (`lrd.evaluate.evaluate_layer_halves`).
+# states (`lrd.methods.evaluate.evaluate_layer_halves`).
 #
 # **Metrics** (`lrd.metrics`). For rows $Z$ (tokens of a prompt, or prompts of a dataset),
 # centred and L2-normalised, the matrix-based entropy is

@@ -62,7 +62,7 @@ import pandas as pd
 import torch
 
 import lrd
-from lrd.pruning import PRUNE_RULES, budget_blocks
+from lrd.methods.pruning import PRUNE_RULES, budget_blocks
 from lrd.report import Glue, save_results
 from lrd.units import compute, selection_and_pruning_units
 from lrd.verdicts import claims_of
@@ -236,7 +236,7 @@ _ = glue.verdict(judge_selection_llm(per_model.loc[decoders], mc_avg, sources=so
 # ## Pruning
 #
 # Each rule orders the blocks of a model, and a budget removes the first $k$ of them, all at
-# once (`lrd.pruning`, one sentence per rule; the three LRD rules are **our reconstruction**:
+# once (`lrd.methods.pruning`, one sentence per rule; the three LRD rules are **our reconstruction**:
 # the paper's digest does not define them to the letter):
 #
 # {glue:text}`selection_and_pruning-rule_list`

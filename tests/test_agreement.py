@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import torch
 
-from lrd.pruning import gromov_block, pruning_sets
-from lrd.relevance import (ENCODER_SCORER_DESCRIPTIONS, ENCODER_SCORERS, angular_distance, encoder_removal_states,
+from lrd.methods.pruning import gromov_block, pruning_sets
+from lrd.methods.relevance import (ENCODER_SCORER_DESCRIPTIONS, ENCODER_SCORERS, angular_distance, encoder_removal_states,
                            mteb_score, probe_accuracy)
 from lrd.engine.scoring import permuted_gold_accuracy
 from lrd.verdicts.agreement import (_simulate_correct, _unrelated_share, _with_correlation, agreement_summary,
@@ -224,7 +224,7 @@ def test_pruning_is_a_sign_flip_test_over_models():
 
 
 def test_theory_is_a_demonstration_never_reproduced():
-    from lrd.counterexample import counterexample
+    from lrd.methods.counterexample import counterexample
 
     v = judge_theory(counterexample())
     assert v.kind == "demonstration" and v.outcome == "demonstrated" and "illustration" in v.evidence
@@ -304,7 +304,7 @@ def test_probe_accuracy_separable_and_invariant_to_rotation():
 
 
 def test_mteb_scorer_is_the_mid_layer_evaluation_of_one_layer():
-    from lrd.evaluate import evaluate_layers
+    from lrd.methods.evaluate import evaluate_layers
     from lrd.engine.tasks import Task
 
     rng = np.random.default_rng(0)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from lrd.counterexample import counterexample
+from lrd.methods.counterexample import counterexample
 
 
 def test_block_with_tiny_cosine_relevance_is_indispensable():

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lrd.evaluate import (evaluate_layer_halves, evaluate_layers, evaluation_halves, layer_scores, mteb_classifier,
+from lrd.methods.evaluate import (evaluate_layer_halves, evaluate_layers, evaluation_halves, layer_scores, mteb_classifier,
                           n_evaluation_units, undersample)
 from lrd.engine.tasks import Task
 

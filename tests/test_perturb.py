@@ -67,7 +67,7 @@ def test_extract_perturbs_after_the_cache(tiny_encoder, lrd_home, monkeypatch):
 def test_scoring_and_removal_outputs_are_perturbed(tiny_decoder, tiny_encoder, monkeypatch):
     import pandas as pd
 
-    from lrd.relevance import encoder_removal_states, removal_sweep, taylor_importance
+    from lrd.methods.relevance import encoder_removal_states, removal_sweep, taylor_importance
     from lrd.engine.scoring import build_requests, loglikelihoods
     from lrd.engine.tasks import Task
 

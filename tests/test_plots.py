@@ -45,7 +45,7 @@ def _methods() -> pd.DataFrame:
 
 
 def _winners() -> pd.DataFrame:
-    from lrd.pruning import PRUNE_RULES
+    from lrd.methods.pruning import PRUNE_RULES
 
     return pd.DataFrame([{"kind": kind, "rule": r, "fraction": f, "median change": -RNG.random() / 5,
                           "random median": -0.1, "beats random": bool(RNG.random() < 0.3)}

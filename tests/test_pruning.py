@@ -10,7 +10,7 @@ import pytest
 
 from lrd.metrics.frenet import FrenetResult
 from lrd.metrics.profile import LRDProfile
-from lrd.pruning import BUDGETS, PRUNE_RULES, budget_blocks, budget_plan, measurement_scores
+from lrd.methods.pruning import BUDGETS, PRUNE_RULES, budget_blocks, budget_plan, measurement_scores
 from lrd.verdicts.pruning import (chance_table, judge_pruning_frenet, judge_pruning_gfmi_median, judge_pruning_gfmi_only,
                                   judge_pruning_nrs, mark_informative, model_changes, rule_summary, winners)
 from lrd.verdicts.stats import sign_flip_test
@@ -231,7 +231,7 @@ def test_encoder_removal_sets_match_removed_layers(tiny_encoder):
 
     from lrd.engine.ablation import removed_layers
     from lrd.engine.extract import pool
-    from lrd.relevance import encoder_removal_states
+    from lrd.methods.relevance import encoder_removal_states
 
     texts = ["the cat sat on the mat", "a dog", "the model is very good and not bad"]
     sets = [[2, 3], [1, 3], []]

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from lrd.relevance import naive_removal_lls, removal_sweep
+from lrd.methods.relevance import naive_removal_lls, removal_sweep
 from lrd.engine.scoring import build_requests, loglikelihoods, mc_accuracy
 from lrd.engine.tasks import Task
 
@@ -102,7 +102,7 @@ def test_cosine_relevance_is_one_minus_mean_token_cosine(tiny_decoder):
 
 def test_taylor_importance_is_the_directional_derivative_of_the_gold_loss(tiny_decoder):
     """|d/de L(h_l - e (h_l - h_{l-1}))| at e = 0, by finite differences on block 2's output."""
-    from lrd.relevance import taylor_importance
+    from lrd.methods.relevance import taylor_importance
 
     req = build_requests(tiny_decoder, _task())
     imp = taylor_importance(tiny_decoder, req, batch_size=3)

@@ -1,4 +1,4 @@
-"""lrd.suite: one forward pass per task feeds pooled states, the final-norm variant and token metrics."""
+"""lrd.methods.suite: one forward pass per task feeds pooled states, the final-norm variant and token metrics."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import lrd
-from lrd.suite import task_pass, token_metrics, token_rows
+from lrd.methods.suite import task_pass, token_metrics, token_rows
 from test_final_norm import CountForwards
 
 TEXTS = ["the cat sat on the mat today", "a dog is good and the layer is bad", "not very bad", "good text of the model",

@@ -202,7 +202,7 @@ def code_digest(func: Callable, modules: Iterable[str] = ()) -> str:
 
     Any edit to one of those files changes the digest (and so every key built on it).
     """
-    from lrd import __version__
+    from lrd._version import __version__
 
     h = hashlib.sha256(inspect.getsource(func).encode())
     for name in module_closure(func.__module__, *modules):

@@ -19,8 +19,8 @@ reproducible):
   perturbed on the way out, after the hidden-state cache (the cache keeps exact states and no
   forward pass is repeated);
 * the multiple-choice log-likelihoods (:func:`lrd.engine.scoring.loglikelihoods`), and everything a
-  removal sweep returns (:func:`lrd.relevance.removal_sweep`: log-likelihoods, cosine
-  relevance, last-token states; :func:`lrd.relevance.encoder_removal_states`; the Taylor
+  removal sweep returns (:func:`lrd.methods.relevance.removal_sweep`: log-likelihoods, cosine
+  relevance, last-token states; :func:`lrd.methods.relevance.encoder_removal_states`; the Taylor
   importance).
 
 The level enters every unit's cache key (:meth:`lrd.units.Unit.key`), so perturbed units are

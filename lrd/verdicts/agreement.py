@@ -545,7 +545,7 @@ def _chance_words(chance: pd.DataFrame, alpha: float) -> str:
 def judge_theory(toy, *, max_cosine: float = 1e-3) -> Verdict:
     """Demonstration of "a layer can have arbitrarily low cosine relevance and still be crucial".
 
-    ``toy`` is a :class:`lrd.counterexample.CounterexampleResult` (``cosine_relevance``,
+    ``toy`` is a :class:`lrd.methods.counterexample.CounterexampleResult` (``cosine_relevance``,
     ``accuracy``, ``accuracy_without``, ``chance``). It holds when the block of least cosine
     relevance has relevance below ``max_cosine`` while the intact network is perfect and the
     network without that block is at chance. The network is our construction illustrating the

@@ -3,7 +3,7 @@ r"""Which layer to embed with: the mid-layer chapter's tables and its verdicts o
 Pure functions over the chapter's tidy per-layer table (columns ``model, task, measurement,
 layer, depth, value`` and, for the valley, ``kind``), as :func:`lrd.units.mid_layer_model`
 returns it: ``"score"`` (every evaluation row), ``"score half 1"`` and ``"score half 2"`` (the
-two halves of :func:`lrd.evaluate.evaluation_halves`), ``"chance"`` and ``"chance max"`` (the
+two halves of :func:`lrd.methods.evaluate.evaluation_halves`), ``"chance"`` and ``"chance max"`` (the
 label-permutation null of the same evaluator) and one row per layer of each label-free metric.
 
 Four claims of :data:`lrd.verdicts.claims.CLAIMS` are judged here, each by one function:
@@ -52,7 +52,7 @@ __all__ = ["HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depth
 
 #: The measurements holding each layer's score on the two halves of a task's evaluation rows.
 HALVES = ("score half 1", "score half 2")
-#: The label-free metrics of the chapter (:mod:`lrd.suite`).
+#: The label-free metrics of the chapter (:mod:`lrd.methods.suite`).
 METRICS = ("prompt entropy", "dataset entropy", "effective rank", "curvature", "InfoNCE", "LiDAR", "DiME")
 #: The sign the paper gives a metric's relation with the score across layers: prompt entropy is
 #: low where the score is high (the "compression valley" of autoregressive models goes with their
@@ -71,7 +71,7 @@ def _per_model(results: pd.DataFrame, measurements) -> dict[str, tuple[list, np.
     missing = sorted(set(measurements) - set(rows["measurement"]))
     if missing:
         raise ValueError(f"results lack the measurements {missing}; the mid-layer unit writes them "
-                         "(lrd.units.mid_layer_model, lrd.evaluate.layer_scores(..., halves=True))")
+                         "(lrd.units.mid_layer_model, lrd.methods.evaluate.layer_scores(..., halves=True))")
     m_codes, models = pd.factorize(rows["model"])
     t_codes, tasks = pd.factorize(rows["task"])
     k_codes, found = pd.factorize(rows["measurement"])

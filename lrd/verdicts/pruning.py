@@ -1,6 +1,6 @@
 r"""Verdicts on LRD's pruning claims: does a measurement-guided prune rule beat random pruning?
 
-The chapter prunes each model with every rule of :data:`lrd.pruning.PRUNE_RULES` at each
+The chapter prunes each model with every rule of :data:`lrd.methods.pruning.PRUNE_RULES` at each
 budget and records the change of the downstream score, :math:`\Delta = \text{score}_\text{pruned}
 - \text{score}_\text{intact}`, per model, task, rule, budget (and seed for random). **The unit of
 every test is the model**: a model's tasks are not independent draws, so its changes are averaged
@@ -32,7 +32,7 @@ cannot lower it by much nor raise it, so its changes would pull every rule towar
 different from random" (and toward a spurious "does not beat random"). Such model-task pairs are
 excluded (:func:`mark_informative`), and every verdict says which.
 
-The prune rules, budgets and the budget rounding are our reconstruction (:mod:`lrd.pruning`).
+The prune rules, budgets and the budget rounding are our reconstruction (:mod:`lrd.methods.pruning`).
 
 References
 ----------
@@ -49,7 +49,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from lrd.pruning import MEASUREMENT_RULES
+from lrd.methods.pruning import MEASUREMENT_RULES
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
 from lrd.verdicts.stats import (PermutationTest, accuracy_permutation_test, equivalence_sign_flip_test,
@@ -67,7 +67,7 @@ __all__ = ["DEFAULT_MARGIN", "PRUNING_RECONSTRUCTION", "ModelChanges", "chance_t
 DEFAULT_MARGIN = 0.02
 
 PRUNING_RECONSTRUCTION = (
-    "the prune rules are our reconstruction (lrd.pruning.PRUNE_RULES; Frenet removes the blocks of smallest "
+    "the prune rules are our reconstruction (lrd.methods.pruning.PRUNE_RULES; Frenet removes the blocks of smallest "
     "Grassmann velocity, NRS those of highest chance-adjusted retention, GFMI those of smallest |GFMI change|), "
     "as are the budgets (5, 10, 15, 20% of the blocks; the paper's digest names 15% and 20%), the rounding "
     "k = max(1, floor(pL + 1/2)) and the model-level difference (tasks and random seeds averaged)")

@@ -37,6 +37,7 @@ from lrd.engine.ablation import anatomy, removed_layers, replaced_blocks
 from lrd.engine.models import LoadedModel, _get
 from lrd.engine.perturb import perturb
 from lrd.engine.scoring import MCRequests, forward_batches, model_logits, request_logprobs
+from lrd.methods.pruning import angular_distance  # noqa: F401  (re-exported: it lived here)
 
 __all__ = ["SweepResult", "removal_sweep", "angular_distance", "taylor_importance",
            "encoder_removal_states"]
@@ -184,30 +185,6 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
     return SweepResult(sets, perturb(lls, tag="removal_sweep/lls"), perturb(cosine, tag="removal_sweep/cosine"),
                        perturb(last, tag="removal_sweep/last_token"), work, time.perf_counter() - t0, n_tok)
 
-
-def angular_distance(last_token: np.ndarray) -> np.ndarray:
-    """Gromov et al.'s angular distance between layers, averaged over inputs.
-
-    .. math:: d(l, l+n) = \\frac{1}{N}\\sum_i \\frac{1}{\\pi} \\arccos \\cos(x^{(l)}_i, x^{(l+n)}_i)
-
-    on the last token's states.
-
-    Parameters
-    ----------
-    last_token : ndarray of shape (L + 1, N, d)
-
-    Returns
-    -------
-    ndarray of shape (L + 1, L + 1), symmetric, zero diagonal, values in [0, 1].
-    """
-    x = np.asarray(last_token, dtype=np.float64)
-    if x.ndim != 3 or not np.isfinite(x).all():
-        raise ValueError(f"last_token must be a finite (L + 1, N, d) array, got shape {x.shape}")
-    u = x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-30)
-    cos = np.einsum("and,bnd->abn", u, u).clip(-1, 1)
-    d = (np.arccos(cos) / np.pi).mean(-1)
-    np.fill_diagonal(d, 0.0)
-    return d
 
 
 @contextmanager
@@ -371,10 +348,10 @@ def probe_accuracy(states: np.ndarray, task, *, C: float = 1.0) -> float:
 def mteb_score(states: np.ndarray, task) -> float:
     """The MTEB main score of one layer's pooled states, by the mid-layer chapter's protocol.
 
-    ``states`` of shape (len(task.texts), d); :func:`lrd.evaluate.evaluate_layers` on it alone
+    ``states`` of shape (len(task.texts), d); :func:`lrd.methods.evaluate.evaluate_layers` on it alone
     (classification: logistic regression on 8 examples per label, 10 experiments, accuracy).
     """
-    from lrd.evaluate import evaluate_layers
+    from lrd.methods.evaluate import evaluate_layers
 
     return float(evaluate_layers(np.asarray(states)[None], task)[0])
 
@@ -383,7 +360,7 @@ def mteb_score(states: np.ndarray, task) -> float:
 # sentence a chapter prints for each.
 ENCODER_SCORERS = {"mteb": mteb_score, "probe": probe_accuracy}
 ENCODER_SCORER_DESCRIPTIONS = {
-    "mteb": "the task's MTEB main score by the protocol of the mid-layer chapter (lrd.evaluate)",
+    "mteb": "the task's MTEB main score by the protocol of the mid-layer chapter (lrd.methods.evaluate)",
     "probe": "the test accuracy of a logistic-regression probe on the task's train/test split",
 }
 
@@ -421,7 +398,7 @@ def relevance_rows(sweep: SweepResult, requests: MCRequests, *, model: str, task
 
 def pruning_accuracy(sweep: SweepResult, requests: MCRequests, plan: pd.DataFrame, *,
                      metric: str = "acc") -> np.ndarray:
-    """Mean ``metric`` of each row of a :func:`lrd.pruning.pruning_sets` plan, from a sweep
+    """Mean ``metric`` of each row of a :func:`lrd.methods.pruning.pruning_sets` plan, from a sweep
     run with ``sets = plan["removed"]``; shape (len(plan),)."""
     from lrd.engine.scoring import mc_accuracy
 
@@ -434,7 +411,7 @@ def calibration_plan(model: LoadedModel, calibration: dict[str, MCRequests], ks:
                      n_random: int = 5, batch_size: int = 32) -> tuple[pd.DataFrame, list[SweepResult]]:
     """Rank blocks on calibration items with every rule and list the blocks each rule prunes.
 
-    Rules (see :func:`lrd.pruning.pruning_sets`): cosine relevance (Block Influence),
+    Rules (see :func:`lrd.methods.pruning.pruning_sets`): cosine relevance (Block Influence),
     accuracy relevance (ties broken by the mean log-likelihood drop), first-order Taylor
     importance, Gromov's angular distance, and ``n_random`` random orders. Scores are averaged
     (Taylor: summed) over the calibration tasks.
@@ -444,7 +421,7 @@ def calibration_plan(model: LoadedModel, calibration: dict[str, MCRequests], ks:
     plan : DataFrame ``rule, seed, k, removed``
     sweeps : the single-block calibration sweeps (for counting work)
     """
-    from lrd.pruning import pruning_sets
+    from lrd.methods.pruning import pruning_sets
 
     sweeps = {t: removal_sweep(model, r, batch_size=batch_size) for t, r in calibration.items()}
     acc = np.mean([relevance_rows(s, calibration[t], model=model.name, task=t)[0].query(

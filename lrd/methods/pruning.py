@@ -85,6 +85,31 @@ def measurement_scores(profile: LRDProfile) -> dict[str, np.ndarray]:
             "GFMI": np.abs(np.diff(np.asarray(profile.gfmi, float)))}
 
 
+def angular_distance(last_token: np.ndarray) -> np.ndarray:
+    """Gromov et al.'s angular distance between layers, averaged over inputs.
+
+    .. math:: d(l, l+n) = \\frac{1}{N}\\sum_i \\frac{1}{\\pi} \\arccos \\cos(x^{(l)}_i, x^{(l+n)}_i)
+
+    on the last token's states.
+
+    Parameters
+    ----------
+    last_token : ndarray of shape (L + 1, N, d)
+
+    Returns
+    -------
+    ndarray of shape (L + 1, L + 1), symmetric, zero diagonal, values in [0, 1].
+    """
+    x = np.asarray(last_token, dtype=np.float64)
+    if x.ndim != 3 or not np.isfinite(x).all():
+        raise ValueError(f"last_token must be a finite (L + 1, N, d) array, got shape {x.shape}")
+    u = x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-30)
+    cos = np.einsum("and,bnd->abn", u, u).clip(-1, 1)
+    d = (np.arccos(cos) / np.pi).mean(-1)
+    np.fill_diagonal(d, 0.0)
+    return d
+
+
 def gromov_block(distance: np.ndarray, k: int) -> list[int]:
     """The ``k`` consecutive blocks Gromov et al. prune: ``l* + 1 .. l* + k``,
     :math:`l^* = \\arg\\min_l d(l, l + k)` (1-based block numbers).
@@ -92,7 +117,7 @@ def gromov_block(distance: np.ndarray, k: int) -> list[int]:
     Parameters
     ----------
     distance : ndarray of shape (L + 1, L + 1)
-        Angular distances between layers (:func:`lrd.relevance.angular_distance`).
+        Angular distances between layers (:func:`angular_distance`).
     k : int
         Blocks to remove, 0..L.
 
@@ -184,7 +209,7 @@ def budget_plan(scores: dict[str, np.ndarray], n_blocks: int, fractions: Sequenc
 
 def budgets_of(plan_k: pd.DataFrame, n_blocks: int, fractions: Sequence[float] = BUDGETS) -> pd.DataFrame:
     """A plan listed by number of blocks ``k`` (``rule, seed, k, removed``, e.g. from
-    :func:`lrd.relevance.calibration_plan`) listed by budget instead: one row per rule, seed
+    :func:`lrd.methods.relevance.calibration_plan`) listed by budget instead: one row per rule, seed
     and fraction, ``k = budget_blocks(n_blocks, fraction)``."""
     ks = pd.DataFrame({"fraction": list(fractions), "k": [budget_blocks(n_blocks, f) for f in fractions]})
     missing = set(ks["k"]) - set(plan_k["k"])
