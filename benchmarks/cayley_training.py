@@ -15,8 +15,8 @@ import time
 import numpy as np
 import torch
 
-from lrd.aggregation import make_method
-from lrd.training import Classification, TrainConfig, fit, stratified_holdout
+from lrd.aggregation.encoders import make_method
+from lrd.aggregation.training import Classification, TrainConfig, fit, stratified_holdout
 
 
 def run(seeds, *, aggregation: str, x, y, epochs: int) -> float:

@@ -92,7 +92,7 @@ def _poolings() -> Sequence[str]:
 
 
 def _methods() -> Sequence[str]:
-    from lrd.aggregation import METHODS
+    from lrd.aggregation.encoders import METHODS
 
     return METHODS
 

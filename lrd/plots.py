@@ -317,11 +317,11 @@ def variant_curves(results: pd.DataFrame, measurement: str, *, style: str, hue: 
 def method_scores(summary: pd.DataFrame, *, ylabel: str = "test score", title: str | None = None):
     """Mean score (± std over seeds) of every aggregation method, one panel per task.
 
-    ``summary`` has columns ``model, task, method, mean, std`` (:func:`lrd.fusion_tables.summarize`).
+    ``summary`` has columns ``model, task, method, mean, std`` (:func:`lrd.aggregation.summary.summarize`).
     """
     import numpy as np
 
-    from lrd.aggregation import METHOD_LABELS, METHODS
+    from lrd.aggregation.encoders import METHOD_LABELS, METHODS
 
     tasks = list(dict.fromkeys(summary["task"]))
     models = list(dict.fromkeys(summary["model"]))
@@ -365,7 +365,7 @@ def few_shot_curves(summary: pd.DataFrame, *, references: pd.DataFrame | None = 
     there is one model). ``references`` (columns ``task, method, mean``: full-data scores,
     means over models) are drawn as dashed horizontal lines.
     """
-    from lrd.aggregation import METHOD_LABELS
+    from lrd.aggregation.encoders import METHOD_LABELS
 
     one_model = summary["model"].nunique() == 1
     data = (summary if one_model else

@@ -296,7 +296,7 @@ def fusion_task(task: str, n_samples: int):
 
 
 def _train_options(seeds, max_epochs, patience, train_threads, gnn_layers) -> dict:
-    from lrd.training import TrainConfig
+    from lrd.aggregation.training import TrainConfig
 
     return dict(seeds=list(seeds), config=TrainConfig(max_epochs=max_epochs, patience=patience, threads=train_threads),
                 gnn_layers=gnn_layers)
@@ -306,10 +306,10 @@ def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods
                        gnn_layers: int, max_epochs: int, patience: int, train_threads: int | None) -> dict:
     """Every aggregation method trained on one model's states of one task: ``"scores"`` (one
     row per method and seed), ``"items"`` (classification: whether each seed's prediction of
-    each test item is right, :func:`lrd.fusion_eval.item_outcomes`; empty for STS), the model
+    each test item is right, :func:`lrd.aggregation.scores.item_outcomes`; empty for STS), the model
     facts the parameter share needs, and the extraction and training seconds."""
     from lrd.engine.extract import extract
-    from lrd.fusion_eval import item_outcomes, task_scores
+    from lrd.aggregation.scores import item_outcomes, task_scores
 
     _, full, texts = fusion_task(task, n_samples)
     t0 = time.perf_counter()
@@ -331,7 +331,7 @@ def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings
     code's doubled edges, and ``n_mappings`` seeded random layer-to-node mappings (one row per
     variant and seed)."""
     from lrd.engine.extract import extract
-    from lrd.fusion_eval import encoder_variants
+    from lrd.aggregation.scores import encoder_variants
 
     _, full, texts = fusion_task(task, n_samples)
     states = extract(model, texts, pooling="mean")
@@ -349,7 +349,7 @@ def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: S
     """Few-shot accuracy of ``methods`` on one model and task for each number of shots per
     class (one row per shot count, method and seed)."""
     from lrd.engine.extract import extract
-    from lrd.fusion_eval import few_shot_scores
+    from lrd.aggregation.scores import few_shot_scores
 
     data, _, texts = fusion_task(task, n_samples)
     states = extract(model, texts, pooling="mean")

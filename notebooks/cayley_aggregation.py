@@ -53,7 +53,7 @@
 # messages, and they are left out of the pooled mean. The reference code lists every edge
 # twice; we list each once per direction and test the difference below.
 #
-# **The encoder** (`lrd.aggregation.GraphEncoder`): $h^{(0)}_v = \mathrm{drop}(\mathrm{ReLU}(W x_v + b))$
+# **The encoder** (`lrd.aggregation.encoders.GraphEncoder`): $h^{(0)}_v = \mathrm{drop}(\mathrm{ReLU}(W x_v + b))$
 # with $W \in \mathbb R^{256 \times d}$, then $K$ GIN layers
 # $h_v \leftarrow \mathrm{drop}(\mathrm{LN}(\mathrm{MLP}((1+\epsilon)h_v + \sum_{u \to v} h_u)))$,
 # the mean over the real nodes, and a linear head. On the complete graph of the layers the
@@ -101,12 +101,12 @@ from pathlib import Path
 import pandas as pd
 
 import lrd
-from lrd.cayley import graph_summary
-from lrd.fusion_eval import parameter_share
-from lrd.fusion_tables import cell_wins, largest_gain, layer_graphs, paper_layout, paper_summary, summarize
-from lrd.memory import token_graph_memory
+from lrd.aggregation.cayley import graph_summary
+from lrd.aggregation.scores import parameter_share
+from lrd.aggregation.summary import cell_wins, largest_gain, layer_graphs, paper_layout, paper_summary, summarize
+from lrd.aggregation.memory import token_graph_memory
 from lrd.report import Glue, save_results
-from lrd.training import TrainConfig
+from lrd.aggregation.training import TrainConfig
 from lrd.units import cayley_aggregation_units, compute
 from lrd.verdicts import claims_of
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_PYTHIA_410M,

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 import torch
 
-from lrd.aggregation import (METHODS, DeepSet, GraphEncoder, adjacency, cayley_encoder, count_parameters,
+from lrd.aggregation.encoders import (METHODS, DeepSet, GraphEncoder, adjacency, cayley_encoder, count_parameters,
                              fc_encoder, make_method, propagate)
-from lrd.cayley import cayley_graph
-from lrd.fusion_eval import classification_scores, item_outcomes, similarity_scores
-from lrd.memory import peak_memory, token_graph_memory
-from lrd.training import Classification, TrainConfig, few_shot_indices, fit, stratified_holdout
+from lrd.aggregation.cayley import cayley_graph
+from lrd.aggregation.scores import classification_scores, item_outcomes, similarity_scores
+from lrd.aggregation.memory import peak_memory, token_graph_memory
+from lrd.aggregation.training import Classification, TrainConfig, few_shot_indices, fit, stratified_holdout
 
 
 def toy(seed=0, n=160, states=7, dim=24, classes=3, signal_layer=3):

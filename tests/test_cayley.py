@@ -8,7 +8,7 @@ from collections import deque
 import numpy as np
 import pytest
 
-from lrd.cayley import cayley_graph, complete_graph, eccentricities, graph_summary, layer_to_node, sl2_order, smallest_n
+from lrd.aggregation.cayley import cayley_graph, complete_graph, eccentricities, graph_summary, layer_to_node, sl2_order, smallest_n
 
 GENERATORS = [np.array(m) for m in ([[1, 1], [0, 1]], [[1, -1], [0, 1]], [[1, 0], [1, 1]], [[1, 0], [-1, 1]])]
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sp
 
-from lrd.fusion_tables import cell_wins, layer_graphs, paper_summary, summarize
+from lrd.aggregation.summary import cell_wins, layer_graphs, paper_summary, summarize
 from lrd.verdicts.claims import ILSE_TABLE_ROWS
 from lrd.verdicts.fusion import (judge_baselines, judge_cayley_efficiency, judge_cayley_performance, judge_fc,
                                  judge_few_shot, judge_gain, judge_mapping, judge_parameters, model_differences)

@@ -37,7 +37,7 @@ def _relevance() -> pd.DataFrame:
 
 
 def _methods() -> pd.DataFrame:
-    from lrd.aggregation import METHODS
+    from lrd.aggregation.encoders import METHODS
 
     return pd.DataFrame([{"model": m, "task": t, "method": k, "mean": RNG.random(), "std": 0.02}
                          for m in MODELS for t in ("mmlu_subject", "tweet_sentiment", "sst2", "sarcasm", "lee50")

@@ -61,7 +61,7 @@ def test_a_failing_write_leaves_nothing(tmp_path):
 def test_module_closure_follows_imports_transitively():
     closure = cache.module_closure("lrd.metrics.profile")
     assert {"lrd.metrics.frenet", "lrd.metrics.nrs", "lrd.metrics.gfmi"} <= set(closure)
-    assert "lrd.aggregation" not in closure and "lrd.training" not in closure
+    assert "lrd.aggregation.encoders" not in closure and "lrd.aggregation.training" not in closure
 
 
 def _edited(monkeypatch, tmp_path, module: str) -> None:
@@ -83,7 +83,7 @@ def test_editing_any_module_a_unit_uses_changes_its_key(monkeypatch, tmp_path):
     assert units.unit_code_digest(units.cayley_task_scores) == other  # the Cayley chapter does not use GFMI
     monkeypatch.undo()
     units.unit_code_digest.cache_clear()
-    _edited(monkeypatch, tmp_path, "lrd.training")
+    _edited(monkeypatch, tmp_path, "lrd.aggregation.training")
     assert units.unit_code_digest(units.lrd_families_profile) == digest
     assert units.unit_code_digest(units.cayley_task_scores) != other  # via its helper _train_options
     monkeypatch.undo()

@@ -374,7 +374,7 @@ def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = 
     ----------
     items : DataFrame
         Columns ``model, task, method, seed, item, correct`` (0/1), as
-        :func:`lrd.fusion_eval.item_outcomes` returns them.
+        :func:`lrd.aggregation.scores.item_outcomes` returns them.
     paper_pp : float
         The paper's gain, in points (default :data:`lrd.verdicts.claims.ILSE_MAX_GAIN_PP`).
     n_boot : int
@@ -494,7 +494,7 @@ def judge_parameters(shares: pd.DataFrame, *, paper_share: float = ILSE_MAX_PARA
     """ilse.parameters (demonstration): the Cayley-Encoder adds at most ``paper_share`` of the model's parameters.
 
     Arithmetic: holds when every model's share (trainable parameters of the encoder and head
-    over the base model's, :func:`lrd.fusion_eval.parameter_share`) is at most the paper's.
+    over the base model's, :func:`lrd.aggregation.scores.parameter_share`) is at most the paper's.
 
     Parameters
     ----------
@@ -531,7 +531,7 @@ def judge_cayley_efficiency(graphs: pd.DataFrame, memory: pd.DataFrame) -> Verdi
     graphs : DataFrame
         Columns ``model, states, cayley_nodes, cayley_edges, fc_edges`` (directed edges).
     memory : DataFrame
-        Columns ``graph, tokens, edges, peak_bytes`` (:func:`lrd.memory.token_graph_memory`);
+        Columns ``graph, tokens, edges, peak_bytes`` (:func:`lrd.aggregation.memory.token_graph_memory`);
         may be empty.
     """
     _require(graphs, {"model", "states", "cayley_nodes", "cayley_edges", "fc_edges"}, "graphs")

@@ -1,7 +1,7 @@
 """Tables of the Cayley-aggregation chapter: seed summaries, the paper's layout, the paper's own table.
 
 ``scores`` tables have one row per ``model, task, method, seed`` with a ``score`` (accuracy,
-or Spearman for STS), as :mod:`lrd.fusion_eval` returns them. Nothing here judges a claim
+or Spearman for STS), as :mod:`lrd.aggregation.scores` returns them. Nothing here judges a claim
 (that is :mod:`lrd.verdicts.fusion`); these are the tables the chapter shows.
 
 References
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from lrd.aggregation import METHOD_LABELS, METHODS
-from lrd.cayley import cayley_graph, complete_graph, smallest_n
+from lrd.aggregation.encoders import METHOD_LABELS, METHODS
+from lrd.aggregation.cayley import cayley_graph, complete_graph, smallest_n
 
 __all__ = ["summarize", "paper_layout", "paper_summary", "cell_wins", "largest_gain", "layer_graphs"]
 

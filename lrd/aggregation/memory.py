@@ -1,6 +1,6 @@
 """Peak memory of message passing on token-level layer graphs (layers x tokens nodes).
 
-The measurement runs a :class:`lrd.aggregation.GraphEncoder` with per-edge (scatter)
+The measurement runs a :class:`lrd.aggregation.encoders.GraphEncoder` with per-edge (scatter)
 aggregation, forward and backward, on a synthetic input of the right shape (one sequence of
 ``tokens`` tokens, ``num_states`` states of width ``dim`` each): a cost of the method, so no
 model is needed. On CPU the peak is read from the PyTorch profiler's allocation events
@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from lrd.aggregation import GraphEncoder
-from lrd.cayley import cayley_graph, complete_graph, smallest_n
+from lrd.aggregation.encoders import GraphEncoder
+from lrd.aggregation.cayley import cayley_graph, complete_graph, smallest_n
 
 
 @contextlib.contextmanager

@@ -19,8 +19,8 @@ import pandas as pd
 import torch
 from scipy.stats import spearmanr
 
-from lrd.aggregation import make_method
-from lrd.training import (Classification, Similarity, TrainConfig, few_shot_indices, fit, stratified_holdout,
+from lrd.aggregation.encoders import make_method
+from lrd.aggregation.training import (Classification, Similarity, TrainConfig, few_shot_indices, fit, stratified_holdout,
                           torch_threads)
 
 LAST_ONLY = ("last", "mlp")  # methods that read only the last state
@@ -52,11 +52,11 @@ def classification_scores(states: np.ndarray, labels: np.ndarray, is_test: np.nd
         The task's test split; the rest is the training pool, from which each seed holds out a
         stratified ``config.val_fraction`` for early stopping.
     method : str
-        One of :data:`lrd.aggregation.METHODS`.
+        One of :data:`lrd.aggregation.encoders.METHODS`.
     per_class : int, optional
         Few-shot: each seed first draws this many training examples per class.
     **encoder
-        Passed to :func:`lrd.aggregation.make_method` (``gnn_layers``, ``positional``, ...).
+        Passed to :func:`lrd.aggregation.encoders.make_method` (``gnn_layers``, ``positional``, ...).
 
     Returns
     -------
@@ -223,7 +223,7 @@ def few_shot_scores(states: np.ndarray, task, methods: Sequence[str], shots: Seq
 def parameter_share(base_params: int, dim: int, num_states: int, num_classes: int, *, method: str = "cayley",
                     **encoder) -> dict:
     """Trainable parameters of ``method`` (encoder and head) and their share of the base model's."""
-    from lrd.aggregation import count_parameters
+    from lrd.aggregation.encoders import count_parameters
 
     n = count_parameters(make_method(method, dim, num_states, num_classes, **encoder))
     return {"method": method, "params": n, "base_params": int(base_params), "share": n / base_params}
