@@ -11,15 +11,15 @@ import importlib
 import sys
 import types
 
-__version__ = "0.1.0"
+from lrd._version import __version__  # noqa: F401  (the face shows it)
 
 #: Submodules reachable as ``lrd.<name>`` after ``import lrd``.
-_SUBMODULES = ("aggregation", "book", "cayley", "metrics", "plots", "report", "tasks", "verdicts")
+_SUBMODULES = ("aggregation", "book", "engine", "methods", "metrics", "tables", "units", "verdicts")
 #: Re-exported names and the module that defines each.
 _EXPORTS = {
     "removed_layers": "lrd.engine.ablation", "fetch": "lrd.engine.packs", "lrd_home": "lrd.engine.store",
     "evaluate_layers": "lrd.methods.evaluate", "extract": "lrd.engine.extract", "extract_variants": "lrd.engine.extract",
-    "pool": "lrd.engine.extract", "LoadedModel": "lrd.engine.models", "load_model": "lrd.engine.models", "Glue": "lrd.report",
+    "pool": "lrd.engine.extract", "LoadedModel": "lrd.engine.models", "load_model": "lrd.engine.models", "Glue": "lrd.book.glue",
     "Verdict": "lrd.verdicts", "Task": "lrd.engine.tasks", "load_task": "lrd.engine.tasks",
 }
 
@@ -27,7 +27,7 @@ __all__ = sorted([*_SUBMODULES, *_EXPORTS, "__version__"])
 
 
 class _Face(types.ModuleType):
-    """Loads a public name's module on first access. ``lrd.engine.extract`` is the function (as it
+    """Loads a public name's module on first access. ``lrd.extract`` is the function (as it
     always was) although a submodule has the same name: importing the submodule does not
     replace it."""
 

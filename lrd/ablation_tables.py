@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from lrd.methods.relevance import pruning_table
-from lrd.report import RESULT_COLUMNS, per_layer
+from lrd.tables import RESULT_COLUMNS, per_layer
 
 __all__ = ["DecoderRuns", "collect_decoders", "pruning_curves_table", "encoder_tables"]
 

@@ -50,7 +50,7 @@ def _checked_parameters(targets: list[str], params: dict, profile: str) -> dict[
     With several chapters, a name some chapter knows is passed only to those that know it; a
     name none knows is an error; the bad values of every chapter are reported together.
     """
-    from lrd import book
+    import lrd.book as book
 
     defaults = {c: book.default_parameters(c) for c in targets}
     known = {name for d in defaults.values() for name in d}
@@ -76,7 +76,7 @@ def _execute(command: str, chapter: str, **kwargs) -> Path:
     """Run one chapter, showing which chapter runs and, from a terminal, the kernel's progress
     bars (one per extraction, naming model and task) through :func:`lrd.engine.progress.relay`;
     elsewhere papermill's cell counter. Nothing of this reaches the notebook's outputs."""
-    from lrd import book
+    import lrd.book as book
     from lrd.engine import progress
 
     print(f"{command}: running {chapter} ...", file=sys.stderr, flush=True)
@@ -87,7 +87,7 @@ def _execute(command: str, chapter: str, **kwargs) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lrd import book
+    import lrd.book as book
 
     params = {k: book.parse_parameter(v) for k, v in args.parameters}
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
@@ -105,7 +105,8 @@ def _sweep(args: argparse.Namespace) -> int:
     ones on a Dask cluster, report failures, then execute the chapters (unless ``--no-run``)."""
     import os
 
-    from lrd import book, sweep
+    import lrd.book as book
+    from lrd import sweep
 
     params = {k: book.parse_parameter(v) for k, v in args.parameters}
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
@@ -165,7 +166,7 @@ def _book(args: argparse.Namespace) -> int:
     the landing page), then build the book; exit status 1 when a chapter failed."""
     from papermill.exceptions import PapermillExecutionError
 
-    from lrd import book
+    import lrd.book as book
 
     t0 = time.perf_counter()
     failed = []

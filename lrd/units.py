@@ -241,7 +241,7 @@ def models_and_tasks_probe(model: LoadedModel, *, task: str, n_samples: int | No
     """The panel row of a model, its load time, and its per-layer mean cosine on ``task``."""
     from lrd.engine.extract import extract
     from lrd.metrics.cosine import mean_cosine_similarity
-    from lrd.report import per_layer
+    from lrd.tables import per_layer
 
     states = extract(model, load_task(task, n=n_samples).texts, pooling=pooling)
     return {"summary": model.summary(), "load_seconds": model.load_seconds,

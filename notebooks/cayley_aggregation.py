@@ -105,7 +105,7 @@ from lrd.aggregation.cayley import graph_summary
 from lrd.aggregation.scores import parameter_share
 from lrd.aggregation.summary import cell_wins, largest_gain, layer_graphs, paper_layout, paper_summary, summarize
 from lrd.aggregation.memory import token_graph_memory
-from lrd.report import Glue, save_results
+from lrd.book.glue import Glue, save_results
 from lrd.aggregation.training import TrainConfig
 from lrd.units import cayley_aggregation_units, compute
 from lrd.verdicts import claims_of
@@ -184,7 +184,7 @@ graphs.set_index("model")
 
 # %% tags=["hide-input"]
 glue("n_samples", n_samples)
-lrd.report.rounded(summary.groupby("method", sort=False)["mean"].mean()).to_frame("mean over models and tasks")
+lrd.tables.rounded(summary.groupby("method", sort=False)["mean"].mean()).to_frame("mean over models and tasks")
 
 # %% [markdown]
 # ### Results in the paper's layout
@@ -219,7 +219,7 @@ glue("paper_max_gain_cell", paper_gain_cell)
 paper_layout(paper)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-methods", "caption": "Test score (accuracy, or Spearman on Lee-50) of every aggregation method, mean ± std over seeds, one panel per task."}}
-lrd.plots.method_scores(summary, ylabel="accuracy / Spearman")
+lrd.book.plots.method_scores(summary, ylabel="accuracy / Spearman")
 
 # %% [markdown]
 # ### FC-Encoder against the existing approaches
@@ -314,7 +314,7 @@ glue("n_mappings", n_mappings)
 ablation = done["ablation"][0] if done["ablation"] else pd.DataFrame(columns=["variant", "seed", "score"])
 ablation["group"] = ablation["variant"].str.replace(r" \d+$", "", regex=True)
 ablation_table = ablation.groupby("group", sort=False)["score"].agg(["mean", "std", "count"])
-lrd.report.rounded(ablation_table)
+lrd.tables.rounded(ablation_table)
 
 # %% tags=["hide-input"]
 def _row(group):
@@ -371,7 +371,7 @@ shot_summary = summarize(shots, by=("model", "task", "shots", "method"))
 glue.verdict(judge_few_shot(shots, scores, references=FEW_SHOT_REFERENCES, shots=(8, 32)), section="few-shot")
 full_data = summary[summary["task"].isin(few_shot_tasks) & summary["method"].isin(FEW_SHOT_REFERENCES)]
 references = full_data.groupby(["task", "method"], sort=False)["mean"].mean().reset_index()
-lrd.plots.few_shot_curves(shot_summary, references=references) if len(shot_summary) else None
+lrd.book.plots.few_shot_curves(shot_summary, references=references) if len(shot_summary) else None
 
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_few_shot`
@@ -397,7 +397,7 @@ glue("memory_states", mem_shape[0])
 glue("memory_dim", mem_shape[1])
 memory = token_graph_memory(mem_shape[0], memory_tokens, dim=mem_shape[1], device=device)
 glue.verdict(judge_cayley_efficiency(graphs, memory), section="token-level-graphs-memory-as-the-sequence-grows")
-lrd.plots.graph_memory(memory)
+lrd.book.plots.graph_memory(memory)
 
 # %% tags=["hide-input"]
 memory.assign(MiB=lambda d: (d["peak_bytes"] / 2 ** 20).round(1)).drop(columns="peak_bytes").set_index(["graph", "tokens"])

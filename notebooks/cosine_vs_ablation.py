@@ -71,7 +71,7 @@ import lrd
 from lrd.ablation_tables import collect_decoders, encoder_tables, pruning_curves_table
 from lrd.methods.counterexample import counterexample
 from lrd.methods.relevance import ENCODER_SCORER_DESCRIPTIONS
-from lrd.report import Glue, save_results
+from lrd.book.glue import Glue, save_results
 from lrd.units import compute, cosine_vs_ablation_units
 from lrd.verdicts import claims_of
 from lrd.verdicts.agreement import (agreement_summary, agreement_table, chance_table, estimation_by_margin,
@@ -116,11 +116,11 @@ chance = chance_table(runs.accuracy, runs.chance_null)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-heatmaps", "caption": "Cosine relevance (left) and accuracy relevance (right) of every block of each decoder, per task."}}
 glue("quantum", 1 / n_items)
-lrd.plots.relevance_heatmaps(relevance)
+lrd.book.plots.relevance_heatmaps(relevance)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-scatter", "caption": "Accuracy relevance against cosine relevance, one point per decoder block and task."}}
 wide = relevance.pivot_table(index=["model", "task", "layer"], columns="measurement", values="value").reset_index()
-lrd.plots.relevance_scatter(wide)
+lrd.book.plots.relevance_scatter(wide)
 
 # %% [markdown]
 # ## Does cosine relevance rank blocks like accuracy relevance?
@@ -162,7 +162,7 @@ summary = agreement_summary(agreement, chance)
 glue("spearman_max", f"{summary['spearman'].max():.2f}")
 glue.verdict(judge_correlation(agreement, chance, margin=strong),
              section="does-cosine-relevance-rank-blocks-like-accuracy-relevance")
-lrd.report.rounded(summary.drop(columns=["over", "under", "mis-estimated", "unrelated"]))
+lrd.tables.rounded(summary.drop(columns=["over", "under", "mis-estimated", "unrelated"]))
 
 # %% [markdown]
 # The table gives, per decoder and task: intact accuracy, measured chance and the permutation
@@ -194,7 +194,7 @@ lrd.report.rounded(summary.drop(columns=["over", "under", "mis-estimated", "unre
 
 # %% tags=["hide-input"]
 glue("margin", f"{margin:.0%}")
-lrd.report.rounded(estimation_by_margin(reps).rename(columns={"ours": "share mis-estimated (ours)",
+lrd.tables.rounded(estimation_by_margin(reps).rename(columns={"ours": "share mis-estimated (ours)",
                                                                "unrelated": "share mis-estimated (unrelated rankings)"}))
 
 # %% [markdown]
@@ -210,7 +210,7 @@ lrd.report.rounded(estimation_by_margin(reps).rename(columns={"ours": "share mis
 glue("min_reliability", min_reliability)
 glue.verdict(judge_misestimate(agreement, chance, min_reliability=min_reliability),
              section="does-cosine-mis-estimate-more-than-90-of-the-blocks")
-lrd.report.rounded(summary[["model", "task", "items", "rank reliability", "mis-estimated", "over", "under", "unrelated"]])
+lrd.tables.rounded(summary[["model", "task", "items", "rank reliability", "mis-estimated", "over", "under", "unrelated"]])
 
 # %% [markdown]
 # ## Does accuracy relevance depend on the dataset?
@@ -238,7 +238,7 @@ glue("same", same)
 task_agreement = task_agreement_table(reps)
 glue.verdict(judge_dataset(task_agreement, chance, same=same),
              section="does-accuracy-relevance-depend-on-the-dataset")
-lrd.report.rounded(task_agreement[task_agreement["replicate"] == 0].drop(columns="replicate"))
+lrd.tables.rounded(task_agreement[task_agreement["replicate"] == 0].drop(columns="replicate"))
 
 # %% [markdown]
 # ## Encoders: the same question with an embedding score
@@ -254,10 +254,10 @@ glue("encoder_task", encoder_task)
 glue("n_encoder", n_encoder)
 glue("encoder_scorer", ENCODER_SCORER_DESCRIPTIONS[encoder_scorer])
 encoder_relevance, encoder_summary = encoder_tables(encoders, compute(units["encoders"]), encoder_task)
-lrd.report.rounded(encoder_summary)
+lrd.tables.rounded(encoder_summary)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-encoder-heatmaps", "caption": "Cosine relevance (left) and embedding-score relevance (right) of every block of each encoder."}}
-lrd.plots.relevance_heatmaps(encoder_relevance) if encoders else None
+lrd.book.plots.relevance_heatmaps(encoder_relevance) if encoders else None
 
 # %% [markdown]
 # ## A layer with almost no cosine relevance that the network cannot do without
@@ -326,10 +326,10 @@ pruning_verdict = judge_pruning(curves)
 glue("n_pruned", curves["model"].nunique())
 glue("pruning_p_min", f"{pruning_verdict.p_min:.2g}" if pruning_verdict.p_min is not None else "undefined")
 glue.verdict(pruning_verdict, section="pruning-by-each-relevance")
-lrd.plots.pruning_curves(curves) if not curves.empty else None
+lrd.book.plots.pruning_curves(curves) if not curves.empty else None
 
 # %% tags=["hide-input"]
-lrd.report.rounded(curves.pivot_table(index=["model", "rule", "seed"], columns="k", values="acc")) if not curves.empty else None
+lrd.tables.rounded(curves.pivot_table(index=["model", "rule", "seed"], columns="k", values="acc")) if not curves.empty else None
 
 # %% [markdown]
 # ## The claims against our measurement

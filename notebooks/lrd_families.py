@@ -67,7 +67,7 @@ import pandas as pd
 
 import lrd
 from lrd.engine.packs import MODEL_PACKS
-from lrd.report import Glue, save_results
+from lrd.book.glue import Glue, save_results
 from lrd.units import compute, lrd_families_units
 from lrd.verdicts import claims_of
 from lrd.verdicts.families import (FINAL_LAYER_SCORES, LRD_SCORES, RANK_FREE_SCORES, architecture_verdict,
@@ -108,16 +108,16 @@ panel_note = f"The panel's decoders are {decoders}; the paper's are decoder-base
 # %% tags=["hide-input"] mystnb={"figure": {"name": "lrd_families-fig-velocity", "caption": "Grassmann velocity $s_l = d(l, l+1)$ between consecutive layers' top-$r$ subspaces, per task."}}
 glue("n_samples", n_samples)
 glue("pooling", pooling)
-lrd.plots.layer_curves(results, "velocity", col="task", ylabel="Grassmann velocity (rad)")
+lrd.book.plots.layer_curves(results, "velocity", col="task", ylabel="Grassmann velocity (rad)")
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "lrd_families-fig-curvature", "caption": "Menger curvature $\\kappa_l$ of the layer trajectory on the Grassmannian, per task."}}
-lrd.plots.layer_curves(results, "curvature", col="task", ylabel="Menger curvature")
+lrd.book.plots.layer_curves(results, "curvature", col="task", ylabel="Menger curvature")
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "lrd_families-fig-nrs", "caption": "Chance-adjusted neighbourhood retention (NRS, our reconstruction) from layer $l$ to $l+1$: 1 when every text keeps its nearest neighbours, 0 at chance."}}
-lrd.plots.layer_curves(results, "NRS (adjusted)", col="task", ylabel=f"NRS, chance-adjusted (k={k})")
+lrd.book.plots.layer_curves(results, "NRS (adjusted)", col="task", ylabel=f"NRS, chance-adjusted (k={k})")
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "lrd_families-fig-gfmi", "caption": "GFMI (our reconstruction): agreement of each layer's cluster hierarchy with the final layer's, 1 at the final layer."}}
-lrd.plots.layer_curves(results, "GFMI", col="task", ylabel="GFMI with the final layer")
+lrd.book.plots.layer_curves(results, "GFMI", col="task", ylabel="GFMI with the final layer")
 
 # %% [markdown]
 # ## Model-level scores
@@ -129,7 +129,7 @@ lrd.plots.layer_curves(results, "GFMI", col="task", ylabel="GFMI with the final 
 # the means over layers (velocity, curvature, NRS, GFMI) are *our reconstruction* of the others.
 
 # %% tags=["hide-input"]
-lrd.report.rounded(scores.set_index(["model", "task"]))
+lrd.tables.rounded(scores.set_index(["model", "task"]))
 
 # %% [markdown]
 # ## Encoders against decoders
@@ -177,7 +177,7 @@ separation_table(scores, list(LRD_SCORES + FINAL_LAYER_SCORES)) if n_enc and n_d
 by_kind = scores.groupby("kind")[list(LRD_SCORES + FINAL_LAYER_SCORES)].mean()
 for score in ("mean velocity", "mean curvature", "mean GFMI"):
     glue(f"higher_{score.replace(' ', '_')}", by_kind[score].idxmax() if len(by_kind) > 1 else "n/a")
-lrd.report.rounded(by_kind)
+lrd.tables.rounded(by_kind)
 
 # %% [markdown]
 # ## Task against model
@@ -203,7 +203,7 @@ equal = equal_sample_tasks(scores)
 glue("n_equal", int(equal["N"].max()))
 glue("equal_tasks", ", ".join(equal["task"].unique()))
 glue("rank_free", ", ".join(RANK_FREE_SCORES))
-lrd.report.rounded(task_shares(equal, list(LRD_SCORES) + ["rank r"]))
+lrd.tables.rounded(task_shares(equal, list(LRD_SCORES) + ["rank r"]))
 
 # %% [markdown]
 # ## Complementary families
@@ -228,7 +228,7 @@ from lrd.verdicts.families import COMPLEMENTARITY_MARGIN
 
 correlations = family_correlations(results)
 glue("margin", f"{COMPLEMENTARITY_MARGIN:g}")
-lrd.report.rounded(redundancy_table(correlations), 2)
+lrd.tables.rounded(redundancy_table(correlations), 2)
 
 # %% [markdown]
 # ## The claims against our measurement

@@ -83,7 +83,7 @@ import pandas as pd
 
 import lrd
 
-from lrd.report import Glue, save_results
+from lrd.book.glue import Glue, save_results
 from lrd.units import compute, mid_layer_units
 from lrd.verdicts import claims_of
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
@@ -128,7 +128,7 @@ csv_path = save_results(results, "mid_layer", results_dir)
 # %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-scores", "caption": "MTEB main score of every layer's pooled embedding against depth $l/L$, one panel per task."}}
 glue("pooling", pooling)
 glue("n_samples", n_samples)
-lrd.plots.layer_curves(results, "score", col="task", col_wrap=3, ylabel="MTEB main score")
+lrd.book.plots.layer_curves(results, "score", col="task", col_wrap=3, ylabel="MTEB main score")
 
 # %% [markdown]
 # ## Chance, measured
@@ -149,7 +149,7 @@ glue("chance_clustering_low", float(clustering["chance"].min()) if len(clusterin
 glue("chance_clustering_high", float(clustering["chance"].max()) if len(clustering) else float("nan"))
 glue("n_no_layer_above_chance", int((~chance["best above chance"]).sum()))
 glue("n_pairs", len(chance))
-lrd.report.rounded(chance.set_index(["model", "task"]))
+lrd.tables.rounded(chance.set_index(["model", "task"]))
 
 # %% [markdown]
 # ## Best layer against the last
@@ -172,7 +172,7 @@ lrd.report.rounded(chance.set_index(["model", "task"]))
 # %% tags=["hide-input"]
 glue("paper_gain_low", f"{SKEAN_GAIN_RANGE[0]:.0%}")
 gains = cross_fitted_gain(results)
-lrd.report.rounded(gains.set_index(["model", "task"]))
+lrd.tables.rounded(gains.set_index(["model", "task"]))
 
 # %% [markdown]
 # Per model, the task-mean scores and the relative gain:
@@ -181,7 +181,7 @@ lrd.report.rounded(gains.set_index(["model", "task"]))
 glue.verdict(judge_gain(results, note=note), section="best-layer-against-the-last")
 per_model = model_gains(gains)
 per_model["kind"] = per_model.index.map(kinds)
-lrd.report.rounded(per_model)
+lrd.tables.rounded(per_model)
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_gain`. The decoders here are not the paper's:
@@ -205,17 +205,17 @@ lrd.report.rounded(per_model)
 # %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-prompt-entropy", "caption": "Normalised prompt entropy (mean matrix-based entropy of each prompt's token matrix) against depth $l/L$."}}
 glue("n_token_prompts", min(n_token_prompts, len(task_data[token_task].texts)))
 glue("token_task", token_task)
-lrd.plots.layer_curves(results[results["task"] == token_task], "prompt entropy", col=None,
+lrd.book.plots.layer_curves(results[results["task"] == token_task], "prompt entropy", col=None,
                        ylabel="prompt entropy (normalised)")
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-dataset-entropy", "caption": "Normalised dataset entropy (matrix-based entropy of the pooled prompts) against depth $l/L$, one panel per task."}}
-lrd.plots.layer_curves(results, "dataset entropy", col="task", col_wrap=3, ylabel="dataset entropy (normalised)")
+lrd.book.plots.layer_curves(results, "dataset entropy", col="task", col_wrap=3, ylabel="dataset entropy (normalised)")
 
 # %% tags=["hide-input"]
 valley = judge_valley(results[results["task"] == token_task], note=note)
 glue("valley_p_min", f"{valley.p_min:.3g}" if valley.p_min is not None else "undefined (one kind only)")
 glue.verdict(valley, section="entropy-across-depth-is-there-a-compression-valley")
-lrd.report.rounded(valley_depths(results[results["task"] == token_task]))
+lrd.tables.rounded(valley_depths(results[results["task"] == token_task]))
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_valley`.
@@ -237,7 +237,7 @@ glue("norm_mean_change", float((changes["on"] - changes["off"]).abs().mean()) if
 moves = changes.groupby(level="model").apply(lambda c: c["on"].idxmax() != c["off"].idxmax()) if normed else []
 glue("norm_best_moves", int(sum(moves)))
 glue("norm_n_models", len(normed) // 2)
-lrd.plots.variant_curves(both, "score", style="final norm", ylabel="MTEB main score") if normed else None
+lrd.book.plots.variant_curves(both, "score", style="final norm", ylabel="MTEB main score") if normed else None
 
 # %% [markdown]
 # ## Do the metrics track the score?
@@ -259,7 +259,7 @@ lrd.plots.variant_curves(both, "score", style="final norm", ylabel="MTEB main sc
 # %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-correlations", "caption": "Spearman correlation across layers between each label-free metric and the MTEB main score, mean over each model's tasks."}}
 glue("aug_task", aug_task)
 glue.verdict(judge_metrics_track(results, note=note), section="do-the-metrics-track-the-score")
-lrd.plots.correlation_heatmap(model_correlations(results), title="metric vs score across layers")
+lrd.book.plots.correlation_heatmap(model_correlations(results), title="metric vs score across layers")
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_metrics_track`.
@@ -278,7 +278,7 @@ lrd.plots.correlation_heatmap(model_correlations(results), title="metric vs scor
 
 # %% tags=["hide-input"]
 glue.verdict(judge_choice(results, metric="DiME", note=note), section="choosing-a-layer-without-labels")
-lrd.report.rounded(label_free_choice(results, metric="DiME"))
+lrd.tables.rounded(label_free_choice(results, metric="DiME"))
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_choice`.

@@ -37,7 +37,7 @@ results_dir = "results"
 import pandas as pd
 
 import lrd
-from lrd.report import Glue, save_results
+from lrd.book.glue import Glue, save_results
 from lrd.engine.tasks import load_task, offline_task_names
 from lrd.units import compute, models_and_tasks_units
 
@@ -118,14 +118,14 @@ tasks
 # %% tags=["hide-input"] mystnb={"figure": {"name": "models_and_tasks-fig-cosine", "caption": "Mean pairwise cosine similarity of the pooled states at each layer (anisotropy); encoders solid, decoders dashed."}}
 glue("task", task)
 glue("n_texts", len(probe))
-lrd.plots.layer_curves(results, "mean cosine", ylabel="mean pairwise cosine", title=f"{task}, {pooling} pooling")
+lrd.book.plots.layer_curves(results, "mean cosine", ylabel="mean pairwise cosine", title=f"{task}, {pooling} pooling")
 
 # %% [markdown]
 # The most anisotropic layer of each model, and the value at its last layer:
 
 # %% tags=["hide-input"]
 by_model = results.groupby("model", sort=False)["value"]
-summary = lrd.report.rounded(pd.DataFrame({
+summary = lrd.tables.rounded(pd.DataFrame({
     "most anisotropic layer": results.loc[by_model.idxmax(), ["model", "layer"]].set_index("model")["layer"],
     "max mean cosine": by_model.max(),
     "last-layer mean cosine": by_model.last(),

@@ -35,7 +35,7 @@ results_dir = "results"
 
 # %% tags=["hide-input"]
 import lrd
-from lrd.report import Glue
+from lrd.book.glue import Glue
 from lrd.verdicts.calibration import calibration_table, monte_carlo_bound
 
 lrd.book.check_parameters("null_calibration", globals())

@@ -63,7 +63,7 @@ import torch
 
 import lrd
 from lrd.methods.pruning import PRUNE_RULES, budget_blocks
-from lrd.report import Glue, save_results
+from lrd.book.glue import Glue, save_results
 from lrd.units import compute, selection_and_pruning_units
 from lrd.verdicts import claims_of
 from lrd.verdicts.pruning import (PRUNING_RECONSTRUCTION, chance_table, judge_pruning_frenet,
@@ -126,7 +126,7 @@ csv_path = save_results(scores, "selection_and_pruning", results_dir)
 chance = chance_table(mc_items)
 glue("n_dec_above", int(chance.groupby("model")["above chance"].all().sum()) if not chance.empty else 0)
 glue("n_dec_total", int(chance["model"].nunique()) if not chance.empty else 0)
-lrd.report.rounded(chance.set_index(["model", "task"]))
+lrd.tables.rounded(chance.set_index(["model", "task"]))
 
 # %% [markdown]
 # {glue:text}`selection_and_pruning-n_dec_above` of {glue:text}`selection_and_pruning-n_dec_total`
@@ -158,7 +158,7 @@ glue("aug_task", aug_task)
 glue("n_views", n_views)
 LRD = list(LRD_SCORES)
 OTHER_SCORES = ["mean dataset entropy", "DiME"]
-lrd.report.rounded(scores.set_index(["model", "task"])[LRD + ["mean dataset entropy", "last-layer score"]])
+lrd.tables.rounded(scores.set_index(["model", "task"])[LRD + ["mean dataset entropy", "last-layer score"]])
 
 # %% [markdown]
 # Averaged over tasks, one row per model, beside the downstream scores:
@@ -169,7 +169,7 @@ per_model["DiME"] = pd.Series(dime_rows)
 per_model["kind"] = pd.Series(kinds)
 embedding_avg = per_model.pop("last-layer score").rename("embedding average")
 mc_avg = pd.Series(mc_intact, name="multiple-choice accuracy", dtype=float)
-lrd.report.rounded(per_model.join(embedding_avg).join(mc_avg))
+lrd.tables.rounded(per_model.join(embedding_avg).join(mc_avg))
 
 # %% [markdown]
 # Spearman's $\rho$ of each score with the downstream score across models, and its exact
@@ -190,10 +190,10 @@ ALL_SCORES = LRD + OTHER_SCORES
 tables = {"embedding average (all models)": selection_table(per_model, embedding_avg, ALL_SCORES)}
 if len(mc_avg) >= 2:
     tables["multiple-choice accuracy (decoders)"] = selection_table(per_model.loc[mc_avg.index], mc_avg, ALL_SCORES)
-lrd.report.rounded(pd.concat(tables, names=["downstream", "score"]))
+lrd.tables.rounded(pd.concat(tables, names=["downstream", "score"]))
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "selection_and_pruning-fig-selection", "caption": "Embedding average (mean MTEB main score of the last layer over the embedding tasks) against each model-level LRD score, one point per model (encoders circles, decoders squares)."}}
-lrd.plots.selection_scatter(per_model, embedding_avg, LRD, ylabel="embedding average")
+lrd.book.plots.selection_scatter(per_model, embedding_avg, LRD, ylabel="embedding average")
 
 # %% [markdown]
 # **How the selection claim is judged.** The claim has two parts, judged as two claims:
@@ -270,7 +270,7 @@ glue("calibration_task", calibration_task)
 glue("n_calibration", n_calibration)
 glue("n_encoder_calibration", n_encoder_calibration)
 glue("n_random", n_random)
-lrd.report.rounded(changes.pivot_table(index=["kind", "model", "task"], columns=["fraction", "rule"], values="change",
+lrd.tables.rounded(changes.pivot_table(index=["kind", "model", "task"], columns=["fraction", "rule"], values="change",
                                        aggfunc="median").T) if not changes.empty else None
 
 # %% [markdown]
@@ -290,7 +290,7 @@ summary = rule_summary(informative) if informative["informative"].any() else pd.
 n_units = int(summary["models"].max()) if not summary.empty else 0
 glue("n_units", n_units)
 glue("p_min_units", f"{2.0 ** -n_units:.2g}" if n_units else "n/a (no model)")
-lrd.report.rounded(summary.set_index(["fraction", "rule"]).sort_index()) if not summary.empty else None
+lrd.tables.rounded(summary.set_index(["fraction", "rule"]).sort_index()) if not summary.empty else None
 
 # %% [markdown]
 # ## Which signal wins at which budget
@@ -306,10 +306,10 @@ lrd.report.rounded(summary.set_index(["fraction", "rule"]).sort_index()) if not 
 by_kind = rule_summary(informative, by="kind") if not summary.empty else pd.DataFrame()
 glue("p_min_kind", ", ".join(f"{g}s {p:.2g}" for g, p in by_kind.groupby("kind")["p_min"].max().items())
      if not by_kind.empty else "n/a")
-lrd.plots.pruning_winners(by_kind) if not by_kind.empty else None
+lrd.book.plots.pruning_winners(by_kind) if not by_kind.empty else None
 
 # %% tags=["hide-input"]
-lrd.report.rounded(winners(by_kind, by="kind").set_index(["kind", "fraction"])) if not by_kind.empty else None
+lrd.tables.rounded(winners(by_kind, by="kind").set_index(["kind", "fraction"])) if not by_kind.empty else None
 
 # %% [markdown]
 # ## The pruning claims against our measurement

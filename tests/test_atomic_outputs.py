@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from lrd import book
-from lrd.report import Glue, save_results
+from lrd.book.glue import Glue, save_results
 
 CHAPTER = "models_and_tasks"
 

@@ -11,8 +11,9 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from lrd import book, plots
-from lrd.sphinxext import chapter_rows, toc_files
+from lrd import book
+from lrd.book import plots
+from lrd.book.sphinxext import chapter_rows, toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -158,10 +159,10 @@ def test_every_page_renders_in_a_headless_browser(site):
                     problems.append(f"{name}: table {t['head']!r} is wider than the column and its scrollbar is "
                                     "hidden, so it looks cut off (_static/lrd.css)")
             if got["body"] != plots.BODY_FONT_PX and name.startswith("book/"):
-                problems.append(f"{name}: body text is {got['body']} px; lrd.plots.BODY_FONT_PX says "
+                problems.append(f"{name}: body text is {got['body']} px; lrd.book.plots.BODY_FONT_PX says "
                                 f"{plots.BODY_FONT_PX} (figure text is sized against it)")
             problems += [f"{name}: figure {i['src'].rsplit('/', 1)[-1]} shown {i['w']:.0f} px wide, narrower than "
-                         f"lrd.plots.COLUMN_PX ({plots.COLUMN_PX}) allows: its text is smaller than the body's"
+                         f"lrd.book.plots.COLUMN_PX ({plots.COLUMN_PX}) allows: its text is smaller than the body's"
                          for i in got["outputs"] if i["w"] < min(i["natural"], plots.COLUMN_PX) - 1]
             if got["typeset"] != got["math"]:
                 problems.append(f"{name}: {got['math'] - got['typeset']} of {got['math']} formulas not typeset")

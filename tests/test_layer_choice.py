@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lrd.report import per_layer
+from lrd.tables import per_layer
 from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, judge_choice, judge_gain, judge_metrics_track,
                                        judge_valley, label_free_choice, metric_correlations, model_gains, valley_depths,
                                        valley_drop)

@@ -18,7 +18,7 @@ def executed(monkeypatch):
     calls = []
     monkeypatch.setattr(papermill, "execute_notebook",  # the source as the "executed" notebook
                         lambda src, out, parameters, **kw: (calls.append(parameters), shutil.copy(src, out)))
-    monkeypatch.setattr(book, "add_rerun_header", lambda *a, **kw: None)  # nothing was executed
+    monkeypatch.setattr("lrd.book.run.add_rerun_header", lambda *a, **kw: None)  # nothing was executed
     return calls
 
 
@@ -152,7 +152,7 @@ def test_lrd_book_checks_every_profile_before_the_first_chapter_runs(executed, c
     assert "'n_samples' expects an integer" in capsys.readouterr().err
 
 
-# ---- values: checked before anything loads (lrd.parameter_rules) -----------------------------
+# ---- values: checked before anything loads (lrd.book.parameters) -----------------------------
 
 #: (chapter, parameters, a fragment of the error): the values issue 20 found failing late or
 #: unclearly inside the kernel, and their neighbours.
@@ -232,7 +232,7 @@ def test_an_unknown_task_name_is_an_error_naming_the_closest_offline_task(execut
 @pytest.mark.parametrize("chapter", book.chapters())
 @pytest.mark.parametrize("profile_name", ["default", "ci"])
 def test_the_defaults_and_declared_profiles_satisfy_the_rules(chapter, profile_name):
-    from lrd import parameter_rules
+    from lrd.book import parameters as parameter_rules
 
     defaults = book.default_parameters(chapter)
     values = {**defaults, **book.profile(profile_name, chapter)}
@@ -240,7 +240,7 @@ def test_the_defaults_and_declared_profiles_satisfy_the_rules(chapter, profile_n
 
 
 def test_every_rule_names_a_parameter_of_its_chapter():
-    from lrd.parameter_rules import RULES
+    from lrd.book.parameters import RULES
 
     assert set(RULES) == set(book.chapters())
     for chapter, rules in RULES.items():
@@ -255,8 +255,8 @@ def test_every_rule_names_a_parameter_of_its_chapter():
     (dict(at_least=1), [1], [None]),
 ])
 def test_number_bounds_are_inclusive_or_exclusive_as_declared(monkeypatch, rule, good, bad):
-    from lrd import parameter_rules
-    from lrd.parameter_rules import Rule
+    from lrd.book import parameters as parameter_rules
+    from lrd.book.parameters import Rule
 
     monkeypatch.setitem(parameter_rules.RULES, "demo", {"p": Rule(**rule)})
     assert all(parameter_rules.problems("demo", {"p": v}) == [] for v in good)
@@ -264,7 +264,7 @@ def test_number_bounds_are_inclusive_or_exclusive_as_declared(monkeypatch, rule,
 
 
 def test_model_kind_is_read_without_loading_weights(tiny_encoder_dir, tiny_decoder_dir, executed, capsys):
-    from lrd.parameter_rules import model_kind
+    from lrd.book.parameters import model_kind
 
     assert (model_kind("minilm"), model_kind("qwen")) == ("encoder", "decoder")
     assert (model_kind(str(tiny_encoder_dir)), model_kind(str(tiny_decoder_dir))) == ("encoder", "decoder")

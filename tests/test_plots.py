@@ -2,7 +2,7 @@
 
 A notebook saves a figure as a PNG (``bbox_inches="tight"``, at the figure's dpi); the page
 shows it at its natural width, or shrunk to the text column when it is wider
-(``lrd.plots.COLUMN_PX``; ``tests/test_book.py`` measures the column and the body text in the
+(``lrd.book.plots.COLUMN_PX``; ``tests/test_book.py`` measures the column and the body text in the
 built book). Each figure function is drawn on data the size of the book's default panel.
 """
 
@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lrd import plots
-from lrd.report import per_layer
+from lrd.book import plots
+from lrd.tables import per_layer
 
 MODELS = {"minilm": 6, "mpnet": 12, "smollm2": 30, "gemma3": 26, "qwen": 24}  # the panel's block counts
 DECODERS = {m: n for m, n in MODELS.items() if m in ("smollm2", "gemma3", "qwen")}
@@ -85,7 +85,7 @@ FIGURES = {
     "selection_scatter": _selection,
 }
 
-#: Functions of lrd.plots that draw no figure.
+#: Functions of lrd.book.plots that draw no figure.
 NOT_FIGURES = {"use_book_style", "model_palette", "model_kinds", "kind_dashes", "min_font_pt"}
 
 
@@ -103,7 +103,7 @@ def _rendered(fig) -> tuple[int, list]:
 
 def test_every_figure_function_is_checked():
     functions = {n for n, f in inspect.getmembers(plots, inspect.isfunction)
-                 if f.__module__ == "lrd.plots" and not n.startswith("_")}
+                 if f.__module__ == "lrd.book.plots" and not n.startswith("_")}
     assert functions - NOT_FIGURES == set(FIGURES)
 
 

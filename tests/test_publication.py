@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from lrd import book
-from lrd.report import Glue
+from lrd.book.glue import Glue
 from lrd.verdicts import CLAIMS, PAPERS, Verdict, claims_of
-from lrd.sphinxext import chapter_rows, table_markdown, toc_files
+from lrd.book.sphinxext import chapter_rows, table_markdown, toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -217,7 +217,7 @@ def test_progress_names_the_task_of_the_texts():
 # ---- figure style ------------------------------------------------------------------------------
 
 def test_model_colours_are_fixed_colour_blind_safe_and_distinct():
-    from lrd.plots import OKABE_ITO, PANEL, model_palette
+    from lrd.book.plots import OKABE_ITO, PANEL, model_palette
 
     base = model_palette()
     assert [base[m] for m in PANEL] == list(OKABE_ITO[:len(PANEL)])
@@ -231,8 +231,8 @@ def test_layer_curves_fill_the_column_and_tell_architectures_apart_by_line_style
     import numpy as np
     import pandas as pd
 
-    from lrd.plots import BOOK_WIDTH, kind_dashes, layer_curves, model_palette
-    from lrd.report import per_layer
+    from lrd.book.plots import BOOK_WIDTH, kind_dashes, layer_curves, model_palette
+    from lrd.tables import per_layer
 
     before = dict(mpl.rcParams)
     rows = [per_layer(np.linspace(0, 1, n + 1), model=m, task=t, measurement="x")
@@ -295,7 +295,7 @@ def test_rounding_prints_no_negative_zero():
     """A value within float noise of 0 prints the same whatever its sign: tables (rounded) and glue."""
     import pandas as pd
 
-    from lrd.report import rounded
+    from lrd.tables import rounded
 
     table = rounded(pd.DataFrame({"model": ["a", "b"], "drop": [-1e-9, 1e-9], "n": [1, 2]}))
     assert table.to_string() == rounded(table.assign(drop=[1e-9, -1e-9])).to_string()

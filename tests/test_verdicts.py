@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sp
 
-from lrd.report import Glue
+from lrd.book.glue import Glue
 from lrd.verdicts import CLAIMS, NULL_MODELS, OUTCOMES, Verdict, calibration, decide
 from lrd.verdicts.calibration import UNTESTABLE_BY_DESIGN, monte_carlo_bound, null_calibration
 from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, models_for_sign_flip, perfectly_separated,

@@ -63,7 +63,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, average_precision_score, v_measure_score
 
 from lrd.metrics._validation import check_layers
-from lrd.report import per_layer
+from lrd.tables import per_layer
 from lrd.engine.tasks import Task
 
 MAIN_SCORES = {"classification": "accuracy", "pair_classification": "cosine_ap", "sts": "cosine_spearman",

@@ -378,7 +378,7 @@ def relevance_rows(sweep: SweepResult, requests: MCRequests, *, model: str, task
     correct : ndarray of shape (L + 1, n_items)
         0/1 correctness (row 0 intact, row ``l`` without block ``l``).
     """
-    from lrd.report import per_layer
+    from lrd.tables import per_layer
     from lrd.engine.scoring import mc_accuracy
 
     n = len(sweep.cosine)

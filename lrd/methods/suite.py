@@ -27,7 +27,7 @@ from lrd.metrics.augmentation import dime, infonce, lidar
 from lrd.metrics.curvature import prompt_curvature
 from lrd.metrics.entropy import dataset_entropy, effective_rank, prompt_entropy
 from lrd.engine.models import LoadedModel
-from lrd.report import per_layer
+from lrd.tables import per_layer
 
 
 def _rows(values: dict[str, np.ndarray], *, model: str, task: str) -> pd.DataFrame:

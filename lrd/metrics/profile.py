@@ -16,7 +16,7 @@ import pandas as pd
 from lrd.metrics.frenet import FrenetResult, frenet
 from lrd.metrics.gfmi import gfmi
 from lrd.metrics.nrs import adjust_nrs, nrs
-from lrd.report import per_layer
+from lrd.tables import per_layer
 
 
 @dataclass(frozen=True)

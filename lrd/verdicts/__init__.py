@@ -3,7 +3,7 @@
 One path for every claim: a chapter calls a judge function of this package on its tables, the
 judge runs a stated test (or a labelled demonstration) and returns a :class:`Verdict`, whose
 outcome :func:`decide` computes from the numbers; the chapter glues it with
-:meth:`lrd.report.Glue.verdict`, which refuses anything else. :func:`null_calibration` checks
+:meth:`lrd.book.glue.Glue.verdict`, which refuses anything else. :func:`null_calibration` checks
 that each test would not say "reproduced" on noise.
 """
 

@@ -9,7 +9,7 @@ smallest panel on which the test can reach p <= 0.05 with the ``lrd sweep`` comm
 would run it (hub models; this offline machine cannot).
 
 Every claim of :data:`CLAIMS` gets exactly one verdict in the book (a test checks the
-dashboard against this table); chapters glue verdicts with :meth:`lrd.report.Glue.verdict`.
+dashboard against this table); chapters glue verdicts with :meth:`lrd.book.glue.Glue.verdict`.
 """
 
 from __future__ import annotations

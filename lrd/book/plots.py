@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from lrd.report import RESULT_COLUMNS
+from lrd.tables import RESULT_COLUMNS
 
 #: Okabe & Ito (2008) colour-blind-safe colours (black last, for an eighth series).
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -138,7 +138,7 @@ def layer_curves(results: pd.DataFrame, measurement: str, *, hue: str = "model",
     """
     missing = set(RESULT_COLUMNS) - set(results.columns)
     if missing:
-        raise ValueError(f"results lack columns {sorted(missing)}; build them with lrd.report.per_layer")
+        raise ValueError(f"results lack columns {sorted(missing)}; build them with lrd.tables.per_layer")
     data = results[results["measurement"] == measurement].copy()
     if data.empty:
         raise ValueError(f"no rows for measurement {measurement!r}; have {sorted(results['measurement'].unique())}")

@@ -3,9 +3,9 @@
 ``{lrd-verdicts}`` (a directive without arguments) renders one table row per recorded claim of
 every chapter listed in the book's ``_toc.yml``. The rows are read, at build time, from each
 chapter's results JSON (``results/<chapter>.json`` beside the executed notebook, written by
-:meth:`lrd.report.Glue.save`), so a chapter added to the table of contents appears without
+:meth:`lrd.book.glue.Glue.save`), so a chapter added to the table of contents appears without
 editing the landing page. A chapter that was not executed, failed, or recorded no verdict gets
-a row saying so. Enable with ``sphinx: extra_extensions: [lrd.sphinxext]`` in ``_config.yml``.
+a row saying so. Enable with ``sphinx: extra_extensions: [lrd.book.sphinxext]`` in ``_config.yml``.
 """
 
 from __future__ import annotations
@@ -64,11 +64,11 @@ def chapter_rows(root: Path, docname: str) -> tuple[list[dict], list[Path]]:
     """Dashboard rows for the chapter ``docname`` (a toc entry without extension).
 
     Returns the rows and the files they were read from (for Sphinx's dependency tracking).
-    A row is a verdict record of :data:`lrd.report.VERDICT_FIELDS`, or ``{"chapter", "status"}``
+    A row is a verdict record of :data:`lrd.book.glue.VERDICT_FIELDS`, or ``{"chapter", "status"}``
     for a chapter that is not executed, failed, left results older than its execution, or
     recorded no verdict, and for each claim of the chapter (:func:`lrd.verdicts.claims_of`) that
     its results do not judge. A chapter that declared
-    it tests no claim (:meth:`lrd.report.Glue.no_claims`) has no row.
+    it tests no claim (:meth:`lrd.book.glue.Glue.no_claims`) has no row.
     """
     name = Path(docname).name
     nb_path = root / f"{docname}.ipynb"

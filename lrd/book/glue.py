@@ -4,26 +4,28 @@ Every number in a chapter's prose is glued (myst-nb ``glue``) under the key
 ``<chapter>-<name>``; :class:`Glue` also writes the same keys to ``results/<chapter>.json`` so
 that the README and tests can quote and check them. Floats are rounded so that re-executions on
 other machines print the same digits (what nbval compares): glued values to
-:data:`GLUE_DIGITS` decimals, tables by :func:`rounded` to :data:`TABLE_DIGITS`.
+:data:`lrd.tables.GLUE_DIGITS` decimals, tables by :func:`lrd.tables.rounded`.
 
 Verdicts on the papers' claims are recorded with :meth:`Glue.verdict`, one call per claim; they
 go into the same JSON under ``"verdicts"`` (a list of :data:`VERDICT_FIELDS` records), which the
-book's landing page gathers into its verdict dashboard (``lrd.sphinxext``).
+book's landing page gathers into its verdict dashboard (``lrd.book.sphinxext``).
 """
 
 from __future__ import annotations
 
 import json
 import numbers
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from lrd.engine.store import atomic_write
-from lrd.tables import GLUE_DIGITS, RESULT_COLUMNS, TABLE_DIGITS, per_layer, rounded  # noqa: F401  (re-exported)
+from lrd.tables import GLUE_DIGITS, rounded
+
+if TYPE_CHECKING:
+    from lrd.verdicts import Verdict
 
 
 #: Fields of one verdict record in ``results/<chapter>.json["verdicts"]``: the

@@ -1,0 +1,42 @@
+"""The book: chapters' sources and parameters, their execution, glued numbers, figures and the
+verdict dashboard.
+
+Submodules, one job each: ``notebooks`` (the table of contents, profiles, default parameters
+and their checks), ``parameters`` (each chapter's value rules), ``run`` (papermill, the re-run
+header, ``jupyter-book build``), ``glue`` (glued numbers, verdict records, result files),
+``plots`` (the book's figures) and ``sphinxext`` (the verdict dashboard). The public names
+below are loaded on first use (PEP 562), so ``import lrd.book`` loads neither papermill nor
+matplotlib. The book imports ``verdicts``, ``methods``, ``aggregation``, ``engine``'s packs
+and store, and ``tables``; never ``units``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening")
+_EXPORTS = {
+    **dict.fromkeys(["ROOT", "NOTEBOOKS", "BOOK", "NBVAL", "chapters", "profile", "source_notebook",
+                     "default_parameters", "validate_parameters", "check_parameters", "parse_parameter"],
+                    "lrd.book.notebooks"),
+    **dict.fromkeys(["HEADER_PACKAGES", "rerun_command", "rerun_header", "add_rerun_header", "run_chapter",
+                     "build_book"], "lrd.book.run"),
+    **dict.fromkeys(["Glue", "save_results", "VERDICT_FIELDS"], "lrd.book.glue"),
+    **dict.fromkeys(["open_chapter", "Chapter"], "lrd.book.opening"),
+}
+
+__all__ = sorted([*_SUBMODULES, *_EXPORTS])
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
