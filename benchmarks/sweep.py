@@ -9,7 +9,7 @@ temporary result cache four times:
 
 1. serially in this process with torch's and BLAS's default threads (what ``lrd run`` does);
 2. serially with one thread (torch and BLAS), what each sweep worker uses on this machine;
-3. on a ``LocalCluster`` of ``--workers`` one-thread workers (``lrd.sweep.sweep``), timed with
+3. on a ``LocalCluster`` of ``--workers`` one-thread workers (``lrd.units.sweep.sweep``), timed with
    and without starting the cluster;
 4. the sweep again on the filled cache: its overhead per cached unit (key, file check, task
    round trip), beside the serial runner's (``lrd.units.compute``) on the same cache.
@@ -42,7 +42,7 @@ def main() -> None:
     import torch
     from threadpoolctl import threadpool_limits
 
-    from lrd import sweep as lrd_sweep
+    from lrd.units import sweep as lrd_sweep
     from lrd.units import compute, units
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

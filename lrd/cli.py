@@ -106,21 +106,22 @@ def _sweep(args: argparse.Namespace) -> int:
     import os
 
     import lrd.book as book
-    from lrd import sweep
+    from lrd.units import sweep
 
     params = {k: book.parse_parameter(v) for k, v in args.parameters}
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
     plan = _checked_parameters(targets, params, args.profile)  # before torch loads: a bad value fails in seconds
     if args.scheduler:
         sweep.check_scheduler(args.scheduler)  # seconds, not Dask's 30 s of connection retries
-    from lrd import units
+    from lrd.engine.cache import results_dir
+    from lrd.units.registry import CHAPTER_UNITS, units
 
-    targets = [c for c in targets if c in units.CHAPTER_UNITS] if args.chapter == "all" else targets
-    todo = [u for c in targets for u in units.units(c, plan[c])]
+    targets = [c for c in targets if c in CHAPTER_UNITS] if args.chapter == "all" else targets
+    todo = [u for c in targets for u in units(c, plan[c], checked=True)]  # checked above, once
     state = sweep.status(todo)
     missing = [u for u, cached in state if not cached]
     print(f"lrd sweep: {len(todo)} units in {len(sweep.batches(todo))} model batches for {', '.join(targets)}; "
-          f"{len(todo) - len(missing)} cached, {len(missing)} to compute (results in {units.cache.results_dir()})")
+          f"{len(todo) - len(missing)} cached, {len(missing)} to compute (results in {results_dir()})")
     if args.dry_run:
         for u, cached in state:
             print(f"  {'cached ' if cached else 'unknown' if cached is None else 'missing'}  {u.chapter}: {u.label}")

@@ -107,7 +107,8 @@ from lrd.aggregation.summary import cell_wins, largest_gain, layer_graphs, paper
 from lrd.aggregation.memory import token_graph_memory
 from lrd.book.glue import Glue, save_results
 from lrd.aggregation.training import TrainConfig
-from lrd.units import cayley_aggregation_units, compute
+from lrd.units import compute
+from lrd.units.cayley_aggregation import cayley_aggregation_units, cayley_tables
 from lrd.verdicts import claims_of
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_PYTHIA_410M,
                                  ILSE_TABLE_ROWS)
@@ -138,7 +139,7 @@ task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
 parts = cayley_aggregation_units(models, tasks, n_samples, methods, seeds, gnn_layers, max_epochs, patience,
                                  ablation_model, ablation_task, n_mappings, few_shot, few_shot_tasks,
                                  few_shot_methods, train_threads=train_threads, device=device)
-done = {part: compute(units) for part, units in parts.items()}
+tables = cayley_tables(parts, {part: compute(units) for part, units in parts.items()})
 
 # %% [markdown]
 # ## The Cayley graphs
@@ -156,20 +157,12 @@ pd.DataFrame([graph_summary(n) for n in range(2, 9)]).set_index("n")
 # once $S$ is large enough for its virtual nodes to be worth it.
 
 # %% tags=["hide-input"]
-scores, items, shares, n_states, sources, seconds = [], [], [], {}, {}, {"extract": 0.0, "train": 0.0}
-for unit, d in zip(parts["scores"], done["scores"]):
-    scores.append(d["scores"])
-    items.append(d["items"])
-    seconds = {k: v + d["seconds"][k] for k, v in seconds.items()}
-    info = d["model"]
-    if unit.model not in n_states:
-        n_states[unit.model] = info["n_states"]
-        sources[unit.model] = f"{unit.model} ({info['kind']}: {info['source']})"
-        shares.append({"model": unit.model, **parameter_share(info["n_params"], info["hidden_size"], info["n_states"],
-                                                              task_data[tasks[0]].n_classes or 2, gnn_layers=gnn_layers)})
-scores = pd.concat(scores, ignore_index=True)
-items = pd.concat(items, ignore_index=True)
-shares = pd.DataFrame(shares)
+scores, items, seconds = tables.scores, tables.items, tables.seconds
+n_states = {m: info["n_states"] for m, info in tables.models.items()}
+sources = {m: f"{m} ({info['kind']}: {info['source']})" for m, info in tables.models.items()}
+shares = pd.DataFrame([{"model": m, **parameter_share(info["n_params"], info["hidden_size"], info["n_states"],
+                                                      task_data[tasks[0]].n_classes or 2, gnn_layers=gnn_layers)}
+                       for m, info in tables.models.items()])
 summary = summarize(scores)
 graphs = layer_graphs(n_states)
 glue("panel", "; ".join(sources.values()))
@@ -311,7 +304,7 @@ shares.set_index("model").assign(share=lambda d: d["share"].map("{:.3%}".format)
 glue("ablation_model", ablation_model)
 glue("ablation_task", ablation_task)
 glue("n_mappings", n_mappings)
-ablation = done["ablation"][0] if done["ablation"] else pd.DataFrame(columns=["variant", "seed", "score"])
+ablation = tables.ablation
 ablation["group"] = ablation["variant"].str.replace(r" \d+$", "", regex=True)
 ablation_table = ablation.groupby("group", sort=False)["score"].agg(["mean", "std", "count"])
 lrd.tables.rounded(ablation_table)
@@ -365,8 +358,7 @@ _ = glue.verdict(judge_mapping(ablation, paper_std_pp=ILSE_MAPPING_STD_PP), sect
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-few-shot", "caption": "Few-shot test accuracy against training examples per class, one line per method (mean over models, band: std over models), one panel per task; dashed lines: DWAtt and the last layer trained on the full data."}}
 glue("few_shot", " / ".join(str(k) for k in few_shot))
-shots = pd.concat(done["few_shot"], ignore_index=True) if done["few_shot"] else pd.DataFrame(
-    columns=["model", "task", "shots", "method", "seed", "score"])
+shots = tables.few_shot
 shot_summary = summarize(shots, by=("model", "task", "shots", "method"))
 glue.verdict(judge_few_shot(shots, scores, references=FEW_SHOT_REFERENCES, shots=(8, 32)), section="few-shot")
 full_data = summary[summary["task"].isin(few_shot_tasks) & summary["method"].isin(FEW_SHOT_REFERENCES)]
@@ -391,7 +383,7 @@ lrd.book.plots.few_shot_curves(shot_summary, references=references) if len(shot_
 # fewer edges and a lower measured peak at the longest token graph where both were run.
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-memory", "caption": "Peak memory of one forward and backward pass of token-level GIN message passing against sequence length, fully connected against Cayley graph (log-log)."}}
-ab_info = next((d["model"] for u, d in zip(parts["scores"], done["scores"]) if u.model == ablation_model), None)
+ab_info = tables.models.get(ablation_model)
 mem_shape = (ab_info["n_states"], ab_info["hidden_size"]) if ab_info else (25, 896)
 glue("memory_states", mem_shape[0])
 glue("memory_dim", mem_shape[1])

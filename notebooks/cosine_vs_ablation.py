@@ -68,11 +68,12 @@ import pandas as pd
 import torch
 
 import lrd
-from lrd.ablation_tables import collect_decoders, encoder_tables, pruning_curves_table
 from lrd.methods.counterexample import counterexample
 from lrd.methods.relevance import ENCODER_SCORER_DESCRIPTIONS
 from lrd.book.glue import Glue, save_results
-from lrd.units import compute, cosine_vs_ablation_units
+from lrd.units import compute
+from lrd.units.cosine_vs_ablation import (collect_decoders, cosine_vs_ablation_units, encoder_tables,
+                                          pruning_curves_table)
 from lrd.verdicts import claims_of
 from lrd.verdicts.agreement import (agreement_summary, agreement_table, chance_table, estimation_by_margin,
                                     judge_correlation, judge_dataset, judge_misestimate, judge_olmo, judge_pruning,
@@ -102,7 +103,7 @@ t_start = time.perf_counter()
 glue("n_items", n_items)
 units = cosine_vs_ablation_units(models, tasks, n_items, n_calibration, pruning_models, pruning_ks, n_random, encoders,
                                  encoder_task, n_encoder, encoder_scorer, batch_size=batch_size, device=device)
-runs = collect_decoders(models, compute(units["decoders"]))  # one cached unit per decoder (lrd.units.ablation_decoder)
+runs = collect_decoders(models, compute(units["decoders"]))  # one cached unit per decoder (lrd.units.cosine_vs_ablation.ablation_decoder)
 relevance = runs.relevance
 csv_path = save_results(relevance, "cosine_vs_ablation", results_dir)
 glue("n_chance", len(next(iter(runs.chance_null.values()))))

@@ -68,7 +68,8 @@ import pandas as pd
 import lrd
 from lrd.engine.packs import MODEL_PACKS
 from lrd.book.glue import Glue, save_results
-from lrd.units import compute, lrd_families_units
+from lrd.units import compute
+from lrd.units.lrd_families import family_tables, lrd_families_units
 from lrd.verdicts import claims_of
 from lrd.verdicts.families import (FINAL_LAYER_SCORES, LRD_SCORES, RANK_FREE_SCORES, architecture_verdict,
                                    complementarity_verdict, equal_sample_tasks, family_correlations,
@@ -86,9 +87,9 @@ for name, claim in claims.items():
 glue("variance", f"{variance:.0%}")
 glue("k", k)
 # one cached unit per (model, task): extraction, Frenet, NRS, GFMI (lrd.units; `lrd sweep` runs them on a cluster)
-done = compute(lrd_families_units(models, tasks, n_samples, pooling=pooling, k=k, variance=variance, device=device))
-results = pd.concat([d["rows"] for d in done], ignore_index=True)
-scores = pd.DataFrame([d["scores"] for d in done])
+tables = family_tables(compute(lrd_families_units(models, tasks, n_samples, pooling=pooling, k=k, variance=variance,
+                                                  device=device)))
+results, scores = tables.results, tables.scores
 csv_path = save_results(results, "lrd_families", results_dir)
 decoders = ", ".join(MODEL_PACKS[m].upstream if m in MODEL_PACKS else m
                      for m in scores.loc[scores["kind"] == "decoder", "model"].unique()) or "none"

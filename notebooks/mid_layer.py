@@ -84,7 +84,8 @@ import pandas as pd
 import lrd
 
 from lrd.book.glue import Glue, save_results
-from lrd.units import compute, mid_layer_units
+from lrd.units import compute
+from lrd.units.mid_layer import mid_layer_tables, mid_layer_units
 from lrd.verdicts import claims_of
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
 from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, judge_choice, judge_gain, judge_metrics_track,
@@ -103,15 +104,10 @@ glue("n_bootstrap", n_bootstrap)
 glue("n_permutations", n_permutations)
 task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
 
-rows, kinds, sources, normed = [], {}, {}, []
 units = mid_layer_units(models, tasks, n_samples, n_bootstrap, pooling, token_task, n_token_prompts, aug_task,
                         n_aug_prompts, n_views, norm_task, n_permutations, device=device)
-for name, done in zip(models, compute(units)):  # one cached unit per model (lrd.units.mid_layer_model)
-    kinds[name], sources[name] = done["kind"], done["source"]
-    rows += done["rows"]
-    normed += done["normed"]
-results = pd.concat(rows, ignore_index=True)
-results["kind"] = results["model"].map(kinds)
+tables = mid_layer_tables(models, compute(units))  # one cached unit per model (lrd.units.mid_layer.mid_layer_model)
+results, kinds, sources, normed = tables.results, tables.kinds, tables.sources, tables.normed
 note = panel_note(kinds, sources)  # the decoders the base-LLM claims are tested on
 glue("n_models", len(models))
 glue("n_encoders", sum(k == "encoder" for k in kinds.values()))

@@ -39,7 +39,8 @@ import pandas as pd
 import lrd
 from lrd.book.glue import Glue, save_results
 from lrd.engine.tasks import load_task, offline_task_names
-from lrd.units import compute, models_and_tasks_units
+from lrd.units import compute
+from lrd.units.models_and_tasks import models_and_tasks_units, panel_tables
 
 lrd.book.check_parameters("models_and_tasks", globals())
 glue = Glue("models_and_tasks")
@@ -47,11 +48,8 @@ glue.no_claims()  # this chapter introduces the panel; it tests no paper claim
 probe = load_task(task, n=n_samples)
 
 # one cached unit per model: load, extract, per-layer mean cosine (lrd.units; `lrd sweep` runs them on a cluster)
-done = compute(models_and_tasks_units(models, task, n_samples, pooling=pooling, device=device))
-panel = [d["summary"] for d in done]
-timings = [{"model": name, "load time (s)": round(d["load_seconds"], 1)} for name, d in zip(models, done)]
-results = pd.concat([d["curve"] for d in done], ignore_index=True)
-panel = pd.DataFrame(panel).set_index("model")
+tables = panel_tables(models, compute(models_and_tasks_units(models, task, n_samples, pooling=pooling, device=device)))
+panel, results = tables.panel, tables.results
 
 # %% [markdown]
 # ## The panel
@@ -81,7 +79,7 @@ panel
 # computed it); it varies between runs and is not checked by CI.
 
 # %% tags=["nbval-ignore-output"]
-pd.DataFrame(timings).set_index("model")
+tables.timings.set_index("model")
 
 # %% [markdown]
 # ## The tasks

@@ -64,7 +64,8 @@ import torch
 import lrd
 from lrd.methods.pruning import PRUNE_RULES, budget_blocks
 from lrd.book.glue import Glue, save_results
-from lrd.units import compute, selection_and_pruning_units
+from lrd.units import compute
+from lrd.units.selection_and_pruning import selection_and_pruning_units, selection_tables
 from lrd.verdicts import claims_of
 from lrd.verdicts.pruning import (PRUNING_RECONSTRUCTION, chance_table, judge_pruning_frenet,
                                   judge_pruning_gfmi_median, judge_pruning_gfmi_only, judge_pruning_nrs,
@@ -95,23 +96,12 @@ t_start = time.perf_counter()
 # removal sets scored on the same tasks.
 
 # %% tags=["hide-input"]
-score_rows, dime_rows, kinds, sources, n_blocks, change_rows, plans, mc_intact, mc_items, seconds = (
-    [], {}, {}, {}, {}, [], {}, {}, {}, {})
 units = selection_and_pruning_units(models, tasks, n_samples, pooling, k, variance, n_bootstrap, aug_task, n_aug_prompts,
                                     n_views, mc_tasks, n_items, n_calibration, calibration_task, n_encoder_calibration,
                                     pruning_models, budgets, n_random, batch_size, device=device)
-for name, done in zip(models, compute(units)):  # one cached unit per model (lrd.units.selection_model)
-    kinds[name], sources[name], n_blocks[name], seconds[name] = done["kind"], done["source"], done["n_blocks"], done["seconds"]
-    score_rows += done["score_rows"]
-    dime_rows[name] = done["dime"]
-    change_rows += done["changes"]
-    if done["plan"] is not None:
-        plans[name] = done["plan"]
-    if done["mc_intact"] is not None:
-        mc_intact[name], mc_items[name] = done["mc_intact"], done["mc_items"]
-scores = pd.DataFrame(score_rows)
-changes = pd.concat(change_rows, ignore_index=True) if change_rows else pd.DataFrame(
-    columns=["model", "kind", "task", "rule", "seed", "fraction", "k", "removed", "score", "intact", "change"])
+tables = selection_tables(models, compute(units))  # one cached unit per model (lrd.units.selection_and_pruning)
+scores, changes, dime_rows, kinds, sources = tables.scores, tables.changes, tables.dime, tables.kinds, tables.sources
+n_blocks, plans, mc_intact, mc_items, seconds = tables.n_blocks, tables.plans, tables.mc_intact, tables.mc_items, tables.seconds
 csv_path = save_results(scores, "selection_and_pruning", results_dir)
 
 # %% [markdown]

@@ -14,11 +14,10 @@ SEEDS = ("0", "1")  # two seeds under which the old code gave different keys
 # Prints, as JSON, the code digest of every unit function (nothing is loaded) and, with "keys",
 # every chapter's unit keys at the default parameters (reads the offline packs and tasks).
 SCRIPT = """
-import inspect, json, sys
+import json, sys
 from lrd import units
 from lrd.engine import cache
-out = {name: units.unit_code_digest(f) for name, f in vars(units).items()
-       if inspect.isfunction(f) and f.__module__ == "lrd.units" and list(inspect.signature(f).parameters)[:1] == ["model"]}
+out = {name: units.unit_code_digest(f) for name, f in units.registry.unit_functions().items()}
 if "keys" in sys.argv:
     for chapter in units.CHAPTER_UNITS:
         for u in units.units(chapter):

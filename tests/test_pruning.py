@@ -213,7 +213,7 @@ def test_mc_choices_agree_with_mc_accuracy():
     from types import SimpleNamespace
 
     from lrd.engine.scoring import mc_accuracy
-    from lrd.units import _mc_choices
+    from lrd.units.selection_and_pruning import _mc_choices
 
     rng = np.random.default_rng(0)
     item = np.repeat(np.arange(6), 3)

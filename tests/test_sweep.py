@@ -145,16 +145,16 @@ def test_the_chapter_function_computes_once_then_reads_the_cache(tiny_encoder_di
     todo = lrd_families_units([str(tiny_encoder_dir)], TASKS, 24, k=3)
     first = compute(todo, root=tmp_path)
     assert len(list(tmp_path.glob("*.pkl"))) == 2
-    monkeypatch.setattr(units, "load_model", lambda *a, **k: pytest.fail("a cached unit loaded its model"))
+    monkeypatch.setattr("lrd.units.base.load_model", lambda *a, **k: pytest.fail("a cached unit loaded its model"))
     again = compute(todo, root=tmp_path)
     for x, y in zip(first, again):
-        pd.testing.assert_frame_equal(x["rows"], y["rows"])
-        assert x["scores"] == y["scores"]
+        pd.testing.assert_frame_equal(x.rows, y.rows)
+        assert x.scores == y.scores
     assert [run_unit(u, root=tmp_path)[1] for u in todo] == ["cached", "cached"]
 
 
 # --------------------------------------------------------------------------------------------
-# lrd.sweep on a LocalCluster
+# lrd.units.sweep on a LocalCluster
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +162,7 @@ def client():
     pytest.importorskip("distributed")
     from distributed import Client
 
-    from lrd.sweep import local_cluster
+    from lrd.units.sweep import local_cluster
 
     cluster = local_cluster(2, dashboard_address=None)
     with Client(cluster) as c:
@@ -176,7 +176,7 @@ def _entries(root: Path) -> dict:
 
 def test_a_sweep_fills_the_cache_as_a_serial_run_does_and_reports_a_failing_unit(
         client, tiny_encoder_dir, tiny_decoder_dir, tmp_path, data_packs):
-    from lrd.sweep import sweep
+    from lrd.units.sweep import sweep
 
     good = lrd_families_units([str(tiny_encoder_dir), str(tiny_decoder_dir)], TASKS, 24, k=3)
     bad = lrd_families_units([str(tmp_path / "no-such-model")], TASKS, 24, k=3)
@@ -191,8 +191,8 @@ def test_a_sweep_fills_the_cache_as_a_serial_run_does_and_reports_a_failing_unit
     serial, swept = _entries(tmp_path / "serial"), _entries(tmp_path / "swept")
     assert sorted(serial) == sorted(swept) and len(serial) == 4  # same keys
     for name in serial:
-        pd.testing.assert_frame_equal(serial[name]["rows"], swept[name]["rows"], check_exact=True)  # equal arrays
-        assert serial[name]["scores"] == swept[name]["scores"]
+        pd.testing.assert_frame_equal(serial[name].rows, swept[name].rows, check_exact=True)  # equal arrays
+        assert serial[name].scores == swept[name].scores
 
     again = sweep(bad + good, client=client, root=tmp_path / "swept", threads=1, progress=False)
     assert [o.status for o in again if o.label in {u.label for u in good}] == ["cached"] * 4  # nothing computed
@@ -218,7 +218,7 @@ def test_a_worker_killed_mid_unit_is_retried_and_leaves_no_partial_entry(client,
                                                                           data_packs):
     import cloudpickle
 
-    from lrd.sweep import sweep
+    from lrd.units.sweep import sweep
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import the test module
     try:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:  # lrd.units loads torch: imported where units run, so `lrd sweep`'s checks fail fast
-    from lrd.units import Unit
+    from lrd.units.base import Unit
 
 
 @dataclass
@@ -56,7 +56,7 @@ def run_batch(units: Sequence[Unit], root=None, threads: int | None = None) -> l
     """
     import torch
 
-    from lrd.units import ModelSlot, run_unit
+    from lrd.units.base import ModelSlot, run_unit
 
     if threads:
         torch.set_num_threads(threads)
