@@ -105,11 +105,10 @@ from lrd.aggregation.cayley import graph_summary
 from lrd.aggregation.scores import parameter_share
 from lrd.aggregation.summary import cell_wins, largest_gain, layer_graphs, paper_layout, paper_summary, summarize
 from lrd.aggregation.memory import token_graph_memory
-from lrd.book.glue import Glue, save_results
+from lrd.book.glue import save_results
 from lrd.aggregation.training import TrainConfig
 from lrd.units import compute
 from lrd.units.cayley_aggregation import cayley_aggregation_units, cayley_tables
-from lrd.verdicts import claims_of
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_PYTHIA_410M,
                                  ILSE_TABLE_ROWS)
 from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, judge_baselines,
@@ -117,11 +116,7 @@ from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER
                                  judge_gain, judge_mapping, judge_parameters)
 from lrd.verdicts.stats import sign_flip_p_min
 
-lrd.book.check_parameters("cayley_aggregation", globals())
-glue = Glue("cayley_aggregation")
-for key, claim in claims_of("cayley_aggregation").items():
-    glue(f"claim_{key}", claim.text)
-    glue(f"claim_{key}_source", claim.source)
+glue = lrd.book.open_chapter("cayley_aggregation", globals(), claims={"claim_{name}": "text", "claim_{name}_source": "source"})
 config = TrainConfig(max_epochs=max_epochs, patience=patience, threads=train_threads)
 glue("lr", config.lr)
 glue("weight_decay", config.weight_decay)

@@ -62,34 +62,22 @@ device = "cpu"
 results_dir = "results"
 
 # %% tags=["hide-input"]
-import time
-
 import pandas as pd
-import torch
 
 import lrd
 from lrd.methods.counterexample import counterexample
 from lrd.methods.relevance import ENCODER_SCORER_DESCRIPTIONS
-from lrd.book.glue import Glue, save_results
+from lrd.book.glue import save_results
 from lrd.units import compute
 from lrd.units.cosine_vs_ablation import (collect_decoders, cosine_vs_ablation_units, encoder_tables,
                                           pruning_curves_table)
-from lrd.verdicts import claims_of
 from lrd.verdicts.agreement import (agreement_summary, agreement_table, chance_table, estimation_by_margin,
                                     judge_correlation, judge_dataset, judge_misestimate, judge_olmo, judge_pruning,
                                     judge_theory, replicates_of, task_agreement_table)
 
-lrd.book.check_parameters("cosine_vs_ablation", globals())
-if threads:
-    torch.set_num_threads(threads)
-glue = Glue("cosine_vs_ablation")
-CLAIMS = claims_of("cosine_vs_ablation")
-for key, claim in CLAIMS.items():
-    glue(f"claim_{key}", claim.text)
-    glue(f"claim_{key}_source", claim.source)
-    glue(f"claim_{key}_number", claim.paper_effect or "")
+glue = lrd.book.open_chapter("cosine_vs_ablation", globals(), claims={
+    "claim_{name}": "text", "claim_{name}_source": "source", "claim_{name}_number": "paper_effect"})
 glue("panel_note", judge_olmo().note)
-t_start = time.perf_counter()
 
 # %% [markdown]
 # ## Both relevances, per decoder, block and task
@@ -372,4 +360,4 @@ glue_path = glue.save(results_dir)
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 glue("rate", f"{runs.work['token passes'] / max(runs.work['seconds'], 1e-9):,.0f}", volatile=True)
-glue("minutes", f"{(time.perf_counter() - t_start) / 60:.1f}", volatile=True)
+glue("minutes", f"{glue.minutes():.1f}", volatile=True)

@@ -17,7 +17,7 @@
 # {cite:t}`jiang2026lrd` describe how pooled representations move from layer to layer with
 # three families of measurements, and report (abstract):
 #
-# > {glue:text}`lrd_families-claim_differences`
+# > {glue:text}`lrd_families-claim_architecture`
 #
 # and, of the families themselves ({glue:text}`lrd_families-claim_complementarity_source`):
 #
@@ -67,23 +67,16 @@ import pandas as pd
 
 import lrd
 from lrd.engine.packs import MODEL_PACKS
-from lrd.book.glue import Glue, save_results
+from lrd.book.glue import save_results
 from lrd.units import compute
 from lrd.units.lrd_families import family_tables, lrd_families_units
-from lrd.verdicts import claims_of
 from lrd.verdicts.families import (FINAL_LAYER_SCORES, LRD_SCORES, RANK_FREE_SCORES, architecture_verdict,
                                    complementarity_verdict, equal_sample_tasks, family_correlations,
                                    final_layer_verdict, redundancy_table, task_shares, task_verdict)
 from lrd.verdicts.stats import separation_table, two_group_p_min
 
-lrd.book.check_parameters("lrd_families", globals())
-glue = Glue("lrd_families")
-claims = claims_of("lrd_families")
-glue("claim_differences", claims["architecture"].text)
-glue("claim_complementarity", claims["complementarity"].text)
-glue("claim_complementarity_source", claims["complementarity"].source)
-for name, claim in claims.items():
-    glue(f"paper_{name}", claim.paper_effect)
+glue = lrd.book.open_chapter("lrd_families", globals(),
+                             claims={"claim_{name}": "text", "claim_{name}_source": "source", "paper_{name}": "paper_effect"})
 glue("variance", f"{variance:.0%}")
 glue("k", k)
 # one cached unit per (model, task): extraction, Frenet, NRS, GFMI (lrd.units; `lrd sweep` runs them on a cluster)

@@ -83,21 +83,16 @@ import pandas as pd
 
 import lrd
 
-from lrd.book.glue import Glue, save_results
+from lrd.book.glue import save_results
 from lrd.units import compute
 from lrd.units.mid_layer import mid_layer_tables, mid_layer_units
-from lrd.verdicts import claims_of
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
 from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, judge_choice, judge_gain, judge_metrics_track,
                                        judge_valley, label_free_choice, model_correlations, model_gains, panel_note,
                                        valley_depths)
 
-lrd.book.check_parameters("mid_layer", globals())  # also: token_task, aug_task and norm_task among tasks
-glue = Glue("mid_layer")
-CLAIMS = claims_of("mid_layer")
-for name, claim in CLAIMS.items():
-    glue(f"claim_{name}", claim.text)
-    glue(f"paper_{name}", claim.paper_effect)
+# the parameters are checked (also: token_task, aug_task and norm_task among tasks) and the claims glued
+glue = lrd.book.open_chapter("mid_layer", globals(), claims={"claim_{name}": "text", "paper_{name}": "paper_effect"})
 glue("n_tasks", len(tasks))
 glue("n_views", n_views)
 glue("n_bootstrap", n_bootstrap)

@@ -37,14 +37,12 @@ results_dir = "results"
 import pandas as pd
 
 import lrd
-from lrd.book.glue import Glue, save_results
+from lrd.book.glue import save_results
 from lrd.engine.tasks import load_task, offline_task_names
 from lrd.units import compute
 from lrd.units.models_and_tasks import models_and_tasks_units, panel_tables
 
-lrd.book.check_parameters("models_and_tasks", globals())
-glue = Glue("models_and_tasks")
-glue.no_claims()  # this chapter introduces the panel; it tests no paper claim
+glue = lrd.book.open_chapter("models_and_tasks", globals())  # it introduces the panel: it tests no paper claim
 probe = load_task(task, n=n_samples)
 
 # one cached unit per model: load, extract, per-layer mean cosine (lrd.units; `lrd sweep` runs them on a cluster)

@@ -35,12 +35,9 @@ results_dir = "results"
 
 # %% tags=["hide-input"]
 import lrd
-from lrd.book.glue import Glue
 from lrd.verdicts.calibration import calibration_table, monte_carlo_bound
 
-lrd.book.check_parameters("null_calibration", globals())
-glue = Glue("null_calibration")
-glue.no_claims()  # an appendix: it checks the verdicts, it judges no claim
+glue = lrd.book.open_chapter("null_calibration", globals())  # an appendix: it checks the verdicts, it judges no claim
 table = calibration_table(n=n_simulations, seed=seed)
 glue("n_simulations", n_simulations)
 glue("n_claims", len(table))

@@ -56,32 +56,22 @@ device = "cpu"
 results_dir = "results"
 
 # %% tags=["hide-input"]
-import time
-
 import pandas as pd
-import torch
 
 import lrd
 from lrd.methods.pruning import PRUNE_RULES, budget_blocks
-from lrd.book.glue import Glue, save_results
+from lrd.book.glue import save_results
 from lrd.units import compute
 from lrd.units.selection_and_pruning import selection_and_pruning_units, selection_tables
-from lrd.verdicts import claims_of
 from lrd.verdicts.pruning import (PRUNING_RECONSTRUCTION, chance_table, judge_pruning_frenet,
                                   judge_pruning_gfmi_median, judge_pruning_gfmi_only, judge_pruning_nrs,
                                   mark_informative, rule_summary, winners)
+from lrd.verdicts.stats import permutation_p_min, sign_flip_p_min
 from lrd.verdicts.selection import (LRD_SCORES, judge_selection, judge_selection_llm, judge_selection_strongest,
                                     selection_table)
 
-lrd.book.check_parameters("selection_and_pruning", globals())
-if threads:
-    torch.set_num_threads(threads)
-glue = Glue("selection_and_pruning")
-CLAIMS = claims_of("selection_and_pruning")
-for name, c in CLAIMS.items():
-    glue(f"claim_{name}", c.text)
-    glue(f"paper_{name}", c.paper_effect)
-t_start = time.perf_counter()
+glue = lrd.book.open_chapter("selection_and_pruning", globals(),
+                             claims={"claim_{name}": "text", "paper_{name}": "paper_effect"})
 
 
 # %% [markdown]
@@ -170,12 +160,11 @@ lrd.tables.rounded(per_model.join(embedding_avg).join(mc_avg))
 # {glue:text}`selection_and_pruning-n_dec` decoders it is {glue:text}`selection_and_pruning-p_min_dec`.
 
 # %% tags=["hide-input"]
-from math import factorial
-
-glue("n_sel", int(embedding_avg.notna().sum()))
-glue("p_min_sel", f"{1 / factorial(int(embedding_avg.notna().sum())):.3g}")
-glue("n_dec", len(mc_avg))
-glue("p_min_dec", f"{1 / factorial(len(mc_avg)):.3g}" if len(mc_avg) else "n/a")
+n_sel, n_dec = int(embedding_avg.notna().sum()), len(mc_avg)
+glue("n_sel", n_sel)
+glue("p_min_sel", f"{permutation_p_min(n_sel):.3g}")
+glue("n_dec", n_dec)
+glue("p_min_dec", f"{permutation_p_min(n_dec):.3g}" if n_dec else "n/a")
 ALL_SCORES = LRD + OTHER_SCORES
 tables = {"embedding average (all models)": selection_table(per_model, embedding_avg, ALL_SCORES)}
 if len(mc_avg) >= 2:
@@ -279,7 +268,7 @@ informative = mark_informative(changes, chance)
 summary = rule_summary(informative) if informative["informative"].any() else pd.DataFrame()
 n_units = int(summary["models"].max()) if not summary.empty else 0
 glue("n_units", n_units)
-glue("p_min_units", f"{2.0 ** -n_units:.2g}" if n_units else "n/a (no model)")
+glue("p_min_units", f"{sign_flip_p_min(n_units):.2g}" if n_units else "n/a (no model)")
 lrd.tables.rounded(summary.set_index(["fraction", "rule"]).sort_index()) if not summary.empty else None
 
 # %% [markdown]
@@ -355,5 +344,5 @@ if not changes.empty:
 glue_path = glue.save(results_dir)
 
 # %% tags=["hide-input", "nbval-ignore-output"]
-glue("minutes", f"{(time.perf_counter() - t_start) / 60:.1f}", volatile=True)
+glue("minutes", f"{glue.minutes():.1f}", volatile=True)
 pd.DataFrame(seconds).T.round(0)  # wall seconds per model: scores, prune orders, total (with evaluation)

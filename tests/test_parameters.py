@@ -87,11 +87,37 @@ def test_check_parameters_rejects_a_name_papermill_injected_that_the_chapter_lac
 
 
 @pytest.mark.parametrize("chapter", book.chapters())
-def test_every_chapter_checks_its_parameters_right_after_its_imports(chapter):
+def test_every_chapter_opens_with_one_call_right_after_its_imports(chapter):
+    """The parameter check, threads, Glue, claims and clock are one call (issue 17), the first
+    statement after the imports of the first code cell after the parameters."""
     cells = book.source_notebook(chapter).cells
     first = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
     code = next(c for c in cells[first + 1:] if c.cell_type == "code")
-    assert f'lrd.book.check_parameters("{chapter}", globals())' in code.source
+    body = [line for line in code.source.splitlines()
+            if line.strip() and not line.startswith(("import ", "from ", " ", "#", ")"))]
+    assert body[0].startswith(f'glue = lrd.book.open_chapter("{chapter}", globals()')
+    assert "check_parameters" not in code.source and "Glue(" not in code.source
+
+
+def test_open_chapter_checks_glues_the_claims_and_starts_the_clock(capsys):
+    from lrd.verdicts import claims_of
+
+    ns = {"models": "minilm"}
+    glue = book.open_chapter("mid_layer", ns, claims={"claim_{name}": "text", "paper_{name}": "paper_effect"})
+    assert ns["models"] == ["minilm"]  # checked and coerced in place
+    assert "expects a list" in capsys.readouterr().err
+    claims = claims_of("mid_layer")
+    assert glue.chapter == "mid_layer" and len(glue.values) == 2 * len(claims)
+    assert all(glue.values[f"mid_layer-claim_{n}"] == c.text for n, c in claims.items())
+    assert 0 <= glue.minutes() < 1
+    assert not glue.tests_no_claims
+    assert book.open_chapter("models_and_tasks", {}).tests_no_claims  # no claim in the claims table
+    with pytest.raises(ValueError, match="must be one of"):
+        book.open_chapter("mid_layer", {}, claims={"claim_{name}": "txt"})
+    with pytest.raises(ValueError, match="must contain"):
+        book.open_chapter("mid_layer", {}, claims={"claim": "text"})
+    with pytest.raises(ValueError, match="n_views must be at least 2"):
+        book.open_chapter("mid_layer", {"n_views": 1})
 
 
 def _papermill(tmp_path, *args):

@@ -4,7 +4,7 @@ verdict dashboard.
 Submodules, one job each: ``notebooks`` (the table of contents, profiles, default parameters
 and their checks), ``parameters`` (each chapter's value rules), ``run`` (papermill, the re-run
 header, ``jupyter-book build``), ``glue`` (glued numbers, verdict records, result files),
-``plots`` (the book's figures) and ``sphinxext`` (the verdict dashboard). The public names
+``plots`` (the book's figures), ``opening`` (a chapter's opening call) and ``sphinxext`` (the verdict dashboard). The public names
 below are loaded on first use (PEP 562), so ``import lrd.book`` loads neither papermill nor
 matplotlib. The book imports ``verdicts``, ``methods``, ``aggregation``, ``engine``'s packs
 and store, and ``tables``; never ``units``.
@@ -22,7 +22,7 @@ _EXPORTS = {
     **dict.fromkeys(["HEADER_PACKAGES", "rerun_command", "rerun_header", "add_rerun_header", "run_chapter",
                      "build_book"], "lrd.book.run"),
     **dict.fromkeys(["Glue", "save_results", "VERDICT_FIELDS"], "lrd.book.glue"),
-    **dict.fromkeys(["open_chapter", "Chapter"], "lrd.book.opening"),
+    "open_chapter": "lrd.book.opening",
 }
 
 __all__ = sorted([*_SUBMODULES, *_EXPORTS])

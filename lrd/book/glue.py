@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import numbers
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +70,11 @@ class Glue:
         self.values: dict[str, Any] = {}
         self.verdicts: list[dict[str, Any]] = []
         self.tests_no_claims = False
+        self.started = time.perf_counter()
+
+    def minutes(self) -> float:
+        """Wall minutes since the chapter opened (:func:`lrd.book.opening.open_chapter`); volatile."""
+        return (time.perf_counter() - self.started) / 60
 
     def __call__(self, name: str, value: Any, *, volatile: bool = False) -> str:
         """Glue ``value`` as ``<chapter>-<name>``; ``volatile=True`` (wall times, rates) puts it

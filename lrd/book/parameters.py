@@ -222,31 +222,11 @@ RULES: dict[str, dict[str, Rule]] = {
 # ---- what a task or model is, without loading it -----------------------------------------------
 
 def task_type(name: str) -> str:
-    """The type of task ``name`` (:data:`lrd.engine.tasks.TASK_TYPES`) without loading its data.
+    """The type of task ``name`` without loading its data (:func:`lrd.engine.tasks.task_type`)."""
+    from lrd.engine.tasks import task_type as of_task
 
-    An offline task's type is in :data:`lrd.engine.tasks.OFFLINE_TASKS`; another name is looked up
-    in MTEB's task metadata (installed with mteb, no download). An unknown name, or an MTEB
-    type lrd cannot evaluate, is a ``ValueError`` listing the offline tasks.
-    """
-    from lrd.engine.tasks import _MTEB_TYPES, OFFLINE_TASKS
+    return of_task(name)
 
-    if name in OFFLINE_TASKS:
-        return OFFLINE_TASKS[name].type
-    import difflib
-
-    close = difflib.get_close_matches(name, list(OFFLINE_TASKS), n=1, cutoff=0.6)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    try:
-        import mteb
-
-        meta = mteb.get_task(name).metadata
-    except (KeyError, ValueError) as err:
-        raise ValueError(f"unknown task {name!r}: not an offline task and not an MTEB task name.{hint} "
-                         f"Offline tasks: {', '.join(OFFLINE_TASKS)}") from err
-    if meta.type not in _MTEB_TYPES:
-        raise ValueError(f"MTEB task {name!r} is of type {meta.type!r}, which lrd does not evaluate; "
-                         f"supported MTEB types: {', '.join(_MTEB_TYPES)}")
-    return _MTEB_TYPES[meta.type]
 
 
 def model_kind(name: str) -> str | None:

@@ -164,6 +164,13 @@ def _module_file(name: str) -> Path | None:
 
 def _lrd_imports(path: Path) -> set[str]:
     """``lrd`` modules imported anywhere in a source file (top level or inside functions)."""
+    return set(_parsed_imports(str(path), path.stat().st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed_imports(path: str, mtime_ns: int) -> frozenset[str]:
+    """:func:`_lrd_imports` of one version of a file (parsed once per process and version)."""
+    path = Path(path)
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -174,7 +181,7 @@ def _lrd_imports(path: Path) -> set[str]:
                     found.add(node.module)
                 # `from lrd import stats` / `from lrd.metrics import frenet`: submodules too
                 found |= {f"{node.module}.{a.name}" for a in node.names if _module_file(f"{node.module}.{a.name}")}
-    return found
+    return frozenset(found)
 
 
 @functools.cache

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import functools
 import json
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -334,6 +335,12 @@ def offline_task_names() -> list[str]:
     return list(OFFLINE_TASKS)
 
 
+@functools.lru_cache(maxsize=None)
+def _offline_frame(name: str) -> pd.DataFrame:
+    """An offline task's rows with their split, read once per process (callers get a copy)."""
+    return _with_split(OFFLINE_TASKS[name].reader())
+
+
 def load_task(name: str, *, n: int | None = None, seed: int = 0) -> Task:
     """Load a task by offline name, or by MTEB task name (needs the hub).
 
@@ -349,7 +356,7 @@ def load_task(name: str, *, n: int | None = None, seed: int = 0) -> Task:
     """
     if name in OFFLINE_TASKS:
         spec = OFFLINE_TASKS[name]
-        frame = _with_split(spec.reader())
+        frame = _offline_frame(name).copy()
         names = spec.labels() if callable(spec.labels) else spec.labels
         task = Task(name, spec.type, frame, names, spec.source, spec.description)
     else:
@@ -361,6 +368,32 @@ def load_task(name: str, *, n: int | None = None, seed: int = 0) -> Task:
 
 _MTEB_TYPES = {"Classification": "classification", "Clustering": "clustering",
                "PairClassification": "pair_classification", "STS": "sts"}
+
+
+def task_type(name: str) -> str:
+    """The type of task ``name`` (:data:`TASK_TYPES`) without loading its data.
+
+    An offline task's type is in :data:`OFFLINE_TASKS`; another name is looked up
+    in MTEB's task metadata (installed with mteb, no download). An unknown name, or an MTEB
+    type lrd cannot evaluate, is a ``ValueError`` listing the offline tasks.
+    """
+    if name in OFFLINE_TASKS:
+        return OFFLINE_TASKS[name].type
+    import difflib
+
+    close = difflib.get_close_matches(name, list(OFFLINE_TASKS), n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    try:
+        import mteb
+
+        meta = mteb.get_task(name).metadata
+    except (KeyError, ValueError) as err:
+        raise ValueError(f"unknown task {name!r}: not an offline task and not an MTEB task name.{hint} "
+                         f"Offline tasks: {', '.join(OFFLINE_TASKS)}") from err
+    if meta.type not in _MTEB_TYPES:
+        raise ValueError(f"MTEB task {name!r} is of type {meta.type!r}, which lrd does not evaluate; "
+                         f"supported MTEB types: {', '.join(_MTEB_TYPES)}")
+    return _MTEB_TYPES[meta.type]
 
 
 def _from_mteb(name: str) -> Task:

@@ -11,7 +11,7 @@ from typing import Sequence
 import pandas as pd
 
 from lrd.engine.models import LoadedModel
-from lrd.engine.tasks import load_task
+from lrd.engine.tasks import load_task, task_type
 from lrd.units.base import Unit
 from lrd.units.records import require, require_columns
 
@@ -150,7 +150,7 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
                  train_threads=train_threads)
 
     def spec(t):
-        return ((t, n_samples), (t, None)) if t == "lee50" or load_task(t, n=n_samples).type == "sts" else ((t, n_samples),)
+        return ((t, n_samples), (t, None)) if t == "lee50" or task_type(t) == "sts" else ((t, n_samples),)
 
     scores = [Unit("cayley_aggregation", cayley_task_scores, m,
                    dict(task=t, n_samples=n_samples, methods=list(methods), **train), tasks=spec(t), device=device)

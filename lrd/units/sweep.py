@@ -76,8 +76,22 @@ def run_batch(units: Sequence[Unit], root=None, threads: int | None = None) -> l
 
 
 def status(units: Sequence[Unit], root=None) -> list[tuple[Unit, bool | None]]:
-    """Each unit with whether its result is cached (None: unknown until its hub model is loaded)."""
-    return [(u, u.is_cached(root)) for u in units]
+    """Each unit with whether its result is cached (None: unknown until its hub model is loaded).
+
+    Each model's fingerprint is read once (:func:`lrd.engine.models.source_fingerprint` reads
+    its config), not once per unit.
+    """
+    from lrd.engine.cache import contains
+    from lrd.engine.models import source_fingerprint
+
+    fingerprints: dict[str, str | None] = {}
+    out = []
+    for u in units:
+        if u.model not in fingerprints:
+            fingerprints[u.model] = source_fingerprint(u.model)
+        key = u.key(fingerprints[u.model]) if fingerprints[u.model] is not None else None
+        out.append((u, None if key is None else contains(u.name, key, root)))
+    return out
 
 
 def default_workers(n_batches: int, *, memory_per_worker: float = 4e9) -> int:

@@ -220,6 +220,20 @@ def sign_flip_p_min(n_units: int) -> float:
     return 2.0 ** -n_units
 
 
+def permutation_p_min(n_units: int) -> float:
+    """Smallest p-value of an exact one-sided permutation test of a rank correlation over
+    ``n_units`` (a perfect ranking: one of the :math:`n!` assignments, :math:`1/n!`).
+
+    Examples
+    --------
+    >>> permutation_p_min(5)
+    0.008333333333333333
+    """
+    if n_units < 0:
+        raise ValueError(f"n_units must be at least 0, got {n_units}")
+    return 1 / math.factorial(n_units)
+
+
 def models_for_sign_flip(alpha: float = 0.05) -> int:
     """Fewest units an exact one-sided sign-flip test needs to reach ``alpha`` (5 for 0.05)."""
     return math.ceil(math.log2(1 / alpha))
