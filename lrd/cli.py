@@ -95,7 +95,8 @@ def _run(args: argparse.Namespace) -> int:
     for chapter in targets:
         out = Path(args.output_dir) / f"{chapter}.ipynb" if args.output_dir else args.output
         t0 = time.perf_counter()
-        path = _execute("lrd run", chapter, parameters=plan[chapter], profile_name=args.profile, output=out)
+        path = _execute("lrd run", chapter, parameters=plan[chapter], profile_name=args.profile, output=out,
+                        checked=True)  # checked above, with the profile merged in
         print(f"lrd run: {chapter} -> {path} ({time.perf_counter() - t0:.1f} s)")
     return 0
 
@@ -157,7 +158,8 @@ def _sweep(args: argparse.Namespace) -> int:
     for chapter in targets:
         out = Path(args.output_dir) / f"{chapter}.ipynb" if args.output_dir else None
         t0 = time.perf_counter()
-        path = _execute("lrd sweep", chapter, parameters=plan[chapter], profile_name=args.profile, output=out)
+        path = _execute("lrd sweep", chapter, parameters=plan[chapter], profile_name=args.profile, output=out,
+                        checked=True)
         print(f"lrd sweep: {chapter} -> {path} ({time.perf_counter() - t0:.1f} s)")
     return 0
 

@@ -99,6 +99,24 @@ def test_every_chapter_opens_with_one_call_right_after_its_imports(chapter):
     assert "check_parameters" not in code.source and "Glue(" not in code.source
 
 
+def test_lrd_run_checks_a_chapter_s_parameters_once(executed, monkeypatch):
+    """Issue 17: `lrd run` checked each chapter's parameters twice before papermill (the CLI,
+    then run_chapter); the notebook's own check stays, for plain papermill."""
+    from lrd.book import notebooks, run
+
+    calls = []
+
+    def counting(chapter, parameters, **kw):
+        calls.append(chapter)
+        return notebooks.validate_parameters(chapter, parameters, **kw)
+
+    monkeypatch.setattr(book, "validate_parameters", counting)
+    monkeypatch.setattr(run, "validate_parameters", counting)
+    assert main(["run", "lrd_families", "--profile", "ci", "-p", "k", "5", "-o", "/tmp/lrd-test-once.ipynb"]) == 0
+    assert calls == ["lrd_families"]
+    assert executed[-1]["k"] == 5 and executed[-1]["n_samples"] == book.profile("ci", "lrd_families")["n_samples"]
+
+
 def test_open_chapter_checks_glues_the_claims_and_starts_the_clock(capsys):
     from lrd.verdicts import claims_of
 

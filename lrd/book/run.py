@@ -89,11 +89,13 @@ def add_rerun_header(path: Path, chapter: str, *, parameters: dict | None = None
 
 
 def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: str = "default",
-                output: Path | None = None, progress: bool = True) -> Path:
+                output: Path | None = None, progress: bool = True, checked: bool = False) -> Path:
     """Execute one chapter with papermill; returns the executed notebook's path.
 
     ``parameters`` override the profile, which overrides the notebook defaults; all are
-    checked by :func:`validate_parameters` before the notebook starts. The notebook runs with
+    checked by :func:`validate_parameters` before the notebook starts, unless ``checked`` says
+    the caller checked them already, with the profile's values merged in (``lrd run`` and
+    ``lrd sweep`` check every chapter once, before the first runs). The notebook runs with
     its output folder as working directory (so its ``results/`` land beside it).
     ``progress`` shows papermill's cell counter. The executed notebook opens with a re-run
     header (:func:`rerun_header`) when the execution succeeded. The notebook is put in place
@@ -103,7 +105,10 @@ def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: s
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    params, notes = validate_parameters(chapter, {**profile(profile_name, chapter), **(parameters or {})})
+    if checked:
+        params, notes = dict(parameters or {}), []
+    else:
+        params, notes = validate_parameters(chapter, {**profile(profile_name, chapter), **(parameters or {})})
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     output = Path(output) if output else BOOK / f"{chapter}.ipynb"
