@@ -28,8 +28,8 @@ __all__ = sorted([*_SUBMODULES, *_EXPORTS, "__version__"])
 
 class _Face(types.ModuleType):
     """Loads a public name's module on first access. ``lrd.extract`` is the function (as it
-    always was) although a submodule has the same name: importing the submodule does not
-    replace it."""
+    always was); its module is ``lrd.engine.extract``, and should a submodule of the face ever
+    share an exported name, binding it does not replace the export."""
 
     def __getattr__(self, name: str):
         if name in _SUBMODULES:
@@ -42,7 +42,7 @@ class _Face(types.ModuleType):
 
     def __setattr__(self, name: str, value) -> None:
         if name in _EXPORTS and isinstance(value, types.ModuleType):
-            return  # the import system binding submodule lrd.engine.extract; keep the function
+            return  # the import system binding a same-named submodule; keep the export
         super().__setattr__(name, value)
 
     def __dir__(self) -> list[str]:
