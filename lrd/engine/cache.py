@@ -38,7 +38,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
-from lrd.engine.store import atomic_write, lrd_home  # noqa: F401  (atomic_write: re-exported)
+from lrd.engine.store import atomic_write, folder  # noqa: F401  (atomic_write: re-exported)
 
 #: Libraries whose versions are part of every result key (an upgrade can change numbers).
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "torch", "transformers", "mteb")
@@ -46,7 +46,7 @@ LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "torch", "transformers"
 
 def results_dir(root: str | Path | None = None) -> Path:
     """Where results are cached: ``root``, or ``$LRD_HOME/results``."""
-    return Path(root) if root is not None else lrd_home() / "results"
+    return Path(root) if root is not None else folder("results")
 
 
 def stable_json(value: Any) -> Any:

@@ -19,7 +19,7 @@ import torch
 from tqdm import tqdm
 
 from lrd.engine import progress as lrd_progress
-from lrd.engine.store import lrd_home
+from lrd.engine.store import folder
 from lrd.engine.cache import discard, open_checked, write_checked
 from lrd.engine.models import LoadedModel
 from lrd.engine.perturb import perturb
@@ -307,7 +307,7 @@ def extract_variants(model: LoadedModel, texts: Sequence[str], variants: Sequenc
     results: list[np.ndarray | None] = [None] * len(resolved)
     paths: list[Path | None] = [None] * len(resolved)
     if cache is not False:
-        root = lrd_home() / "states" if cache is True else Path(cache)
+        root = folder("states") if cache is True else Path(cache)
         for i, (pooling, final_norm) in enumerate(resolved):
             extra = {"final_norm": True} if final_norm else {}  # default options keep their old keys
             key = cache_key(model, texts, pooling=pooling, max_length=max_length, padding_side=padding_side, **extra)

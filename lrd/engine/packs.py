@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from lrd.engine.store import hold_lock, lrd_home, remove_stale_temp_files  # noqa: F401  (re-exported)
+from lrd.engine.store import folder, hold_lock, lrd_home, remove_stale_temp_files  # noqa: F401  (re-exported)
 
 MANIFEST = "lrd-manifest.json"
 PACK_FORMAT = 1  # bump when the layout of a built pack changes
@@ -73,7 +73,7 @@ class Pack:
 
     @property
     def path(self) -> Path:
-        return lrd_home() / ("models" if self.kind == "model" else "data") / self.key
+        return folder("model" if self.kind == "model" else "data") / self.key
 
 
 def _parts(fmt: str, n: int, member: str) -> tuple[Piece, ...]:
@@ -384,7 +384,7 @@ def _sweep(log: Callable[[str], None]) -> None:
                     remove_stale_scratch(pack, log=log)
             except TimeoutError:
                 continue  # a live fetch is building it: its folders are not stale
-    states = lrd_home() / "states"
+    states = folder("states")
     if states.is_dir() and (removed := remove_stale_temp_files(states, ".*.npy.tmp")):
         log(f"states: removed {len(removed)} orphaned temporary file(s)")
 
@@ -414,7 +414,7 @@ def fetch_pack(pack: Pack, *, force: bool = False, keep_wheels: bool = False,
 
 
 def _wheels_dir(pack: Pack) -> Path:
-    return lrd_home() / "wheels" / pack.key
+    return folder("wheels") / pack.key
 
 
 def _fetch_pack_locked(pack: Pack, *, force: bool, log: Callable[[str], None]) -> str:

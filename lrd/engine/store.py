@@ -21,6 +21,24 @@ def lrd_home() -> Path:
     return Path(os.environ.get("LRD_HOME") or Path.home() / ".cache" / "lrd").expanduser()
 
 
+#: The folders under :func:`lrd_home`, by what they hold.
+FOLDERS = {"model": "models", "data": "data", "states": "states", "results": "results", "wheels": "wheels"}
+
+
+def folder(kind: str) -> Path:
+    """Where lrd keeps ``kind`` (a key of :data:`FOLDERS`): offline model and data packs, hidden
+    states, cached unit results, downloaded wheels.
+
+    Examples
+    --------
+    >>> folder("states").name
+    'states'
+    """
+    if kind not in FOLDERS:
+        raise ValueError(f"no lrd folder for {kind!r}; folders: {', '.join(FOLDERS)}")
+    return lrd_home() / FOLDERS[kind]
+
+
 def remove_stale_temp_files(folder: Path, pattern: str, *, min_age: float = 60.0) -> list[Path]:
     """Delete orphaned temporary files in ``folder`` that no live writer holds.
 
