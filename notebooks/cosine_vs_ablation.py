@@ -77,7 +77,7 @@ from lrd.verdicts.agreement import (agreement_summary, agreement_table, chance_t
 
 glue = lrd.book.open_chapter("cosine_vs_ablation", globals(), claims={
     "claim_{name}": "text", "claim_{name}_source": "source", "claim_{name}_number": "paper_effect"})
-glue("panel_note", judge_olmo().note)
+_ = glue("panel_note", judge_olmo().note)  # (the last line of the cell: its key is not shown)
 
 # %% [markdown]
 # ## Both relevances, per decoder, block and task
