@@ -18,6 +18,14 @@ from lrd.units import base, registry
 UNIT_FUNCTIONS = registry.unit_functions()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_digests():
+    """No digest computed under an edit outlives its test (unit_code_digest is cached)."""
+    base.unit_code_digest.cache_clear()
+    yield
+    base.unit_code_digest.cache_clear()
+
+
 def _edit(monkeypatch, tmp_path, wanted) -> list[str]:
     """Make the code digest read edited copies (a comment appended) of every module for which
     ``wanted(name)`` is true; the edited module names."""

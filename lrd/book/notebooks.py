@@ -9,6 +9,8 @@ in ``notebooks/profiles.yml`` (the ``ci`` profile is what nbval re-executes).
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import json
 import sys
 from pathlib import Path
@@ -63,7 +65,14 @@ def source_notebook(chapter: str):
 
 
 def default_parameters(chapter: str) -> dict:
-    """The chapter's parameters and their defaults: its ``parameters`` cell, executed."""
+    """The chapter's parameters and their defaults: its ``parameters`` cell, executed (read once
+    per process and version of the source; a fresh dict each call)."""
+    path = NOTEBOOKS / f"{chapter}.py"
+    return copy.deepcopy(_defaults(chapter, str(path), path.stat().st_mtime_ns if path.is_file() else None))
+
+
+@functools.lru_cache(maxsize=None)
+def _defaults(chapter: str, path: str, mtime_ns: int | None) -> dict:
     cells = [c for c in source_notebook(chapter).cells if "parameters" in c.metadata.get("tags", [])]
     if len(cells) != 1:
         raise ValueError(f"chapter {chapter!r} must have exactly one cell tagged 'parameters', has {len(cells)}")

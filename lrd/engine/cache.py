@@ -153,6 +153,26 @@ def discard(path: Path, err: BaseException) -> None:
 
 
 def _module_file(name: str) -> Path | None:
+    """The source file of module ``name`` (None when it is not a Python source module)."""
+    return _find_module_file(name)
+
+
+#: The ``lrd`` package's folder: its modules' files are found there without importing them.
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@functools.lru_cache(maxsize=None)
+def _find_module_file(name: str) -> Path | None:
+    """An ``lrd`` module's file from the package's folder (``importlib.util.find_spec`` would
+    import its parent packages, e.g. all of ``lrd.metrics`` and scikit-learn, to find
+    ``lrd.metrics.gfmi``); other modules through ``find_spec``."""
+    if name == "lrd" or name.startswith("lrd."):
+        parts = name.split(".")[1:]
+        folder = _PACKAGE.joinpath(*parts)
+        for path in ([folder.with_suffix(".py")] if parts else []) + [folder / "__init__.py"]:
+            if path.is_file():
+                return path
+        return None
     import importlib.util
 
     try:
@@ -214,14 +234,21 @@ def code_digest(func: Callable, modules: Iterable[str] = ()) -> str:
     h = hashlib.sha256(inspect.getsource(func).encode())
     for name in module_closure(func.__module__, *modules):
         h.update(name.encode() + b"\0" + _module_file(name).read_bytes())
+    h.update(json.dumps({"lrd": __version__, **library_versions(metadata.version)}, sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=None)
+def library_versions(lookup: Callable[[str], str] = metadata.version) -> dict[str, str | None]:
+    """The installed versions of :data:`LIBRARIES` (None when absent), looked up once per
+    process (each lookup reads package metadata from disk) and per ``lookup`` function."""
     versions = {}
     for lib in LIBRARIES:
         try:
-            versions[lib] = metadata.version(lib)
+            versions[lib] = lookup(lib)
         except metadata.PackageNotFoundError:
             versions[lib] = None
-    h.update(json.dumps({"lrd": __version__, **versions}, sort_keys=True).encode())
-    return h.hexdigest()[:32]
+    return versions
 
 
 def task_digest(task) -> str:

@@ -15,7 +15,6 @@ import pandas as pd
 
 from lrd.engine.models import LoadedModel
 from lrd.engine.tasks import load_task
-from lrd.methods.relevance import pruning_table
 from lrd.tables import RESULT_COLUMNS, per_layer
 from lrd.units.base import Unit
 from lrd.units.common import mc_split
@@ -215,6 +214,8 @@ def collect_decoders(models: Sequence[str], results: Sequence[DecoderSweeps]) ->
 def pruning_curves_table(runs: DecoderRuns, tasks: Sequence[str]) -> pd.DataFrame:
     """Pruning curves of every pruned model: ``model, rule, seed, k, removed, acc`` (mean over
     ``tasks``), with ``k = 0`` rows at the intact accuracy (:func:`lrd.methods.relevance.pruning_table`)."""
+    from lrd.methods.relevance import pruning_table  # torch: imported when a table is made, not to declare units
+
     cols = ["model", "rule", "seed", "k", "removed", "acc"]
     frames = [pruning_table(plan, float(np.mean([runs.correct[model, t][0].mean() for t in tasks])), tasks)
               .assign(model=model)[cols] for model, plan in runs.plans.items()]
