@@ -216,6 +216,10 @@ RULES: dict[str, dict[str, Rule]] = {
         "batch_size": BATCH_SIZE,
         "threads": THREADS,
     },
+    "null_calibration": {
+        "n_simulations": Rule("null panels per claim; the Monte Carlo bound needs some", at_least=10),
+        "seed": Rule("seed of the simulated null panels", at_least=0),
+    },
 }
 
 
