@@ -56,7 +56,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import LineSearchWarning
 from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 from sklearn.cluster import MiniBatchKMeans
@@ -195,7 +194,7 @@ def _run(x, task, label_sets, subsets, **options) -> np.ndarray:
     # permuted-label fits, whose optimum is flat: neither is printed, a chapter's output is compared
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Line Search failed")
-        warnings.filterwarnings("ignore", category=LineSearchWarning)
+        warnings.filterwarnings("ignore", message="The line search algorithm did not converge")
         return _scores(x, task, label_sets, subsets, **options)
 
 
