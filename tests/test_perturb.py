@@ -55,7 +55,10 @@ def test_extract_perturbs_after_the_cache(tiny_encoder, lrd_home, monkeypatch):
     assert not np.array_equal(noisy, exact)
     np.testing.assert_allclose(noisy, exact, rtol=1e-5)
     (entry,) = (lrd_home / "states").glob("*.npy")
-    np.testing.assert_array_equal(np.load(entry), exact)  # the cache keeps exact states
+    from lrd.cache import open_checked
+
+    with open_checked(entry) as f:
+        np.testing.assert_array_equal(np.load(f), exact)  # the cache keeps exact states
     (pooled,), tokens = lrd.extract_variants(tiny_encoder, texts, ["mean"], return_tokens=True)
     np.testing.assert_array_equal(pooled, noisy)
     monkeypatch.delenv(ENV_VAR)

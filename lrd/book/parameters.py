@@ -158,7 +158,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "tasks": Rule("accuracy relevance is multiple-choice accuracy", non_empty=True, task_types=MULTIPLE_CHOICE),
         "n_items": Rule("the bootstrap resamples the evaluation items", at_least=2),
         "n_calibration": N_CALIBRATION,
-        "pruning_model": ONE_MODEL,
+        "pruning_models": Rule("the decoders pruned by every relevance score (may be empty)", model_kind="decoder"),
         "pruning_ks": Rule("numbers of blocks removed together", non_empty=True, at_least=1),
         "n_random": N_RANDOM,
         "encoders": Rule("the encoder section scores sentence embeddings", non_empty=True, model_kind="encoder"),
@@ -215,6 +215,10 @@ RULES: dict[str, dict[str, Rule]] = {
         "n_random": N_RANDOM,
         "batch_size": BATCH_SIZE,
         "threads": THREADS,
+    },
+    "null_calibration": {
+        "n_simulations": Rule("null panels per claim; the Monte Carlo bound needs some", at_least=10),
+        "seed": Rule("seed of the simulated null panels", at_least=0),
     },
 }
 
