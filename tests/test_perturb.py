@@ -55,7 +55,7 @@ def test_extract_perturbs_after_the_cache(tiny_encoder, lrd_home, monkeypatch):
     assert not np.array_equal(noisy, exact)
     np.testing.assert_allclose(noisy, exact, rtol=1e-5)
     (entry,) = (lrd_home / "states").glob("*.npy")
-    from lrd.cache import open_checked
+    from lrd.engine.cache import open_checked
 
     with open_checked(entry) as f:
         np.testing.assert_array_equal(np.load(f), exact)  # the cache keeps exact states
