@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "lrd"
 ALLOWED = {
     "lrd._version": set(),
     "lrd.tables": set(),
+    "lrd._lazy": set(),
     "lrd.engine": {"lrd.engine", "lrd.tables", "lrd._version"},
     "lrd.metrics": {"lrd.metrics", "lrd.tables"},
     "lrd.aggregation": {"lrd.aggregation", "lrd.tables"},
@@ -28,11 +29,11 @@ ALLOWED = {
     # the book reads the engine's vocabularies (poolings, task types, packs) to check parameters,
     # and its store to write files; it never imports the units
     "lrd.book": {"lrd.book", "lrd.verdicts", "lrd.methods", "lrd.aggregation", "lrd.metrics", "lrd.engine",
-                 "lrd.tables", "lrd._version"},
+                 "lrd.tables", "lrd._version", "lrd._lazy"},
     "lrd.units": {"lrd.units", "lrd.book", "lrd.verdicts", "lrd.methods", "lrd.aggregation", "lrd.metrics",
-                  "lrd.engine", "lrd.tables", "lrd._version"},
+                  "lrd.engine", "lrd.tables", "lrd._version", "lrd._lazy"},
     "lrd.cli": {"lrd.units", "lrd.book", "lrd.verdicts", "lrd.methods", "lrd.aggregation", "lrd.metrics",
-                "lrd.engine", "lrd.tables", "lrd._version"},
+                "lrd.engine", "lrd.tables", "lrd._version", "lrd._lazy"},
     "lrd": {"lrd._version"},  # the face names its exports as strings and imports them on first use
 }
 

@@ -12,7 +12,7 @@ and store, and ``tables``; never ``units``.
 
 from __future__ import annotations
 
-import importlib
+from lrd._lazy import lazy_attributes
 
 _SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening")
 _EXPORTS = {
@@ -25,18 +25,4 @@ _EXPORTS = {
     "open_chapter": "lrd.book.opening",
 }
 
-__all__ = sorted([*_SUBMODULES, *_EXPORTS])
-
-
-def __getattr__(name: str):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__, __all__ = lazy_attributes(__name__, _SUBMODULES, _EXPORTS)

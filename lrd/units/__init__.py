@@ -12,7 +12,7 @@ The names below are loaded on first use (PEP 562): ``import lrd.units`` loads no
 
 from __future__ import annotations
 
-import importlib
+from lrd._lazy import lazy_attributes
 
 _CHAPTERS = ("models_and_tasks", "lrd_families", "mid_layer", "cosine_vs_ablation", "cayley_aggregation",
              "selection_and_pruning")
@@ -32,18 +32,4 @@ _EXPORTS = {
                     "lrd.units.selection_and_pruning"),
 }
 
-__all__ = sorted([*_SUBMODULES, *_EXPORTS])
-
-
-def __getattr__(name: str):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__, __all__ = lazy_attributes(__name__, _SUBMODULES, _EXPORTS)
