@@ -174,12 +174,11 @@ def _book(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     failed = []
     if not args.no_execute:
-        for chapter in book.chapters():  # every profile checked before the first chapter runs
-            book.validate_parameters(chapter, book.profile(args.profile, chapter))
+        plan = _checked_parameters(book.chapters(), {}, args.profile)  # every profile, once, before any runs
         for chapter in book.chapters():
             t1 = time.perf_counter()
             try:
-                _execute("lrd book", chapter, profile_name=args.profile)
+                _execute("lrd book", chapter, parameters=plan[chapter], profile_name=args.profile, checked=True)
             except PapermillExecutionError as err:
                 failed.append(chapter)
                 print(f"lrd book: {chapter} FAILED ({err.ename}: {err.evalue})", file=sys.stderr)

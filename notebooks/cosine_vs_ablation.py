@@ -315,10 +315,10 @@ pruning_verdict = judge_pruning(curves)
 glue("n_pruned", curves["model"].nunique())
 glue("pruning_p_min", f"{pruning_verdict.p_min:.2g}" if pruning_verdict.p_min is not None else "undefined")
 glue.verdict(pruning_verdict, section="pruning-by-each-relevance")
-lrd.book.plots.pruning_curves(curves) if not curves.empty else None
+lrd.book.plots.pruning_curves(curves)
 
 # %% tags=["hide-input"]
-lrd.tables.rounded(curves.pivot_table(index=["model", "rule", "seed"], columns="k", values="acc")) if not curves.empty else None
+lrd.tables.rounded(curves.pivot_table(index=["model", "rule", "seed"], columns="k", values="acc"))
 
 # %% [markdown]
 # ## The claims against our measurement

@@ -63,17 +63,16 @@ device = "cpu"
 results_dir = "results"
 
 # %% tags=["hide-input"]
-import pandas as pd
-
 import lrd
 from lrd.engine.packs import MODEL_PACKS
 from lrd.book.glue import save_results
 from lrd.units import compute
 from lrd.units.lrd_families import family_tables, lrd_families_units
-from lrd.verdicts.families import (FINAL_LAYER_SCORES, LRD_SCORES, RANK_FREE_SCORES, architecture_verdict,
-                                   complementarity_verdict, equal_sample_tasks, family_correlations,
-                                   final_layer_verdict, redundancy_table, task_shares, task_verdict)
-from lrd.verdicts.stats import separation_table, two_group_p_min
+from lrd.verdicts.families import (COMPLEMENTARITY_MARGIN, FINAL_LAYER_SCORES, LRD_SCORES, RANK_FREE_SCORES,
+                                   architecture_verdict, complementarity_verdict, equal_sample_tasks,
+                                   family_correlations, final_layer_verdict, redundancy_table, task_shares,
+                                   task_verdict)
+from lrd.verdicts.stats import relabellings, separation_table, two_group_p_min
 
 glue = lrd.book.open_chapter("lrd_families", globals(),
                              claims={"claim_{name}": "text", "claim_{name}_source": "source", "paper_{name}": "paper_effect"})
@@ -149,16 +148,14 @@ lrd.tables.rounded(scores.set_index(["model", "task"]))
 # {glue:text}`lrd_families-verdict_final_layer`.
 
 # %% tags=["hide-input"]
-from math import comb
-
 kinds = scores.groupby("model")["kind"].first().value_counts()
 n_enc, n_dec = int(kinds.get("encoder", 0)), int(kinds.get("decoder", 0))
 glue("n_tasks", len(tasks))
 glue("n_encoders", n_enc)
 glue("n_decoders", n_dec)
-glue("n_relabellings", comb(n_enc + n_dec, n_enc))
+glue("n_relabellings", relabellings(n_enc, n_dec))
 glue("p_min", f"{two_group_p_min(n_enc, n_dec):.2g}" if n_enc and n_dec else "n/a")
-separation_table(scores, list(LRD_SCORES + FINAL_LAYER_SCORES)) if n_enc and n_dec else pd.DataFrame()
+separation_table(scores, list(LRD_SCORES + FINAL_LAYER_SCORES))
 
 # %% [markdown]
 # Which way round: the mean of each score by architecture. The group with the higher mean
@@ -218,8 +215,6 @@ lrd.tables.rounded(task_shares(equal, list(LRD_SCORES) + ["rank r"]))
 # **Verdict.** {glue:text}`lrd_families-verdict_complementarity`
 
 # %% tags=["hide-input"]
-from lrd.verdicts.families import COMPLEMENTARITY_MARGIN
-
 correlations = family_correlations(results)
 glue("margin", f"{COMPLEMENTARITY_MARGIN:g}")
 lrd.tables.rounded(redundancy_table(correlations), 2)

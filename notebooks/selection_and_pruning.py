@@ -104,8 +104,8 @@ csv_path = save_results(scores, "selection_and_pruning", results_dir)
 
 # %% tags=["hide-input"]
 chance = chance_table(mc_items)
-glue("n_dec_above", int(chance.groupby("model")["above chance"].all().sum()) if not chance.empty else 0)
-glue("n_dec_total", int(chance["model"].nunique()) if not chance.empty else 0)
+glue("n_dec_above", int(chance.groupby("model")["above chance"].all().sum()))
+glue("n_dec_total", chance["model"].nunique())
 lrd.tables.rounded(chance.set_index(["model", "task"]))
 
 # %% [markdown]
@@ -250,7 +250,7 @@ glue("n_calibration", n_calibration)
 glue("n_encoder_calibration", n_encoder_calibration)
 glue("n_random", n_random)
 lrd.tables.rounded(changes.pivot_table(index=["kind", "model", "task"], columns=["fraction", "rule"], values="change",
-                                       aggfunc="median").T) if not changes.empty else None
+                                       aggfunc="median").T)
 
 # %% [markdown]
 # The table above gives the change of the downstream score (pruned minus intact; random: the
@@ -265,11 +265,11 @@ lrd.tables.rounded(changes.pivot_table(index=["kind", "model", "task"], columns=
 
 # %% tags=["hide-input"]
 informative = mark_informative(changes, chance)
-summary = rule_summary(informative) if informative["informative"].any() else pd.DataFrame()
-n_units = int(summary["models"].max()) if not summary.empty else 0
+summary = rule_summary(informative)
+n_units = int(max(summary["models"], default=0))
 glue("n_units", n_units)
 glue("p_min_units", f"{sign_flip_p_min(n_units):.2g}" if n_units else "n/a (no model)")
-lrd.tables.rounded(summary.set_index(["fraction", "rule"]).sort_index()) if not summary.empty else None
+lrd.tables.rounded(summary.set_index(["fraction", "rule"]).sort_index())
 
 # %% [markdown]
 # ## Which signal wins at which budget
@@ -282,13 +282,13 @@ lrd.tables.rounded(summary.set_index(["fraction", "rule"]).sort_index()) if not 
 # they are not tests.
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "selection_and_pruning-fig-winners", "caption": "Median change of the downstream score (pruned minus intact, over models, each model's tasks averaged) minus random pruning's, per prune rule and budget, for encoders and decoders; boxed: the best rule at each budget (a description); dot: beats random beyond chance (sign-flip test over models)."}}
-by_kind = rule_summary(informative, by="kind") if not summary.empty else pd.DataFrame()
+by_kind = rule_summary(informative, by="kind")
 glue("p_min_kind", ", ".join(f"{g}s {p:.2g}" for g, p in by_kind.groupby("kind")["p_min"].max().items())
      if not by_kind.empty else "n/a")
-lrd.book.plots.pruning_winners(by_kind) if not by_kind.empty else None
+lrd.book.plots.pruning_winners(by_kind)
 
 # %% tags=["hide-input"]
-lrd.tables.rounded(winners(by_kind, by="kind").set_index(["kind", "fraction"])) if not by_kind.empty else None
+lrd.tables.rounded(winners(by_kind, by="kind").set_index(["kind", "fraction"]))
 
 # %% [markdown]
 # ## The pruning claims against our measurement
@@ -338,9 +338,8 @@ glue.verdict(judge_pruning_gfmi_only(informative, margin=margin), section=sectio
 glue.verdict(judge_pruning_gfmi_median(informative), section=section)
 glue.verdict(judge_pruning_frenet(informative, margin=margin), section=section)
 glue.verdict(judge_pruning_nrs(informative, margin=margin), section=section)
-if not changes.empty:
-    save_results(informative.assign(removed=informative["removed"].map(lambda s: " ".join(map(str, s)))),
-                 "selection_and_pruning_changes", results_dir)
+save_results(informative.assign(removed=informative["removed"].map(lambda s: " ".join(map(str, s)))),
+             "selection_and_pruning_changes", results_dir)
 glue_path = glue.save(results_dir)
 
 # %% tags=["hide-input", "nbval-ignore-output"]

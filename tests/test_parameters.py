@@ -117,6 +117,26 @@ def test_lrd_run_checks_a_chapter_s_parameters_once(executed, monkeypatch):
     assert executed[-1]["k"] == 5 and executed[-1]["n_samples"] == book.profile("ci", "lrd_families")["n_samples"]
 
 
+def test_lrd_book_checks_each_chapter_s_parameters_once(executed, monkeypatch, tmp_path):
+    """Issue 17: `lrd book` checked every profile in the CLI and again in run_chapter."""
+    from lrd.book import notebooks, run
+
+    calls = []
+
+    def counting(chapter, parameters, **kw):
+        calls.append(chapter)
+        return notebooks.validate_parameters(chapter, parameters, **kw)
+
+    monkeypatch.setattr(book, "validate_parameters", counting)
+    monkeypatch.setattr(run, "validate_parameters", counting)
+    monkeypatch.setattr(run, "BOOK", tmp_path)  # the executed notebooks land here, not in book/
+    monkeypatch.setattr(book, "build_book", lambda **kw: tmp_path / "index.html")
+    assert main(["book", "--profile", "ci"]) == 0
+    assert sorted(calls) == sorted(book.chapters())
+    assert len(executed) == len(book.chapters())
+    assert executed[book.chapters().index("lrd_families")]["n_samples"] == book.profile("ci", "lrd_families")["n_samples"]
+
+
 def test_open_chapter_checks_glues_the_claims_and_starts_the_clock(capsys):
     from lrd.verdicts import claims_of
 

@@ -209,6 +209,21 @@ def test_empty_or_incomplete_tables():
         model_changes(_changes({}).drop(columns="seed"))
 
 
+def test_summaries_of_no_informative_model_keep_their_columns():
+    """Issue 17: the chapter guarded every table against a panel with nothing to prune; the
+    summaries now keep their columns, so its tables and figures need no guard."""
+    from lrd.book.plots import pruning_curves, pruning_winners
+
+    none = _changes(_at("GFMI", 0.1)).assign(informative=False)
+    for by in (None, "kind"):
+        s = rule_summary(none, by=by)
+        assert s.empty and list(s.columns) == rule_summary(_changes(_at("GFMI", 0.1)), by=by).columns.tolist()
+        w = winners(s, by=by)
+        assert w.empty and list(w.columns) == winners(rule_summary(_changes(_at("GFMI", 0.1)), by=by), by=by).columns.tolist()
+    assert pruning_winners(rule_summary(none, by="kind")) is None
+    assert pruning_curves(pd.DataFrame(columns=["model", "rule", "seed", "k", "acc"])) is None
+
+
 def test_mc_choices_agree_with_mc_accuracy():
     from types import SimpleNamespace
 

@@ -115,6 +115,24 @@ def test_a_model_folder_is_fingerprinted_without_loading_it(tiny_encoder, tiny_d
     assert source_fingerprint("some-org/not-a-folder") is None  # a hub id: known once loaded
 
 
+def test_listing_units_imports_neither_torch_nor_transformers(tiny_encoder, tiny_encoder_dir, data_packs):
+    """Issue 17: `lrd sweep --dry-run` imported torch and transformers (AutoConfig) to know each
+    model's fingerprint. The completed config is kept by content (config.json, transformers
+    version, dtype), so once it is known, declaring units and their cache status needs neither."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from lrd.units.registry import units; from lrd.units.sweep import status; "
+            "from lrd.engine.models import source_fingerprint; "
+            f"todo = units('lrd_families', {{'models': [{str(tiny_encoder_dir)!r}], 'tasks': ['sst2'], 'n_samples': 24}}); "
+            "status(todo); print(source_fingerprint(todo[0].model)); "
+            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+            for _ in range(2)]
+    assert runs[0][0] == runs[1][0] == tiny_encoder.fingerprint  # the kept text gives the loaded model's hash
+    assert runs[1][1] == "[]"
+
+
 def test_unit_keys_change_with_every_input(tiny_encoder_dir, tiny_decoder_dir, data_packs):
     a, b = lrd_families_units([str(tiny_encoder_dir), str(tiny_decoder_dir)], ["sst2"], 24, k=3)
     assert a.key() != b.key()  # model

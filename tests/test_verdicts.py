@@ -204,6 +204,8 @@ def test_separation_table_counts_tasks():
     table = separation_table(scores, ["x", "y"])
     assert table.loc["x", "t1"] and not table.loc["x", "t2"]
     assert table.loc["x", "separated on"] == 1 and table.loc["y", "separated on"] == 1
+    one_kind = separation_table(scores.assign(kind="e"), ["x", "y"])  # nothing to separate
+    assert one_kind["separated on"].tolist() == [0, 0] and list(one_kind.columns) == ["separated on"]
 
 
 def test_variance_explained_closed_forms():

@@ -221,7 +221,14 @@ def pruning_curves(curves: pd.DataFrame, *, score: str = "acc", chance: float | 
     curves : DataFrame with columns ``rule, seed, k``, ``score`` and optionally ``model``.
     chance : float, optional
         Drawn as a dotted line.
+
+    Returns
+    -------
+    matplotlib.figure.Figure, or None when ``curves`` has no row (no model was pruned): the
+    chapter's text says so, and no empty axes are drawn.
     """
+    if curves.empty:
+        return None
     panels = list(dict.fromkeys(curves["model"])) if "model" in curves else [None]
     n_cols = min(2, len(panels))
     n_rows = -(-len(panels) // n_cols)
@@ -453,8 +460,10 @@ def pruning_winners(summary: pd.DataFrame, *, by: str = "kind", value: str = "me
 
     Returns
     -------
-    matplotlib.figure.Figure
+    matplotlib.figure.Figure, or None when ``summary`` has no row (no informative pruned model).
     """
+    if summary.empty:
+        return None
     with use_book_style():
         return _pruning_winners(summary, by=by, value=value, baseline=baseline)
 

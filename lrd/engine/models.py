@@ -18,12 +18,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
-from typing import Any
-
-import torch
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
 
 from lrd.engine import packs as assets
 from lrd.engine.cache import stable_json
+from lrd.engine.store import atomic_write, folder as lrd_folder
+
+if TYPE_CHECKING:  # torch is imported where a model is loaded or probed: declaring units needs none
+    import torch
 
 # Where each architecture keeps its blocks, final norm and token embeddings, as attribute
 # paths from the loaded model object (the base model for encoders, the *ForCausalLM for
@@ -80,6 +83,8 @@ def _add_a_row(model_type: str, what: str) -> NotImplementedError:
 
 def _block_list(hf: torch.nn.Module, n_layers: int, model_type: str) -> str:
     """Path of the ``nn.ModuleList`` of ``n_layers`` modules of one class, the shallowest one."""
+    import torch
+
     found = [name for name, m in hf.named_modules() if name and isinstance(m, torch.nn.ModuleList)
              and len(m) == n_layers and len({type(b) for b in m}) == 1]
     if not found:
@@ -92,11 +97,15 @@ def _block_list(hf: torch.nn.Module, n_layers: int, model_type: str) -> str:
 
 
 def _probe_ids(hf: torch.nn.Module, n_tokens: int = 7) -> torch.Tensor:
+    import torch
+
     vocab = hf.get_input_embeddings().num_embeddings
     return (torch.arange(n_tokens) * 7 + 3).remainder(vocab)[None]
 
 
 def _first_tensor(args: tuple, kwargs: dict) -> torch.Tensor | None:
+    import torch
+
     return next((a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)), None)
 
 
@@ -105,6 +114,8 @@ def _final_norm(hf: torch.nn.Module, blocks_path: str, model_type: str) -> str |
     found on a probe input: ``None`` when the output is the last block's own (encoders); else
     the first module called after the last block whose input is that block's output and whose
     output is the model's last hidden state. Anything else is an error naming the table."""
+    import torch
+
     blocks = _get(hf, blocks_path)
     inside = {id(m) for m in blocks.modules()}
     base = hf.base_model
@@ -289,7 +300,7 @@ def fingerprint(model: torch.nn.Module, source: str | None = None) -> str:
     4 MiB; anything else (a hub id) by its config, revision and a strided sample of every tensor.
     """
     folder = Path(source) if source and Path(source).is_dir() else None
-    return _fingerprint(model.config.to_dict(), folder, model)
+    return _fingerprint(_config_text(model.config.to_dict()), folder, model)
 
 
 # Config entries that say where a model was loaded from, not what it is: left out of the
@@ -297,9 +308,14 @@ def fingerprint(model: torch.nn.Module, source: str | None = None) -> str:
 _LOCATION_KEYS = ("_name_or_path", "_commit_hash")
 
 
-def _fingerprint(config: dict, folder: Path | None, model: torch.nn.Module | None = None) -> str | None:
+def _config_text(config: dict) -> str:
+    """The config as the fingerprint hashes it: canonical JSON without :data:`_LOCATION_KEYS`."""
     config = {k: v for k, v in config.items() if k not in _LOCATION_KEYS}
-    h = hashlib.sha256(json.dumps(config, sort_keys=True, default=stable_json).encode())
+    return json.dumps(config, sort_keys=True, default=stable_json)
+
+
+def _fingerprint(config_text: str, folder: Path | None, model: torch.nn.Module | None = None) -> str | None:
+    h = hashlib.sha256(config_text.encode())
     if folder is not None and (folder / assets.MANIFEST).is_file():
         h.update(json.dumps(json.loads((folder / assets.MANIFEST).read_text())["files"], sort_keys=True).encode())
     elif weights := sorted([*folder.glob("*.safetensors"), *folder.glob("*.bin")]) if folder else []:
@@ -313,6 +329,8 @@ def _fingerprint(config: dict, folder: Path | None, model: torch.nn.Module | Non
     elif model is None:
         return None  # a hub model: its tensors are needed
     else:
+        import torch
+
         h.update(str(getattr(model.config, "_commit_hash", "")).encode())
         with torch.no_grad():
             for name, t in sorted(model.state_dict().items()):
@@ -321,26 +339,62 @@ def _fingerprint(config: dict, folder: Path | None, model: torch.nn.Module | Non
     return h.hexdigest()[:20]
 
 
-def source_fingerprint(name: str, dtype: torch.dtype = torch.float32) -> str | None:
+def _dtype_name(dtype: Any) -> str:
+    """``"float32"`` for ``torch.float32`` or ``"float32"``."""
+    return str(dtype).removeprefix("torch.")
+
+
+def source_fingerprint(name: str, dtype: torch.dtype | str = "float32") -> str | None:
     """:func:`fingerprint` of what ``load_model(name, dtype=dtype)`` would load, without loading it.
 
     Known from the files for an offline key or a local folder (reads only the config, the
     manifest or the weight files' ends; milliseconds); ``None`` for a hub id, whose fingerprint
     needs the loaded tensors. Builds an offline pack first if it is missing.
+
+    The config enters as transformers completes it (``AutoConfig.from_pretrained(folder).to_dict()``,
+    defaults included). That text is kept under ``$LRD_HOME/configs``, keyed by the sha256 of
+    ``config.json``, the transformers version and the dtype (:func:`completed_config_text`), so
+    listing units (``lrd sweep --dry-run``) imports neither torch nor transformers once each
+    folder's config has been completed once.
     """
     source, _ = _resolve(name)
     folder = Path(source)
     if not folder.is_dir():
         return None
+    text = completed_config_text(folder, dtype)
+    return None if text is None else _fingerprint(text, folder)
+
+
+def completed_config_text(folder: Path, dtype: torch.dtype | str = "float32") -> str | None:
+    """:func:`_config_text` of the config transformers loads from ``folder`` with ``dtype``; None
+    when the folder holds no readable model config (:func:`load_model` then says what is wrong).
+
+    Content-addressed: the key is the sha256 of the folder's ``config.json`` bytes, the installed
+    transformers version and the dtype name, the value the canonical text (written atomically).
+    """
+    config_file = Path(folder) / "config.json"
+    if not config_file.is_file():
+        return None
+    try:
+        version = metadata.version("transformers")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    key = hashlib.sha256(config_file.read_bytes() + f"\0{version}\0{_dtype_name(dtype)}".encode()).hexdigest()[:32]
+    memo = lrd_folder("configs") / f"{key}.json"
+    if memo.is_file():
+        return memo.read_text()
     with hf_progress(False):  # also silences tqdm.auto's warning when transformers is first imported
         from transformers import AutoConfig
 
         try:
-            config = AutoConfig.from_pretrained(source)
+            config = AutoConfig.from_pretrained(str(folder))
         except (OSError, ValueError):
             return None  # not a model folder: load_model will say what is wrong
-    config.dtype = dtype  # as from_pretrained(dtype=...) records it
-    return _fingerprint(config.to_dict(), folder)
+    config.dtype = _dtype_name(dtype)  # as from_pretrained(dtype=...) records it
+    text = _config_text(config.to_dict())
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(memo, lambda f: f.write(text.encode()), ".json.tmp")
+    return text
 
 
 def offline_keys() -> list[str]:
@@ -455,7 +509,7 @@ def _check_tokenizer(tokenizer: Any, name: str, source: str) -> None:
 
 
 def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | None = None,
-               dtype: torch.dtype = torch.float32, progress: bool | None = None) -> LoadedModel:
+               dtype: torch.dtype | str = "float32", progress: bool | None = None) -> LoadedModel:
     """Load a model for layer-wise measurement.
 
     Parameters
@@ -467,8 +521,9 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
     kind : {"encoder", "decoder"}, optional
         Override the automatic choice (decoder when the config names a causal-LM head).
-    dtype : torch.dtype
-        Weights dtype; float32 by default so that states are comparable across devices.
+    dtype : torch.dtype or str
+        Weights dtype (``torch.float32`` or ``"float32"``); float32 by default so that states are
+        comparable across devices.
     progress : bool, optional
         Show loading progress bars; default: only when stderr is a terminal.
 
@@ -476,7 +531,13 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
     -------
     LoadedModel
     """
+    import torch
+
     t0 = time.perf_counter()
+    if isinstance(dtype, str):
+        if not isinstance(getattr(torch, dtype, None), torch.dtype):
+            raise ValueError(f"dtype {dtype!r} is not a torch dtype; pass e.g. 'float32' or 'bfloat16'")
+        dtype = getattr(torch, dtype)
     source, info = _resolve(name)
     with hf_progress(sys.stderr.isatty() if progress is None else progress):
         from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer

@@ -1,7 +1,8 @@
 """Where lrd keeps its files, and how it writes them: the one module that knows the disk layout.
 
 ``$LRD_HOME`` (default ``~/.cache/lrd``) holds the offline packs (:mod:`lrd.engine.packs`), the
-hidden states (:mod:`lrd.engine.extract`) and the cached unit results (:mod:`lrd.engine.cache`).
+hidden states (:mod:`lrd.engine.extract`), the cached unit results (:mod:`lrd.engine.cache`) and
+completed model configs (:mod:`lrd.engine.models`).
 Every file is written through a locked temporary sibling renamed into place
 (:func:`atomic_write`), so a reader never sees half a file, and the debris of killed writers is
 removed once no live process holds it (:func:`remove_stale_temp_files`).
@@ -22,12 +23,14 @@ def lrd_home() -> Path:
 
 
 #: The folders under :func:`lrd_home`, by what they hold.
-FOLDERS = {"model": "models", "data": "data", "states": "states", "results": "results", "wheels": "wheels"}
+FOLDERS = {"model": "models", "data": "data", "states": "states", "results": "results", "wheels": "wheels",
+           "configs": "configs"}
 
 
 def folder(kind: str) -> Path:
     """Where lrd keeps ``kind`` (a key of :data:`FOLDERS`): offline model and data packs, hidden
-    states, cached unit results, downloaded wheels.
+    states, cached unit results, downloaded wheels, and model configs as transformers completes
+    them (:func:`lrd.engine.models.completed_config_text`).
 
     Examples
     --------

@@ -248,6 +248,11 @@ def model_changes(changes: pd.DataFrame, *, random: str = "random") -> pd.DataFr
                                                                   "random change", "vs random", "tasks") if c in out]]
 
 
+#: Columns of :func:`rule_summary` after its grouping keys.
+SUMMARY_COLUMNS = ["models", "median change", "random median", "mean vs random", "ci low", "ci high", "p", "p_min",
+                   "beats random"]
+
+
 def rule_summary(changes: pd.DataFrame, *, by: str | None = None, random: str = "random",
                  alpha: float = ALPHA) -> pd.DataFrame:
     """Per rule and budget, over models: median change, random's median, mean difference with its interval, the test.
@@ -267,6 +272,8 @@ def rule_summary(changes: pd.DataFrame, *, by: str | None = None, random: str = 
     """
     table = model_changes(changes, random=random)
     keys = ([by] if by else []) + ["rule", "fraction"]
+    if table.empty:  # no informative pruned model: the same columns, no row
+        return pd.DataFrame(columns=[*keys, *SUMMARY_COLUMNS])
     rows = []
     for key, part in table.groupby(keys):
         d = part["vs random"].to_numpy()
@@ -276,7 +283,7 @@ def rule_summary(changes: pd.DataFrame, *, by: str | None = None, random: str = 
                      "random median": float(part["random change"].median()), "mean vs random": test.statistic,
                      "ci low": lo, "ci high": hi, "p": test.p_value, "p_min": test.p_min,
                      "beats random": test.p_value <= alpha})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=[*keys, *SUMMARY_COLUMNS])
 
 
 def winners(summary: pd.DataFrame, *, by: str | None = None) -> pd.DataFrame:
@@ -291,7 +298,7 @@ def winners(summary: pd.DataFrame, *, by: str | None = None) -> pd.DataFrame:
         rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,))), "winner": top["rule"],
                      "median change": top["median change"], "margin": top["median change"] - second,
                      "random median": top["random median"], "beats random": top["beats random"]})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=[*keys, "winner", "median change", "margin", "random median", "beats random"])
 
 
 # --- the judges -----------------------------------------------------------------------------------

@@ -241,10 +241,20 @@ def models_for_sign_flip(alpha: float = 0.05) -> int:
 
 # --- two groups: relabelling the kinds ---------------------------------------------------------
 
+def relabellings(n_first: int, n_second: int) -> int:
+    """How many ways a two-group relabelling test can assign the labels: :math:`\\binom{n}{k}`.
+
+    Examples
+    --------
+    >>> relabellings(2, 3)
+    10
+    """
+    return math.comb(n_first + n_second, n_first)
+
+
 def two_group_p_min(n_first: int, n_second: int) -> float:
     """Smallest p-value of a two-group relabelling test (``1 / C(n, k)``, doubled for equal groups)."""
-    n = n_first + n_second
-    return (2 if n_first == n_second else 1) / math.comb(n, n_first)
+    return (2 if n_first == n_second else 1) / relabellings(n_first, n_second)
 
 
 def smallest_two_group_panel(alpha: float = 0.05) -> tuple[int, int]:
@@ -284,8 +294,11 @@ def separation_table(scores: pd.DataFrame, measures: list[str], *, group: str = 
     """For each measure and each value of ``within``: are the two ``group``\\ s perfectly separated?
 
     Returns a boolean table (measures x values of ``within``) with a last column ``"separated on"``
-    counting the ``within`` values on which the measure separates the groups.
+    counting the ``within`` values on which the measure separates the groups; with fewer than two
+    groups (e.g. a panel of encoders only) nothing can separate them: no column but that count, 0.
     """
+    if scores[group].nunique() < 2:
+        return pd.DataFrame({"separated on": 0}, index=list(measures))
     table = pd.DataFrame({w: {m: perfectly_separated(part[m], part[group]) for m in measures}
                           for w, part in scores.groupby(within, sort=False)})
     table["separated on"] = table.sum(axis=1).astype(int)
