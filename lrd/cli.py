@@ -7,6 +7,7 @@ Examples
     lrd run models_and_tasks --profile ci -o /tmp/out.ipynb
     lrd book                        # every chapter at full parameters, then jupyter-book build
     lrd sweep lrd_families -p models '["minilm", "qwen"]'   # units on a Dask cluster, then the chapter
+    lrd report minilm               # one page: which layer, which blocks, how it moves, what aggregation buys
 """
 
 from __future__ import annotations
@@ -190,6 +191,22 @@ def _book(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    """Compute and write the report of the named models (every input checked before any loads)."""
+    import shlex
+
+    import lrd.book as book
+    from lrd.report import build_report
+
+    params = {k: book.parse_parameter(v) for k, v in args.parameters}
+    command = " ".join(shlex.quote(a) for a in ["lrd", *sys.argv[1:]]) if sys.argv[1:2] == ["report"] else "lrd report"
+    t0 = time.perf_counter()
+    page, data = build_report(args.models, output=args.output, profile=args.profile, parameters=params,
+                              command=command)
+    print(f"lrd report: {page} and {data} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lrd", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -240,6 +257,20 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--no-run", action="store_true", help="fill the cache only; do not execute the chapters")
     w.add_argument("--output-dir", type=Path, help="folder for executed notebooks (default book/)")
     w.set_defaults(func=_sweep)
+
+    rp = sub.add_parser("report", help="one page on what the four papers say about a model (or several, side by side)",
+                        description="Which layer to embed from, which blocks can go, how the representation moves "
+                                    "and what layer aggregation buys, for each MODEL (an offline key, a local folder "
+                                    "or a hub id), computed by the chapters' own cached units and written as one "
+                                    "self-contained HTML page with report.json beside it.")
+    rp.add_argument("models", nargs="+", metavar="MODEL")
+    rp.add_argument("-p", "--parameter", dest="parameters", nargs=2, action="append", default=[],
+                    metavar=("KEY", "VALUE"), help="override a chapter parameter, e.g. -p tasks '[\"sst2\"]' "
+                                                   "or -p device cuda (as for lrd run)")
+    rp.add_argument("--profile", default="report",
+                    help="parameter profile of notebooks/profiles.yml (default: report; 'default' shares the book's units)")
+    rp.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="the page (default report.html)")
+    rp.set_defaults(func=_report)
 
     args = parser.parse_args(argv)
     try:

@@ -235,3 +235,16 @@ def test_hidden_states_complete_after_a_first_forward_inside_a_removal(tiny_deco
     with removed_layers(model, [2]):
         assert lrd.extract(model, ["the cat"], cache=False).shape[0] == model.n_layers + 1
     assert lrd.extract(model, ["the cat"], cache=False).shape[0] == model.n_layers + 1 == 5
+
+
+def test_encoder_removal_truncates_as_extraction_does(tiny_encoder):
+    """A text longer than the model's position table (the tiny BERT has 64) is truncated as
+    extraction truncates it, instead of failing inside the embeddings: the intact row equals the
+    extracted last layer."""
+    from lrd.engine.extract import extract
+    from lrd.methods.relevance import encoder_removal_states
+
+    texts = [" ".join(["the cat sat on the mat"] * 30), "a dog is good"]  # 180 words > 64 positions
+    pooled, cosine = encoder_removal_states(tiny_encoder, texts, sets=[[1]])
+    assert pooled.shape == (2, 2, tiny_encoder.hidden_size) and np.isfinite(cosine).all()
+    np.testing.assert_allclose(pooled[0], extract(tiny_encoder, texts, cache=False)[-1], rtol=1e-5, atol=1e-6)

@@ -459,6 +459,15 @@ def suggest(name: str, choices: list[str]) -> str:
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
+def model_config(name: str):
+    """The config of what :func:`load_model` would load for ``name`` (no weights are read), or a
+    ``ValueError`` saying what to pass instead: an unknown offline key (with the closest one),
+    a missing folder, or a hub id the hub cannot give (unreachable and not in the local cache)."""
+    source, _ = _resolve(name)
+    with hf_progress(False):
+        return _config(name, source)
+
+
 def _config(name: str, source: str):
     """The model's config, or an error that says what to pass instead.
 

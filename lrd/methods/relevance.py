@@ -244,7 +244,7 @@ def taylor_importance(model: LoadedModel, requests: MCRequests, *, batch_size: i
 
 @torch.inference_mode()
 def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Sequence[Sequence[int]] | None = None,
-                           batch_size: int = 32, max_length: int = 512,
+                           batch_size: int = 32, max_length: int | None = None,
                            progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Mean-pooled final-layer states with blocks removed, resumed from the intact pass.
 
@@ -257,6 +257,9 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
     sets : sequence of sequences of int, optional
         Blocks (1..L) removed together, one entry per output row after the intact one;
         default: each block alone, ``[[1], ..., [L]]``.
+    max_length : int, optional
+        Texts are truncated to this many tokens; default as :func:`lrd.engine.extract.extract`:
+        512, or fewer when the model's position table is shorter.
 
     Returns
     -------
@@ -265,7 +268,7 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
     cosine : ndarray of shape (L,)
         Cosine relevance of each block (over real tokens).
     """
-    from lrd.engine.extract import batch_token_limit, batches_by_length, pool
+    from lrd.engine.extract import batch_token_limit, batches_by_length, pool, resolve_max_length
 
     hf, row = anatomy(model)
     blocks = list(_get(hf, row["blocks"]))
@@ -275,7 +278,8 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
     if bad:
         raise ValueError(f"removal sets {bad} have blocks outside 1..{n}")
     tok = model.tokenizer
-    ids = tok(list(texts), truncation=True, max_length=max_length)["input_ids"]
+    # as extraction truncates: at most 512 tokens, and no more than the model's position table takes
+    ids = tok(list(texts), truncation=True, max_length=resolve_max_length(model, max_length))["input_ids"]
     pooled = np.zeros((len(sets) + 1, len(texts), model.hidden_size), dtype=np.float32)
     cos_sum, n_tok = np.zeros(n), 0
     progress = sys.stderr.isatty() if progress is None else progress
