@@ -78,6 +78,20 @@ def test_a_second_report_reads_every_unit_from_the_cache(tiny_report, tiny_encod
     assert units and all("cached" in line for line in units if "FAILED" not in line)
 
 
+def test_two_models_side_by_side(tiny_report, tiny_encoder_dir, tiny_decoder_dir):
+    """An encoder and a decoder on one page: one column per model in every section; the decoder
+    is pruned on multiple-choice items, the encoder on its embedding tasks."""
+    out = tiny_report[3]
+    page, js = build_report([str(tiny_encoder_dir), str(tiny_decoder_dir)], output=out / "two.html",
+                            parameters={**TINY, "n_items": 4, "n_calibration": 4}, log=lambda line: None,
+                            root=out / "results")
+    reports = json.loads(js.read_text())["models"]
+    assert [r["kind"] for r in reports] == ["encoder", "decoder"]
+    assert all(set(r["sections"]) == {"layers", "blocks", "movement", "aggregation"} for r in reports), \
+        [r["missing"] for r in reports]
+    assert page.read_text().count('<div class="models">') == 5  # the summary and four sections, two columns each
+
+
 def test_a_section_that_fails_is_explained_and_the_rest_is_written(tiny_report, tiny_encoder_dir, monkeypatch):
     import lrd.report.data as data
 
