@@ -184,6 +184,11 @@ def test_block_answer_against_random_and_the_overlap_of_removed_blocks():
     assert a["cosine vs accuracy"] == [{"budget": "10%", "jaccard": pytest.approx(1 / 3)}]
     with pytest.raises(ValueError, match="not pruned"):
         block_answer(pd.DataFrame(columns=rows[0].keys()), None, 12)
+    # a decoder: its multiple-choice accuracy with the step of one item and the measured chance
+    gold = [0, 1, 0, 1, 1, 0, 1, 0]
+    (mc,) = block_answer(pd.DataFrame(rows), plan, 12, {"copa": {"pred": gold, "gold": gold}})["multiple choice"]
+    assert mc["task"] == "copa" and mc["accuracy"] == 1.0 and mc["step"] == 1 / 8 and mc["items"] == 8
+    assert mc["chance"] == pytest.approx(0.5)  # half the predictions share each gold label
 
 
 def test_aggregation_answer_gains_are_differences_of_seed_means():

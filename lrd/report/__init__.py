@@ -51,7 +51,8 @@ def check_tasks(parameters: dict) -> None:
 def build_report(models: Sequence[str], *, output: str | Path = "report.html", profile: str = DEFAULT_PROFILE,
                  parameters: dict | None = None, device: str = "cpu", log: Callable[[str], None] | None = None,
                  command: str = "", root=None) -> tuple[Path, Path]:
-    """Compute and write the report of ``models``: ``output`` (HTML) and ``report.json`` beside it.
+    """Compute and write the report of ``models``: ``output`` (HTML) and its JSON beside it
+    (``report.html`` -> ``report.json``).
 
     Every input is checked before the first model loads: the models, the tasks, and each
     chapter's parameters (by the chapters' rules). Returns the two paths.
@@ -73,8 +74,8 @@ def build_report(models: Sequence[str], *, output: str | Path = "report.html", p
         log(f"{m}: done ({time.perf_counter() - t0:.1f} s)")
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    json_path = output.with_name("report.json") if output.suffix == ".html" else output.with_suffix(".json")
-    page = render_page(reports, command=command).encode()
+    json_path = output.with_suffix(".json")  # report.html -> report.json; two reports in one folder keep apart
+    page = render_page(reports, command=command, json_name=json_path.name).encode()
     data = to_json(reports, profile=profile, parameters=parameters, device=device).encode()
     atomic_write(output, lambda f: f.write(page), ".html.tmp")
     atomic_write(json_path, lambda f: f.write(data), ".json.tmp")

@@ -219,7 +219,7 @@ def layer_answer(results: pd.DataFrame, task_types: dict[str, str]) -> dict:
     return {"tasks": tasks, "types": types, "label_free": label_free, "n_layers": n_layers, "curves": curves}
 
 
-def block_answer(changes: pd.DataFrame, plan: pd.DataFrame | None, n_blocks: int) -> dict:
+def block_answer(changes: pd.DataFrame, plan: pd.DataFrame | None, n_blocks: int, mc_items: dict | None = None) -> dict:
     r"""Which blocks can go (``selection_and_pruning``'s units for this model).
 
     For each prune rule and budget (share of blocks removed): the change of the downstream score
@@ -229,6 +229,11 @@ def block_answer(changes: pd.DataFrame, plan: pd.DataFrame | None, n_blocks: int
     budgets), so its advantage is optimistic: a description, not a test. The agreement of the
     cosine rule with the accuracy rule is the Jaccard overlap of their removal sets per budget
     (1: a cosine-based pruning tool removes the blocks accuracy would).
+
+    A decoder's downstream score is multiple-choice accuracy on few items (``mc_items``): its
+    intact accuracy is given with its measured chance (labels permuted over items,
+    :func:`lrd.verdicts.pruning.chance_table`) and the step one item makes, so that a change can
+    be read against them.
     """
     from lrd.verdicts.pruning import model_changes
 
@@ -260,7 +265,16 @@ def block_answer(changes: pd.DataFrame, plan: pd.DataFrame | None, n_blocks: int
         ks = {f"{float(f):.0%}": int(k) for f, k in zip(plan["fraction"], plan["k"])}
     for r in rows:
         r["blocks removed"] = ks.get(f"{r['fraction']:.0%}")
-    return {"n_blocks": n_blocks, "rules": rows, "best LRD rule": best, "removal sets": sets,
+    accuracy = None
+    if mc_items:
+        from lrd.verdicts.pruning import chance_table
+
+        accuracy = [{k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in row.items()
+                     if k != "model"} | {"step": 1 / row["items"]}
+                    for row in chance_table({"m": mc_items}).to_dict("records")]
+        for row in accuracy:
+            row["items"], row["above chance"] = int(row["items"]), bool(row["above chance"])
+    return {"n_blocks": n_blocks, "multiple choice": accuracy, "rules": rows, "best LRD rule": best, "removal sets": sets,
             "cosine vs accuracy": overlap}
 
 
@@ -367,7 +381,8 @@ def model_report(model: str, computed: Computed, *, profile: str = DEFAULT_PROFI
         _section(answers, errors, "layers", lambda: layer_answer(mid.results, {t: task_type(t) for t in tasks}))
     if "blocks" in rec:
         sel = selection_tables([model], rec["blocks"])
-        _section(answers, errors, "blocks", lambda: block_answer(sel.changes, sel.plans.get(model), sel.n_blocks[model]))
+        _section(answers, errors, "blocks", lambda: block_answer(sel.changes, sel.plans.get(model), sel.n_blocks[model],
+                                                                 sel.mc_items.get(model)))
     if "movement" in rec:
         fam = family_tables(rec["movement"])
         fam_params = chapter_parameters("lrd_families", model, profile=profile, parameters=parameters)
@@ -413,6 +428,10 @@ def summary_lines(answers: dict) -> list[str]:
                     f"(random orders {light['random change']:+.3f})")
             if heavy["blocks removed"] != light["blocks removed"]:
                 text += f"; {n(heavy)} by {heavy['change']:+.3f} (random {heavy['random change']:+.3f})"
+            for mc in blocks.get("multiple choice") or []:
+                text += (f" (multiple-choice accuracy on {mc['items']} {mc['task']} items, steps of {mc['step']:.3f}; "
+                         f"intact {mc['accuracy']:.3f} against a measured chance of {mc['chance']:.3f}"
+                         f"{'' if mc['above chance'] else ', not above chance: the changes are noise'})")
             lines.append(text + ".")
         if blocks["cosine vs accuracy"]:
             j = np.mean([o["jaccard"] for o in blocks["cosine vs accuracy"]])

@@ -126,6 +126,10 @@ def _blocks(a: dict) -> str:
         out += "<h3>Blocks removed</h3>" + _table(
             ["rule", *budgets], [(r, *[" ".join(map(str, s.get(b, []))) for b in budgets])
                                  for r, s in a["removal sets"].items()])
+    for mc in a.get("multiple choice") or []:
+        out += (f'<p>Downstream score: multiple-choice accuracy on {mc["items"]} {_esc(mc["task"])} items (one item '
+                f'moves it by {mc["step"]:.3f}); intact {mc["accuracy"]:.3f}, chance measured by permuting the labels '
+                f'{mc["chance"]:.3f} (p = {mc["p"]:.2g}{"" if mc["above chance"] else ": not above chance, so the changes are noise"}).</p>')
     if a["best LRD rule"]:
         out += (f'<p class="note">The LRD rule shown ({_esc(a["best LRD rule"])}) is the best of the three on these '
                 'same tasks: its advantage is optimistic (chosen and scored on the same rows).</p>')
@@ -171,7 +175,7 @@ def _aggregation(a: dict) -> str:
 RENDER = {"layers": _layers, "blocks": _blocks, "movement": _movement, "aggregation": _aggregation}
 
 
-def render_page(reports: Sequence[dict], *, command: str = "") -> str:
+def render_page(reports: Sequence[dict], *, command: str = "", json_name: str = "report.json") -> str:
     """The whole page for one or more models' :func:`lrd.report.data.model_report`."""
     cols = []
     for r in reports:
@@ -196,7 +200,7 @@ def render_page(reports: Sequence[dict], *, command: str = "") -> str:
             f"<title>lrd report: {_esc(names)}</title><style>{CSS}</style></head><body>"
             f"<h1>lrd report: {_esc(names)}</h1><p class=\"note\">What four papers on layer-wise representations "
             f"say about this model, measured on it. Made by <code>{_esc(command)}</code>; every number is in "
-            f"<code>report.json</code> beside this page.</p>{''.join(parts)}</body></html>")
+            f"<code>{_esc(json_name)}</code> beside this page.</p>{''.join(parts)}</body></html>")
 
 
 def to_json(reports: Sequence[dict], **meta) -> str:
