@@ -136,12 +136,12 @@ lrd.book.plots.layer_curves(results, "score", col="task", col_wrap=3, ylabel="MT
 # %% tags=["hide-input"]
 chance = chance_table(results)
 clustering = chance[chance["task"].map(lambda t: task_data[t].type) == "clustering"]
-# two decimals: a k-means V-measure under permuted labels moves in the fourth with float noise in the states
+# two decimals: a clustering score (k-means, then V-measure) moves in the third with float noise in the states
 glue("chance_clustering_low", f"{clustering['chance'].min():.2f}" if len(clustering) else "n/a")
 glue("chance_clustering_high", f"{clustering['chance'].max():.2f}" if len(clustering) else "n/a")
 glue("n_no_layer_above_chance", int((~chance["best above chance"]).sum()))
 glue("n_pairs", len(chance))
-lrd.tables.rounded(chance.set_index(["model", "task"]))
+lrd.tables.rounded(chance.set_index(["model", "task"]), digits=2)
 
 # %% [markdown]
 # ## Best layer against the last

@@ -273,6 +273,7 @@ def test_lrd_book_keeps_going_past_a_failing_chapter(monkeypatch, capsys, tmp_pa
 
     monkeypatch.setattr(book, "chapters", lambda: ["bad", "good"])
     monkeypatch.setattr(book, "run_chapter", fake_run)
+    monkeypatch.setattr(book, "default_parameters", lambda chapter: {})  # the fake chapters have no notebook
     monkeypatch.setattr(book, "validate_parameters", lambda chapter, params, **kw: (params, []))
     monkeypatch.setattr(book, "build_book", lambda root=None, strict=True: tmp_path / "index.html")
     assert main(["book"]) == 1
