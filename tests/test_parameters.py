@@ -99,9 +99,10 @@ def test_every_chapter_opens_with_one_call_right_after_its_imports(chapter):
     assert "check_parameters" not in code.source and "Glue(" not in code.source
 
 
-def test_lrd_run_checks_a_chapter_s_parameters_once(executed, monkeypatch):
-    """Issue 17: `lrd run` checked each chapter's parameters twice before papermill (the CLI,
-    then run_chapter); the notebook's own check stays, for plain papermill."""
+@pytest.fixture
+def checks(monkeypatch):
+    """The chapters whose parameters were checked, in order (validate_parameters, counted where
+    the CLI and run_chapter call it)."""
     from lrd.book import notebooks, run
 
     calls = []
@@ -112,27 +113,25 @@ def test_lrd_run_checks_a_chapter_s_parameters_once(executed, monkeypatch):
 
     monkeypatch.setattr(book, "validate_parameters", counting)
     monkeypatch.setattr(run, "validate_parameters", counting)
+    return calls
+
+
+def test_lrd_run_checks_a_chapter_s_parameters_once(executed, checks):
+    """Issue 17: `lrd run` checked each chapter's parameters twice before papermill (the CLI,
+    then run_chapter); the notebook's own check stays, for plain papermill."""
     assert main(["run", "lrd_families", "--profile", "ci", "-p", "k", "5", "-o", "/tmp/lrd-test-once.ipynb"]) == 0
-    assert calls == ["lrd_families"]
+    assert checks == ["lrd_families"]
     assert executed[-1]["k"] == 5 and executed[-1]["n_samples"] == book.profile("ci", "lrd_families")["n_samples"]
 
 
-def test_lrd_book_checks_each_chapter_s_parameters_once(executed, monkeypatch, tmp_path):
+def test_lrd_book_checks_each_chapter_s_parameters_once(executed, checks, monkeypatch, tmp_path):
     """Issue 17: `lrd book` checked every profile in the CLI and again in run_chapter."""
-    from lrd.book import notebooks, run
+    from lrd.book import run
 
-    calls = []
-
-    def counting(chapter, parameters, **kw):
-        calls.append(chapter)
-        return notebooks.validate_parameters(chapter, parameters, **kw)
-
-    monkeypatch.setattr(book, "validate_parameters", counting)
-    monkeypatch.setattr(run, "validate_parameters", counting)
     monkeypatch.setattr(run, "BOOK", tmp_path)  # the executed notebooks land here, not in book/
     monkeypatch.setattr(book, "build_book", lambda **kw: tmp_path / "index.html")
     assert main(["book", "--profile", "ci"]) == 0
-    assert sorted(calls) == sorted(book.chapters())
+    assert sorted(checks) == sorted(book.chapters())
     assert len(executed) == len(book.chapters())
     assert executed[book.chapters().index("lrd_families")]["n_samples"] == book.profile("ci", "lrd_families")["n_samples"]
 
