@@ -18,7 +18,6 @@ reason; the other sections are still computed.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -145,17 +144,6 @@ def compute_report_units(model: str, planned: dict[str, list], *, log: Callable[
 # The sections: pure reductions of the chapters' tables
 
 
-def _mean_interval(values: np.ndarray) -> tuple[float, float] | None:
-    """95% t-interval of a mean (None under 2 values)."""
-    from scipy import stats
-
-    values = np.asarray(values, dtype=float)
-    if len(values) < 2:
-        return None
-    half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
-    return float(values.mean() - half), float(values.mean() + half)
-
-
 def _half_gains(results: pd.DataFrame) -> dict[str, list[float]]:
     r"""Per task, the gain estimated on each half alone: the layer chosen on half 1 scored on half 2
     against the last layer on half 2, :math:`s^{(2)}_{j_1} - s^{(2)}_L`, and the converse. Two
@@ -187,6 +175,7 @@ def layer_answer(results: pd.DataFrame, task_types: dict[str, str]) -> dict:
     ``curves`` (the per-layer scores, for the figure).
     """
     from lrd.verdicts.layer_choice import cross_fitted_gain, label_free_choice
+    from lrd.verdicts.stats import mean_interval
 
     gains = cross_fitted_gain(results)
     halves = _half_gains(results)
@@ -202,7 +191,7 @@ def layer_answer(results: pd.DataFrame, task_types: dict[str, str]) -> dict:
         g = np.array([t["gain"] for t in part])
         each = [x for t in part for x in t["gain on each half"]]
         types.append({"type": kind, "tasks": [t["task"] for t in part], "mean gain": float(g.mean()),
-                      "interval": _mean_interval(g), "half estimates": [min(each), max(each)],
+                      "interval": mean_interval(g) if len(g) > 1 else None, "half estimates": [min(each), max(each)],
                       "typical depth": float(np.mean([np.mean(t["layers chosen (half 1, half 2)"]) for t in part]))})
     label_free = None
     if (results["measurement"] == "DiME").any():
