@@ -102,11 +102,39 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _on_cluster(units: list, *, scheduler: str | None = None, workers: int | None = None, threads: int | None = None,
+                command: str, by_chapter: bool = False, dashboard: bool = True) -> list:
+    """Compute ``units`` on the Dask scheduler at ``scheduler``, or on a LocalCluster of
+    ``workers`` one-thread processes (default: one per core) with ``threads`` torch threads
+    each (default: cores / workers); the outcome of every unit (:func:`lrd.units.sweep.sweep`)."""
+    import os
+
+    from distributed import Client
+
+    from lrd.units import sweep
+
+    cluster = None
+    if scheduler:
+        client = Client(scheduler, timeout=sweep.CONNECT_TIMEOUT_S)
+    else:
+        n = workers or sweep.default_workers(len(sweep.batches(units, by_chapter=by_chapter)))
+        cluster = sweep.local_cluster(n, **({} if dashboard else {"dashboard_address": None}))
+        client = Client(cluster)
+        threads = threads or max(1, (os.cpu_count() or 1) // n)
+    try:
+        if dashboard:
+            print(f"{command}: Dask dashboard {client.dashboard_link}", flush=True)
+        return sweep.sweep(units, client=client, threads=threads, by_chapter=by_chapter,
+                           progress=sys.stderr.isatty())
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def _sweep(args: argparse.Namespace) -> int:
     """Declare the units, show which are cached (``--dry-run`` stops there), run the missing
     ones on a Dask cluster, report failures, then execute the chapters (unless ``--no-run``)."""
-    import os
-
     import lrd.book as book
     from lrd.units import sweep
 
@@ -129,25 +157,9 @@ def _sweep(args: argparse.Namespace) -> int:
             print(f"  {'cached ' if cached else 'unknown' if cached is None else 'missing'}  {u.chapter}: {u.label}")
         return 0
     if missing:
-        from distributed import Client
-
-        cluster = None
-        if args.scheduler:
-            client = Client(args.scheduler, timeout=sweep.CONNECT_TIMEOUT_S)
-            threads = args.threads
-        else:
-            n = args.workers or sweep.default_workers(len(sweep.batches(missing)))
-            cluster = sweep.local_cluster(n)
-            client = Client(cluster)
-            threads = args.threads or max(1, (os.cpu_count() or 1) // n)
-        try:
-            print(f"lrd sweep: Dask dashboard {client.dashboard_link}", flush=True)
-            t0 = time.perf_counter()
-            outcomes = sweep.sweep(missing, client=client, threads=threads)
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        t0 = time.perf_counter()
+        outcomes = _on_cluster(missing, scheduler=args.scheduler, workers=args.workers, threads=args.threads,
+                               command="lrd sweep")
         first, *failed = sweep.summary(outcomes).split("\n")
         print("\n".join([f"lrd sweep: {first} ({time.perf_counter() - t0:.1f} s)", *failed]))
         if any(o.status == "failed" for o in outcomes):
@@ -176,6 +188,7 @@ def _book(args: argparse.Namespace) -> int:
     failed = []
     if not args.no_execute:
         plan = _checked_parameters(book.chapters(), {}, args.profile)  # every profile, once, before any runs
+        _book_units(plan, workers=args.workers)
         for chapter in book.chapters():
             t1 = time.perf_counter()
             try:
@@ -189,6 +202,36 @@ def _book(args: argparse.Namespace) -> int:
     print(f"lrd book: {index} ({time.perf_counter() - t0:.1f} s)"
           + (f"; failed chapters: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
+
+
+def _book_units(plan: dict[str, dict], *, workers: int | None) -> None:
+    """Compute the book's missing units before its chapters run, on ``workers`` one-thread
+    processes (default: one per core, :func:`lrd.units.sweep.default_workers`), one Dask task
+    per chapter and model, the longest chapters first; with one worker, nothing here (each
+    chapter computes its own units as it runs, torch using every core).
+
+    Chapters run one after another in one process, and much of their work (training the Cayley
+    chapter's aggregators, tokenising, the metrics) uses one core: on two cores the serial book
+    kept them 153% busy of 200%. A unit that fails here is reported and left to its chapter,
+    which then fails with the unit's traceback in the executed notebook.
+    """
+    from lrd.units import sweep
+    from lrd.units.registry import CHAPTER_UNITS, units
+
+    chapters = sweep.longest_first([c for c in plan if c in CHAPTER_UNITS])
+    todo = [u for c in chapters for u in units(c, plan[c], checked=True)]
+    n = workers or sweep.default_workers(len(sweep.batches(todo, by_chapter=True)))
+    if n < 2:
+        return
+    missing = [u for u, cached in sweep.status(todo) if not cached]
+    if not missing:
+        return
+    print(f"lrd book: computing {len(missing)} of {len(todo)} units on {n} one-thread workers, "
+          f"{len(sweep.batches(missing, by_chapter=True))} tasks (a chapter's units of one model each)", flush=True)
+    t0 = time.perf_counter()
+    outcomes = _on_cluster(missing, workers=n, threads=1, command="lrd book", by_chapter=True, dashboard=False)
+    first, *failed = sweep.summary(outcomes).split("\n")
+    print("\n".join([f"lrd book: {first} ({time.perf_counter() - t0:.1f} s)", *failed]), flush=True)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -230,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--profile", default="default")
     b.add_argument("--no-execute", action="store_true", help="render the notebooks already in book/")
     b.add_argument("--lenient", action="store_true", help="do not turn Sphinx warnings into errors")
+    b.add_argument("--workers", type=_at_least_one("worker processes"),
+                   help="one-thread processes that compute the chapters' units before the chapters run "
+                        "(default: one per core, ~4 GB RAM each; 1: each chapter computes its own)")
     b.set_defaults(func=_book)
 
     w = sub.add_parser(

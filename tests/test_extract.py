@@ -217,3 +217,31 @@ def test_token_budget_does_not_change_the_states(tiny_decoder):
     np.testing.assert_allclose(small, plain, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="max_batch_tokens"):
         lrd.extract(tiny_decoder, texts, max_batch_tokens=0, cache=False)
+
+
+def test_two_processes_needing_the_same_states_run_the_model_once(tiny_encoder, lrd_home, monkeypatch):
+    """`lrd book`'s workers: the second caller waits for the first one's entry (an OS file lock,
+    which also separates two threads: flock locks belong to open files) instead of computing it again."""
+    import threading
+    import time
+
+    from lrd.engine import extract as extract_module
+
+    calls, run = [], extract_module._run
+
+    def slow_run(*args, **kwargs):
+        calls.append(threading.current_thread().name)
+        time.sleep(0.5)  # long enough for the other caller to arrive while this one computes
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(extract_module, "_run", slow_run)
+    out = {}
+    threads = [threading.Thread(target=lambda k=k: out.__setitem__(k, lrd.extract(tiny_encoder, TEXTS)), name=f"w{k}")
+               for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1, f"the model ran {len(calls)} times for one cache entry"
+    np.testing.assert_array_equal(out[0], out[1])
+    assert len(list((lrd_home / "states").glob("*.npy"))) == 1 and (lrd_home / "locks").is_dir()

@@ -272,3 +272,45 @@ def test_every_chapter_declares_its_units():
     from lrd.units import CHAPTER_UNITS
 
     assert set(book.chapters()) <= set(CHAPTER_UNITS)
+
+
+def _unit(chapter, model, **params):
+    return Unit(chapter, lrd_families_units, model, params)
+
+
+def test_book_batches_split_a_model_s_units_by_chapter_and_drop_repeats():
+    from lrd.units import sweep
+
+    declared = [_unit("a", "m1", k=1), _unit("a", "m2", k=1), _unit("b", "m1", k=2), _unit("b", "m1", k=1)]
+    assert [[u.params["k"] for u in b] for b in sweep.batches(declared)] == [[1, 2], [1]]  # k=1 of m1 twice: once
+    by_chapter = sweep.batches(declared, by_chapter=True)
+    assert [(b[0].chapter, b[0].model, len(b)) for b in by_chapter] == [("a", "m1", 1), ("a", "m2", 1), ("b", "m1", 1)]
+
+
+def test_lrd_book_hands_every_missing_unit_to_one_thread_workers_longest_chapters_first(monkeypatch, capsys):
+    from lrd import cli
+    from lrd.units import sweep
+
+    plan = {c: {} for c in ["models_and_tasks", "lrd_families", "cosine_vs_ablation", "null_calibration"]}
+    declared = {"models_and_tasks": [_unit("models_and_tasks", "m1")], "lrd_families": [_unit("lrd_families", "m1")],
+                "cosine_vs_ablation": [_unit("cosine_vs_ablation", "m2"), _unit("cosine_vs_ablation", "m1", k=3)],
+                "null_calibration": []}
+    monkeypatch.setattr("lrd.units.registry.units", lambda chapter, params, checked: declared[chapter])
+    cached = {id(declared["lrd_families"][0])}
+    monkeypatch.setattr(sweep, "status", lambda todo: [(u, id(u) in cached) for u in todo])
+    sent = []
+
+    def on_cluster(units_, **kw):
+        sent.append((units_, kw))
+        return [sweep.Outcome(u.label, "computed") for u in units_]
+
+    monkeypatch.setattr(cli, "_on_cluster", on_cluster)
+    cli._book_units(plan, workers=2)
+    ((todo, kw),) = sent
+    assert [u.chapter for u in todo] == ["cosine_vs_ablation", "cosine_vs_ablation", "models_and_tasks"]
+    assert kw["workers"] == 2 and kw["threads"] == 1 and kw["by_chapter"] is True
+    assert "3 units: 3 computed" in capsys.readouterr().out
+    cli._book_units(plan, workers=1)  # one worker: each chapter computes its own units, as before
+    assert len(sent) == 1
+    assert sweep.longest_first(["x", "models_and_tasks", "cosine_vs_ablation"]) == [
+        "cosine_vs_ablation", "models_and_tasks", "x"]

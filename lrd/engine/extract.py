@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Sequence
 
@@ -19,7 +20,7 @@ import torch
 from tqdm import tqdm
 
 from lrd.engine import progress as lrd_progress
-from lrd.engine.store import folder
+from lrd.engine.store import computing, folder
 from lrd.engine.cache import discard, open_checked, write_checked
 from lrd.engine.models import LoadedModel
 from lrd.engine.perturb import perturb
@@ -271,6 +272,26 @@ def _variant(model: LoadedModel, variant) -> tuple[str, bool]:
     return pooling, final_norm
 
 
+def _compute_missing(model: LoadedModel, texts: Sequence[str], resolved: list, results: list, paths: list,
+                     missing: list[int], *, batch_size: int, max_batch_tokens: int | None, max_length: int,
+                     padding_side: str, return_tokens: bool, progress: bool | None):
+    """Run the model once for the ``missing`` variants (or the first, for ``return_tokens``),
+    fill ``results`` in place and cache each computed array; the per-text token states or None."""
+    if not (missing or return_tokens):
+        return None
+    todo = missing or [0]
+    computed, tokens = _run(model, texts, variants=[resolved[i] for i in todo], batch_size=batch_size,
+                            max_batch_tokens=batch_token_limit(model, max_batch_tokens),
+                            max_length=max_length, padding_side=padding_side, return_tokens=return_tokens,
+                            progress=progress, tokens_final_norm=resolved[0][1])
+    for i, array in zip(todo, computed):
+        if results[i] is None:
+            results[i] = array
+            if paths[i] is not None:
+                _atomic_save(paths[i], array)
+    return tokens
+
+
 def extract_variants(model: LoadedModel, texts: Sequence[str], variants: Sequence[dict | str], *,
                      batch_size: int = 32, max_batch_tokens: int | None = None, max_length: int | None = None,
                      padding_side: str = "right", return_tokens: bool = False, cache: bool | str | Path = True, progress: bool | None = None):
@@ -314,18 +335,15 @@ def extract_variants(model: LoadedModel, texts: Sequence[str], variants: Sequenc
             paths[i] = root / f"{model.fingerprint}-{key}.npy"
             results[i] = _cached_states(paths[i])
     missing = [i for i, r in enumerate(results) if r is None]
-    tokens = None
-    if missing or return_tokens:
-        todo = missing or [0]
-        computed, tokens = _run(model, texts, variants=[resolved[i] for i in todo], batch_size=batch_size,
-                                max_batch_tokens=batch_token_limit(model, max_batch_tokens),
-                                max_length=max_length, padding_side=padding_side, return_tokens=return_tokens,
-                                progress=progress, tokens_final_norm=resolved[0][1])
-        for i, array in zip(todo, computed):
-            if results[i] is None:
-                results[i] = array
-                if paths[i] is not None:
-                    _atomic_save(paths[i], array)
+    # one process computes a missing entry while the others wait for it (lrd book's workers)
+    lock = paths[missing[0]] if missing else None
+    with computing(lock) if lock is not None else nullcontext():
+        if lock is not None:  # written by a process we waited for?
+            results = [_cached_states(p) if r is None else r for p, r in zip(paths, results)]
+            missing = [i for i, r in enumerate(results) if r is None]
+        tokens = _compute_missing(model, texts, resolved, results, paths, missing, batch_size=batch_size,
+                                  max_batch_tokens=max_batch_tokens, max_length=max_length,
+                                  padding_side=padding_side, return_tokens=return_tokens, progress=progress)
     # LRD_PERTURB (lrd.engine.perturb): float noise on the way out, after the cache, which keeps exact states
     results = [perturb(r, tag=f"extract/{p}/{f}") for r, (p, f) in zip(results, resolved)]
     if return_tokens:

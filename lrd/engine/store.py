@@ -14,8 +14,9 @@ import functools
 import os
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Iterator
 
 def lrd_home() -> Path:
     """Root of the lrd cache: ``$LRD_HOME`` if set, else ``~/.cache/lrd``."""
@@ -24,13 +25,14 @@ def lrd_home() -> Path:
 
 #: The folders under :func:`lrd_home`, by what they hold.
 FOLDERS = {"model": "models", "data": "data", "states": "states", "results": "results", "wheels": "wheels",
-           "configs": "configs"}
+           "configs": "configs", "locks": "locks"}
 
 
 def folder(kind: str) -> Path:
     """Where lrd keeps ``kind`` (a key of :data:`FOLDERS`): offline model and data packs, hidden
-    states, cached unit results, downloaded wheels, and model configs as transformers completes
-    them (:func:`lrd.engine.models.completed_config_text`).
+    states, cached unit results, downloaded wheels, model configs as transformers completes
+    them (:func:`lrd.engine.models.completed_config_text`), and the lock files of
+    :func:`computing`.
 
     Examples
     --------
@@ -123,3 +125,23 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+@contextmanager
+def computing(entry: Path) -> Iterator[None]:
+    """Hold the lock of a cache ``entry`` while computing it: one process computes, the others wait.
+
+    Two processes that need the same missing entry (two ``lrd book`` workers extracting one
+    model's states for two chapters) would otherwise both compute it. The caller checks the
+    cache again once it holds the lock, and finds the entry the other process wrote. The lock
+    is an OS file lock (``filelock``) in ``$LRD_HOME/locks``, named by the entry; it is released
+    when the ``with`` block ends or its holder dies. Lock files are never deleted (deleting one
+    while another process waits on it would let a third take a second lock).
+    """
+    from filelock import FileLock
+
+    locks = folder("locks")
+    locks.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(locks / f"{entry.parent.name}-{entry.name}.lock")
+    with lock:
+        yield
