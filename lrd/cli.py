@@ -103,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _on_cluster(units: list, *, scheduler: str | None = None, workers: int | None = None, threads: int | None = None,
-                command: str, by_chapter: bool = False, dashboard: bool = True) -> list:
+                command: str, dashboard: bool = True) -> list:
     """Compute ``units`` on the Dask scheduler at ``scheduler``, or on a LocalCluster of
     ``workers`` one-thread processes (default: one per core) with ``threads`` torch threads
     each (default: cores / workers); the outcome of every unit (:func:`lrd.units.sweep.sweep`)."""
@@ -117,15 +117,14 @@ def _on_cluster(units: list, *, scheduler: str | None = None, workers: int | Non
     if scheduler:
         client = Client(scheduler, timeout=sweep.CONNECT_TIMEOUT_S)
     else:
-        n = workers or sweep.default_workers(len(sweep.batches(units, by_chapter=by_chapter)))
+        n = workers or sweep.default_workers(len(sweep.batches(units)))
         cluster = sweep.local_cluster(n, **({} if dashboard else {"dashboard_address": None}))
         client = Client(cluster)
         threads = threads or max(1, (os.cpu_count() or 1) // n)
     try:
         if dashboard:
             print(f"{command}: Dask dashboard {client.dashboard_link}", flush=True)
-        return sweep.sweep(units, client=client, threads=threads, by_chapter=by_chapter,
-                           progress=sys.stderr.isatty())
+        return sweep.sweep(units, client=client, threads=threads, progress=sys.stderr.isatty())
     finally:
         client.close()
         if cluster is not None:
@@ -188,10 +187,10 @@ def _book(args: argparse.Namespace) -> int:
     failed = []
     if not args.no_execute:
         plan = _checked_parameters(book.chapters(), {}, args.profile)  # every profile, once, before any runs
-        _book_units(plan, workers=args.workers)
         for chapter in book.chapters():
             t1 = time.perf_counter()
             try:
+                _book_units(chapter, plan[chapter], workers=args.workers)
                 _execute("lrd book", chapter, parameters=plan[chapter], profile_name=args.profile, checked=True)
             except PapermillExecutionError as err:
                 failed.append(chapter)
@@ -204,32 +203,28 @@ def _book(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _book_units(plan: dict[str, dict], *, workers: int | None) -> None:
-    """Compute the book's missing units before its chapters run, on ``workers`` one-thread
-    processes (default: one per core, :func:`lrd.units.sweep.default_workers`), one Dask task
-    per chapter and model, the longest chapters first; with one worker, nothing here (each
-    chapter computes its own units as it runs, torch using every core).
-
-    Chapters run one after another in one process, and much of their work (training the Cayley
-    chapter's aggregators, tokenising, the metrics) uses one core: on two cores the serial book
-    kept them 153% busy of 200%. A unit that fails here is reported and left to its chapter,
-    which then fails with the unit's traceback in the executed notebook.
+def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
+    """Compute a chapter's missing units on ``workers`` one-thread processes (default: one per
+    core, :func:`lrd.units.sweep.default_workers`) before it runs, when its work is mostly
+    single-threaded (:data:`lrd.units.sweep.SINGLE_THREADED`: the Cayley chapter's training);
+    with one worker, or for any other chapter, nothing here: the chapter computes its units as
+    it runs, torch using every core. A unit that fails here is reported and left to the
+    chapter, which then fails with the unit's traceback in the executed notebook.
     """
     from lrd.units import sweep
-    from lrd.units.registry import CHAPTER_UNITS, units
+    from lrd.units.registry import units
 
-    chapters = sweep.longest_first([c for c in plan if c in CHAPTER_UNITS])
-    todo = [u for c in chapters for u in units(c, plan[c], checked=True)]
-    n = workers or sweep.default_workers(len(sweep.batches(todo, by_chapter=True)))
-    if n < 2:
+    if chapter not in sweep.SINGLE_THREADED:
         return
-    missing = [u for u, cached in sweep.status(todo) if not cached]
+    todo = units(chapter, parameters, checked=True)
+    n = workers or sweep.default_workers(len(sweep.batches(todo)))
+    missing = [u for u, cached in sweep.status(todo) if not cached] if n > 1 else []
     if not missing:
         return
-    print(f"lrd book: computing {len(missing)} of {len(todo)} units on {n} one-thread workers, "
-          f"{len(sweep.batches(missing, by_chapter=True))} tasks (a chapter's units of one model each)", flush=True)
+    print(f"lrd book: computing {len(missing)} of {chapter}'s {len(todo)} units on {n} one-thread workers "
+          f"({len(sweep.batches(missing))} model batches)", flush=True)
     t0 = time.perf_counter()
-    outcomes = _on_cluster(missing, workers=n, threads=1, command="lrd book", by_chapter=True, dashboard=False)
+    outcomes = _on_cluster(missing, workers=n, threads=1, command="lrd book", dashboard=False)
     first, *failed = sweep.summary(outcomes).split("\n")
     print("\n".join([f"lrd book: {first} ({time.perf_counter() - t0:.1f} s)", *failed]), flush=True)
 
@@ -274,8 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--no-execute", action="store_true", help="render the notebooks already in book/")
     b.add_argument("--lenient", action="store_true", help="do not turn Sphinx warnings into errors")
     b.add_argument("--workers", type=_at_least_one("worker processes"),
-                   help="one-thread processes that compute the chapters' units before the chapters run "
-                        "(default: one per core, ~4 GB RAM each; 1: each chapter computes its own)")
+                   help="one-thread processes that train the Cayley chapter's aggregators before it runs "
+                        "(default: one per core, ~4 GB RAM each; 1: the chapter trains them itself)")
     b.set_defaults(func=_book)
 
     w = sub.add_parser(

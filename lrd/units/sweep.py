@@ -36,22 +36,16 @@ class Outcome:
     error: str = ""
 
 
-def batches(units: Sequence[Unit], *, by_chapter: bool = False) -> list[list[Unit]]:
-    """Units grouped by (model, device), in order of first appearance; duplicates (same
-    function, model and parameters, e.g. from two chapters) dropped, the first kept.
-
-    ``by_chapter`` groups by (chapter, model, device) instead: a model is loaded once per
-    chapter rather than once, and the work comes in pieces small enough for a few workers to
-    share evenly (``lrd book``'s workers; a model's states are computed once, under
-    :func:`lrd.engine.store.computing`, and shared through the cache).
-    """
+def batches(units: Sequence[Unit]) -> list[list[Unit]]:
+    """Units grouped by (model, device, dtype), in order of first appearance; duplicates (same
+    function, model, dtype and parameters, e.g. from two chapters) dropped, the first kept."""
     groups: dict[tuple, list[Unit]] = defaultdict(list)
     seen = set()
     for u in units:
-        ident = (u.name, u.model, repr(sorted(u.params.items())))
+        ident = (u.name, u.model, u.dtype, repr(sorted(u.params.items())))
         if ident not in seen:
             seen.add(ident)
-            groups[(u.chapter, u.model, u.device) if by_chapter else (u.model, u.device)].append(u)
+            groups[(u.model, u.device, u.dtype)].append(u)
     return list(groups.values())
 
 
@@ -90,28 +84,25 @@ def status(units: Sequence[Unit], root=None) -> list[tuple[Unit, bool | None]]:
     from lrd.engine.cache import contains
     from lrd.engine.models import source_fingerprint
 
-    fingerprints: dict[str, str | None] = {}
+    fingerprints: dict[tuple[str, str], str | None] = {}
     out = []
     for u in units:
-        if u.model not in fingerprints:
-            fingerprints[u.model] = source_fingerprint(u.model)
-        key = u.key(fingerprints[u.model]) if fingerprints[u.model] is not None else None
+        if (u.model, u.dtype) not in fingerprints:
+            fingerprints[u.model, u.dtype] = source_fingerprint(u.model, u.dtype)
+        fp = fingerprints[u.model, u.dtype]
+        key = u.key(fp) if fp is not None else None
         out.append((u, None if key is None else contains(u.name, key, root)))
     return out
 
 
-#: Chapters in the order ``lrd book`` hands their units to its workers: the longest first, so
-#: that the workers finish together (a fresh clone's cold book, e26fb63, 2 cores: the two
-#: decoders' removal sweeps of cosine_vs_ablation took 400-440 s each, mid_layer 519 s in all,
-#: cayley_aggregation 531 s, lrd_families 340 s, selection_and_pruning 216 s, models_and_tasks 227 s).
-LONGEST_FIRST = ("cosine_vs_ablation", "mid_layer", "cayley_aggregation", "lrd_families", "selection_and_pruning",
-                 "models_and_tasks")
-
-
-def longest_first(chapters: Sequence[str]) -> list[str]:
-    """``chapters`` in the order of :data:`LONGEST_FIRST` (others after them, in their order)."""
-    rank = {c: i for i, c in enumerate(LONGEST_FIRST)}
-    return sorted(chapters, key=lambda c: rank.get(c, len(rank)))
+#: Chapters whose units ``lrd book`` computes on one-thread worker processes before the chapter
+#: runs: their work is mostly single-threaded (the Cayley chapter trains small aggregators with
+#: one torch thread, :class:`lrd.aggregation.training.TrainConfig`), so two workers on two cores
+#: do it in about half the time. The other chapters' work is torch's forward passes, which use
+#: every core in one process: there, one-thread workers were slower (a fresh clone's cold book
+#: with every chapter's units on 2 one-thread workers: each decoder's removal sweeps of
+#: cosine_vs_ablation took about 905 s, against 427 s and 441 s serially with 2 torch threads).
+SINGLE_THREADED = ("cayley_aggregation",)
 
 
 def default_workers(n_batches: int, *, memory_per_worker: float = 4e9) -> int:
@@ -175,7 +166,7 @@ def _check_workers(client, log) -> None:
 
 
 def sweep(units: Sequence[Unit], *, client=None, root=None, threads: int | None = None, progress: bool = True,
-          log=None, by_chapter: bool = False) -> list[Outcome]:
+          log=None) -> list[Outcome]:
     """Run ``units`` on ``client``'s cluster (one task per model batch) and report every unit.
 
     Parameters
@@ -189,15 +180,13 @@ def sweep(units: Sequence[Unit], *, client=None, root=None, threads: int | None 
         torch threads per worker.
     progress : bool
         Dask's progress bar (``distributed.progress``) on stderr.
-    by_chapter : bool
-        One task per chapter and model rather than per model (:func:`batches`). Tasks are
-        submitted in the order of ``units``, which the workers follow: put the longest first.
+    Batches are submitted with decreasing priority, so the workers take them in the order of ``units``.
     """
     from distributed import progress as dask_progress
 
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     _check_workers(client, log)
-    groups = batches(units, by_chapter=by_chapter)
+    groups = batches(units)
     futures = [client.submit(run_batch, b, root, threads, pure=False, priority=len(groups) - i,
                              key=f"lrd-{b[0].model.replace('/', '_')}-{i}")
                for i, b in enumerate(groups)]
