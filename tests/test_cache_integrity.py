@@ -84,7 +84,7 @@ def _double(model, *, x):
 
 
 def test_run_unit_recomputes_a_damaged_entry(tmp_path, monkeypatch):
-    monkeypatch.setattr("lrd.units.base.source_fingerprint", lambda name: "fp")
+    monkeypatch.setattr("lrd.units.base.source_fingerprint", lambda name, dtype="float32": "fp")
     unit = Unit("test", _double, "some-model", {"x": 21})
     monkeypatch.setattr(Unit, "key", lambda self, fp=None: "key")
     path = cache.save(unit.name, "key", {"twice": 123.456}, tmp_path)
@@ -93,7 +93,7 @@ def test_run_unit_recomputes_a_damaged_entry(tmp_path, monkeypatch):
     path.write_bytes(data.replace(struct.pack(">d", 123.456), struct.pack(">d", 1.0)))
 
     class Slot:
-        def get(self, name, device):
+        def get(self, name, device, dtype="float32"):
             return None
 
     with pytest.warns(RuntimeWarning, match=path.name):

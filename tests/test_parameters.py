@@ -19,7 +19,7 @@ def executed(monkeypatch):
     monkeypatch.setattr(papermill, "execute_notebook",  # the source as the "executed" notebook
                         lambda src, out, parameters, **kw: (calls.append(parameters), shutil.copy(src, out)))
     monkeypatch.setattr("lrd.book.run.add_rerun_header", lambda *a, **kw: None)  # nothing was executed
-    monkeypatch.setattr("lrd.cli._book_units", lambda plan, workers: None)  # `lrd book` computes no unit first
+    monkeypatch.setattr("lrd.cli._book_units", lambda chapter, parameters, workers: None)  # no unit computed first
     return calls
 
 

@@ -140,6 +140,38 @@ def test_unit_keys_change_with_every_input(tiny_encoder_dir, tiny_decoder_dir, d
     assert a.key() != lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=4)[0].key()  # parameter
     assert a.key() != lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 30, k=3)[0].key()  # task rows
     assert a.key() == lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=3, device="cuda")[0].key()
+    assert a.key() == lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=3, dtype="float32")[0].key()
+    half = lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=3, dtype="bfloat16")[0]
+    assert half.dtype == "bfloat16" and half.key() != a.key()  # issue 19: the dtype is in the key
+
+
+def test_a_bfloat16_model_is_what_its_key_says_and_close_to_float32(tiny_encoder, tiny_encoder_dir, lrd_home):
+    """Issue 19's dtype parameter: the loaded model's fingerprint (what keys states and units) is
+    the one known without loading it, differs from float32's, and its states really come from
+    bfloat16 arithmetic: not equal to float32's, within bfloat16's precision of them, and float32 arrays."""
+    import lrd
+    from lrd.engine.models import source_fingerprint
+
+    half = lrd.load_model(str(tiny_encoder_dir), dtype="bfloat16")
+    assert half.fingerprint == source_fingerprint(str(tiny_encoder_dir), "bfloat16") != tiny_encoder.fingerprint
+    texts = ["a short sentence", "another, somewhat longer sentence about layers"]
+    full, low = lrd.extract(tiny_encoder, texts), lrd.extract(half, texts)
+    assert low.dtype == np.float32 and low.shape == full.shape and not np.array_equal(low, full)
+    scale = np.abs(full).max(axis=-1, keepdims=True)
+    assert np.abs(low - full).max() < 0.05 * scale.max()
+    assert len(list((lrd_home / "states").glob("*.npy"))) == 2  # two entries: the dtypes never share one
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"dtype": "float16"}, "needs an accelerator"),
+    ({"dtype": "half"}, "is not one of float32, bfloat16, float16"),
+])
+def test_a_dtype_is_checked_before_anything_loads(values, message):
+    from lrd.book.parameters import check_values
+
+    with pytest.raises(ValueError, match=message):
+        check_values("lrd_families", {"device": "cpu", **values})
+    check_values("lrd_families", {"device": "cuda", "dtype": "float16"})  # on an accelerator it is fine
 
 
 def test_units_are_declared_from_the_chapter_parameters():
@@ -278,25 +310,26 @@ def _unit(chapter, model, **params):
     return Unit(chapter, lrd_families_units, model, params)
 
 
-def test_book_batches_split_a_model_s_units_by_chapter_and_drop_repeats():
+def test_batches_group_a_model_s_units_and_drop_repeats():
     from lrd.units import sweep
 
-    declared = [_unit("a", "m1", k=1), _unit("a", "m2", k=1), _unit("b", "m1", k=2), _unit("b", "m1", k=1)]
-    assert [[u.params["k"] for u in b] for b in sweep.batches(declared)] == [[1, 2], [1]]  # k=1 of m1 twice: once
-    by_chapter = sweep.batches(declared, by_chapter=True)
-    assert [(b[0].chapter, b[0].model, len(b)) for b in by_chapter] == [("a", "m1", 1), ("a", "m2", 1), ("b", "m1", 1)]
+    declared = [_unit("a", "m1", k=1), _unit("a", "m2", k=1), _unit("b", "m1", k=2), _unit("b", "m1", k=1),
+                Unit("b", lrd_families_units, "m1", {"k": 1}, dtype="bfloat16")]
+    got = [[(u.params["k"], u.dtype) for u in b] for b in sweep.batches(declared)]
+    assert got == [[(1, "float32"), (2, "float32")], [(1, "float32")], [(1, "bfloat16")]]  # k=1 of m1 once per dtype
 
 
-def test_lrd_book_hands_every_missing_unit_to_one_thread_workers_longest_chapters_first(monkeypatch, capsys):
+def test_lrd_book_trains_the_cayley_chapter_s_units_on_one_thread_workers_first(monkeypatch, capsys):
+    """Issue 19: the Cayley chapter's work is single-threaded training, so `lrd book` computes its
+    missing units on one-thread workers before the chapter runs; other chapters (torch forward
+    passes on every core) and a one-worker machine compute their own, as before."""
     from lrd import cli
     from lrd.units import sweep
 
-    plan = {c: {} for c in ["models_and_tasks", "lrd_families", "cosine_vs_ablation", "null_calibration"]}
-    declared = {"models_and_tasks": [_unit("models_and_tasks", "m1")], "lrd_families": [_unit("lrd_families", "m1")],
-                "cosine_vs_ablation": [_unit("cosine_vs_ablation", "m2"), _unit("cosine_vs_ablation", "m1", k=3)],
-                "null_calibration": []}
+    declared = {"cayley_aggregation": [_unit("cayley_aggregation", "m1"), _unit("cayley_aggregation", "m2")],
+                "lrd_families": [_unit("lrd_families", "m1")]}
     monkeypatch.setattr("lrd.units.registry.units", lambda chapter, params, checked: declared[chapter])
-    cached = {id(declared["lrd_families"][0])}
+    cached = {id(declared["cayley_aggregation"][0])}
     monkeypatch.setattr(sweep, "status", lambda todo: [(u, id(u) in cached) for u in todo])
     sent = []
 
@@ -305,12 +338,11 @@ def test_lrd_book_hands_every_missing_unit_to_one_thread_workers_longest_chapter
         return [sweep.Outcome(u.label, "computed") for u in units_]
 
     monkeypatch.setattr(cli, "_on_cluster", on_cluster)
-    cli._book_units(plan, workers=2)
+    cli._book_units("lrd_families", {}, workers=2)
+    assert sent == []
+    cli._book_units("cayley_aggregation", {}, workers=2)
     ((todo, kw),) = sent
-    assert [u.chapter for u in todo] == ["cosine_vs_ablation", "cosine_vs_ablation", "models_and_tasks"]
-    assert kw["workers"] == 2 and kw["threads"] == 1 and kw["by_chapter"] is True
-    assert "3 units: 3 computed" in capsys.readouterr().out
-    cli._book_units(plan, workers=1)  # one worker: each chapter computes its own units, as before
+    assert todo == declared["cayley_aggregation"][1:] and kw["workers"] == 2 and kw["threads"] == 1
+    assert "1 units: 1 computed" in capsys.readouterr().out
+    cli._book_units("cayley_aggregation", {}, workers=1)  # one worker: the chapter trains them itself
     assert len(sent) == 1
-    assert sweep.longest_first(["x", "models_and_tasks", "cosine_vs_ablation"]) == [
-        "cosine_vs_ablation", "models_and_tasks", "x"]

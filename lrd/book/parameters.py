@@ -117,6 +117,9 @@ N_VIEWS = Rule("LiDAR, InfoNCE and DiME compare two or more views of each prompt
 N_AUG_PROMPTS = Rule("InfoNCE, LiDAR and DiME contrast two or more prompts", at_least=2)
 BATCH_SIZE = Rule("sequences per forward pass", at_least=1)
 THREADS = Rule("torch CPU threads; 0 keeps torch's default", at_least=0)
+#: What a model may compute in (:func:`lrd.engine.models.load_model`'s ``dtype``).
+DTYPES = ("float32", "bfloat16", "float16")
+DTYPE = Rule("the models' weights and activations; pooled states and scores stay float32", choices=lambda: DTYPES)
 N_RANDOM = Rule("random pruning orders, the baseline of every rule", at_least=1)
 N_CALIBRATION = Rule("calibration items per multiple-choice task rank the blocks", at_least=1)
 EMBEDDING_TASK_LIST = Rule("every layer is scored by the task type's MTEB protocol", non_empty=True,
@@ -125,6 +128,7 @@ EMBEDDING_TASK_LIST = Rule("every layer is scored by the task type's MTEB protoc
 #: chapter -> parameter -> rule. A parameter not listed is checked for its type only.
 RULES: dict[str, dict[str, Rule]] = {
     "models_and_tasks": {
+        "dtype": DTYPE,
         "models": MODELS,
         "task": Rule("its texts feed the per-layer figure", task_types=ANY_TASK),
         "n_samples": Rule("the mean pairwise cosine needs two texts; null takes the whole task",
@@ -132,6 +136,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "pooling": POOLING,
     },
     "lrd_families": {
+        "dtype": DTYPE,
         "models": MODELS,
         "tasks": Rule("each task is one panel of every figure", non_empty=True, task_types=ANY_TASK),
         "n_samples": Rule("GFMI clusters three or more texts; null takes the whole task", at_least=3, none_ok=True),
@@ -140,6 +145,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "variance": VARIANCE,
     },
     "mid_layer": {
+        "dtype": DTYPE,
         "models": MODELS,
         "tasks": EMBEDDING_TASK_LIST,
         "n_samples": EMBEDDING_TEXTS,
@@ -153,6 +159,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "norm_task": Rule("its forward pass also gives the final-norm variant", one_of="tasks", empty_ok=True),
     },
     "cosine_vs_ablation": {
+        "dtype": DTYPE,
         "models": Rule("accuracy relevance scores answer continuations with a language-model head",
                        non_empty=True, model_kind="decoder"),
         "tasks": Rule("accuracy relevance is multiple-choice accuracy", non_empty=True, task_types=MULTIPLE_CHOICE),
@@ -172,6 +179,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "threads": THREADS,
     },
     "cayley_aggregation": {
+        "dtype": DTYPE,
         "models": MODELS,
         "tasks": Rule("the aggregators are trained on labelled texts or, for STS, scored pairs", non_empty=True,
                       task_types=LABELLED_TEXTS + ("sts",)),
@@ -193,6 +201,7 @@ RULES: dict[str, dict[str, Rule]] = {
                               none_ok=True),
     },
     "selection_and_pruning": {
+        "dtype": DTYPE,
         "models": MODELS,
         "tasks": EMBEDDING_TASK_LIST,
         "n_samples": EMBEDDING_TEXTS,
@@ -296,11 +305,22 @@ def _probe_needs_labels(v: dict) -> str | None:
     return None
 
 
+def _half_on_an_accelerator(v: dict) -> str | None:
+    device, dtype = v.get("device", "cpu"), v.get("dtype", "float32")
+    if dtype == "float16" and isinstance(device, str) and device.split(":")[0] == "cpu":
+        return ("dtype 'float16' needs an accelerator (-p device cuda): a CPU lacks fast float16 kernels; "
+                "pass -p dtype bfloat16 (CPUs with AVX512-BF16 have it) or leave the default float32")
+    return None
+
+
 #: chapter -> checks of several parameters together, each returning a problem or None.
 RELATIONS: dict[str, list[Callable[[dict], str | None]]] = {
-    "lrd_families": [_k_below_samples],
-    "selection_and_pruning": [_k_below_samples],
-    "cosine_vs_ablation": [_probe_needs_labels],
+    "models_and_tasks": [_half_on_an_accelerator],
+    "lrd_families": [_k_below_samples, _half_on_an_accelerator],
+    "mid_layer": [_half_on_an_accelerator],
+    "selection_and_pruning": [_k_below_samples, _half_on_an_accelerator],
+    "cosine_vs_ablation": [_probe_needs_labels, _half_on_an_accelerator],
+    "cayley_aggregation": [_half_on_an_accelerator],
 }
 
 

@@ -9,7 +9,8 @@ implementation. Every unit's result is cached by :mod:`lrd.engine.cache` under a
 
 * the unit's function name and parameters,
 * the model's fingerprint (:func:`lrd.engine.models.source_fingerprint`: known from the files
-  for an offline key or local folder without loading the model; a hub model is loaded to know it),
+  for an offline key or local folder without loading the model; a hub model is loaded to know
+  it), which includes the dtype the model computes in (``float32`` by default),
 * the content of every task the unit reads (:func:`lrd.engine.cache.task_digest`),
 * the code it runs (:func:`unit_code`): the unit function's source, the sources of the
   same-module helpers and record classes it uses, and of every ``lrd`` module these import,
@@ -51,7 +52,7 @@ COMMON_MODULES = ("lrd.engine.models", "lrd.engine.tasks")
 
 @dataclass(frozen=True)
 class Unit:
-    """One cached call ``func(load_model(model, device), **params)``.
+    """One cached call ``func(load_model(model, device, dtype=dtype), **params)``.
 
     Attributes
     ----------
@@ -68,6 +69,9 @@ class Unit:
         enters the key.
     device : str
         Where the model runs; not part of the key.
+    dtype : str
+        What the model computes in (``"float32"``, ``"bfloat16"``, ``"float16"``); part of the
+        key through the model's fingerprint.
     """
 
     chapter: str
@@ -76,6 +80,7 @@ class Unit:
     params: dict = field(default_factory=dict)
     tasks: tuple = ()
     device: str = "cpu"
+    dtype: str = "float32"
 
     @property
     def name(self) -> str:
@@ -89,7 +94,7 @@ class Unit:
 
     def key(self, model_fingerprint: str | None = None) -> str | None:
         """The cache key; None when the model is a hub id not yet loaded (pass its fingerprint)."""
-        fp = model_fingerprint or source_fingerprint(self.model)
+        fp = model_fingerprint or source_fingerprint(self.model, self.dtype)
         if fp is None:
             return None
         payload = {"unit": self.name, "model": fp, "params": self.params,
@@ -219,12 +224,12 @@ class ModelSlot:
         self.model: LoadedModel | None = None
         self.error: BaseException | None = None
 
-    def get(self, name: str, device: str = "cpu") -> LoadedModel:
-        if self.name != (name, device):
+    def get(self, name: str, device: str = "cpu", dtype: str = "float32") -> LoadedModel:
+        if self.name != (name, device, dtype):
             self.clear()
-            self.name = (name, device)
+            self.name = (name, device, dtype)
             try:
-                self.model = load_model(name, device=device)
+                self.model = load_model(name, device=device, dtype=dtype)
             except Exception as err:
                 self.error = err
         if self.error is not None:
@@ -245,11 +250,11 @@ def run_unit(unit: Unit, slot: ModelSlot | None = None, *, root=None) -> tuple[A
     slot = slot or ModelSlot()
     key = unit.key()
     if key is None:
-        key = unit.key(slot.get(unit.model, unit.device).fingerprint)
+        key = unit.key(slot.get(unit.model, unit.device, unit.dtype).fingerprint)
     value = cache.load(unit.name, key, root, default=None)
     if value is not None:
         return value, "cached"
-    model = slot.get(unit.model, unit.device)
+    model = slot.get(unit.model, unit.device, unit.dtype)
     value = unit.func(model, **unit.params)
     cache.save(unit.name, key, value, root)
     return value, "computed"

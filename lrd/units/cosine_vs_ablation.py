@@ -131,7 +131,8 @@ def ablation_encoder(model: LoadedModel, *, task: str, n_encoder: int, encoder_s
 def cosine_vs_ablation_units(models: Sequence[str], tasks: Sequence[str], n_items: int, n_calibration: int,
                              pruning_models: Sequence[str], pruning_ks: Sequence[int], n_random: int,
                              encoders: Sequence[str], encoder_task: str, n_encoder: int, encoder_scorer: str,
-                             batch_size: int = 32, device: str = "cpu", n_chance: int = 1000) -> dict[str, list[Unit]]:
+                             batch_size: int = 32, device: str = "cpu", dtype: str = "float32",
+                             n_chance: int = 1000) -> dict[str, list[Unit]]:
     """``"decoders"``: one unit per decoder (:func:`ablation_decoder`; those of ``pruning_models``
     are also pruned); ``"encoders"``: one per encoder (:func:`ablation_encoder`)."""
     outside = [m for m in pruning_models if m not in models]
@@ -142,10 +143,10 @@ def cosine_vs_ablation_units(models: Sequence[str], tasks: Sequence[str], n_item
     decoders = [Unit("cosine_vs_ablation", ablation_decoder, m,
                      dict(tasks=list(tasks), n_items=n_items, n_calibration=n_calibration, pruning=m in pruning_models,
                           pruning_ks=list(pruning_ks), n_random=n_random, batch_size=batch_size, n_chance=n_chance),
-                     tasks=read, device=device) for m in models]
+                     tasks=read, device=device, dtype=dtype) for m in models]
     encs = [Unit("cosine_vs_ablation", ablation_encoder, m,
                  dict(task=encoder_task, n_encoder=n_encoder, encoder_scorer=encoder_scorer, batch_size=batch_size),
-                 tasks=((encoder_task, n_encoder),), device=device) for m in encoders]
+                 tasks=((encoder_task, n_encoder),), device=device, dtype=dtype) for m in encoders]
     return {"decoders": decoders, "encoders": encs}
 
 

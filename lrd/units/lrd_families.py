@@ -54,11 +54,11 @@ def lrd_families_profile(model: LoadedModel, *, task: str, n_samples: int, pooli
 
 
 def lrd_families_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, pooling: str = "mean",
-                       k: int = 10, variance: float = 0.95, device: str = "cpu") -> list[Unit]:
+                       k: int = 10, variance: float = 0.95, device: str = "cpu", dtype: str = "float32") -> list[Unit]:
     """One unit per (model, task), models outermost (:func:`lrd_families_profile`)."""
     return [Unit("lrd_families", lrd_families_profile, m,
                  dict(task=t, n_samples=n_samples, pooling=pooling, k=k, variance=variance),
-                 tasks=((t, n_samples),), device=device) for m in models for t in tasks]
+                 tasks=((t, n_samples),), device=device, dtype=dtype) for m in models for t in tasks]
 
 
 @dataclass(frozen=True, eq=False)

@@ -82,13 +82,13 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
 
 def mid_layer_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, n_bootstrap: int, pooling: str,
                     token_task: str, n_token_prompts: int, aug_task: str, n_aug_prompts: int, n_views: int,
-                    norm_task: str, n_permutations: int, device: str = "cpu") -> list[Unit]:
+                    norm_task: str, n_permutations: int, device: str = "cpu", dtype: str = "float32") -> list[Unit]:
     """One unit per model (:func:`mid_layer_model`)."""
     params = dict(tasks=list(tasks), n_samples=n_samples, n_bootstrap=n_bootstrap, pooling=pooling,
                   token_task=token_task, n_token_prompts=n_token_prompts, aug_task=aug_task,
                   n_aug_prompts=n_aug_prompts, n_views=n_views, norm_task=norm_task, n_permutations=n_permutations)
     read = tuple(dict.fromkeys([(t, n_samples) for t in tasks]))
-    return [Unit("mid_layer", mid_layer_model, m, params, tasks=read, device=device) for m in models]
+    return [Unit("mid_layer", mid_layer_model, m, params, tasks=read, device=device, dtype=dtype) for m in models]
 
 
 @dataclass(frozen=True, eq=False)

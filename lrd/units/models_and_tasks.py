@@ -52,10 +52,10 @@ def models_and_tasks_probe(model: LoadedModel, *, task: str, n_samples: int | No
 
 
 def models_and_tasks_units(models: Sequence[str], task: str, n_samples: int | None, pooling: str = "mean",
-                           device: str = "cpu") -> list[Unit]:
+                           device: str = "cpu", dtype: str = "float32") -> list[Unit]:
     """One unit per model (:func:`models_and_tasks_probe`)."""
     return [Unit("models_and_tasks", models_and_tasks_probe, m, dict(task=task, n_samples=n_samples, pooling=pooling),
-                 tasks=((task, n_samples),), device=device) for m in models]
+                 tasks=((task, n_samples),), device=device, dtype=dtype) for m in models]
 
 
 @dataclass(frozen=True, eq=False)

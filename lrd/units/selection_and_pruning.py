@@ -197,7 +197,8 @@ def selection_and_pruning_units(models: Sequence[str], tasks: Sequence[str], n_s
                                 variance: float, n_bootstrap: int, aug_task: str, n_aug_prompts: int, n_views: int,
                                 mc_tasks: Sequence[str], n_items: int, n_calibration: int, calibration_task: str,
                                 n_encoder_calibration: int, pruning_models: Sequence[str], budgets: Sequence[float],
-                                n_random: int, batch_size: int, device: str = "cpu") -> list[Unit]:
+                                n_random: int, batch_size: int, device: str = "cpu",
+                                dtype: str = "float32") -> list[Unit]:
     """One unit per model (:func:`selection_model`); models of ``pruning_models`` are pruned."""
     params = dict(tasks=list(tasks), n_samples=n_samples, pooling=pooling, k=k, variance=variance,
                   n_bootstrap=n_bootstrap, aug_task=aug_task, n_aug_prompts=n_aug_prompts, n_views=n_views,
@@ -207,7 +208,7 @@ def selection_and_pruning_units(models: Sequence[str], tasks: Sequence[str], n_s
     read = tuple(dict.fromkeys([(t, n_samples) for t in [*tasks, aug_task, calibration_task]]
                                + [(calibration_task, n_encoder_calibration)] + [(t, None) for t in mc_tasks]))
     return [Unit("selection_and_pruning", selection_model, m, {**params, "prune": m in pruning_models}, tasks=read,
-                 device=device) for m in models]
+                 device=device, dtype=dtype) for m in models]
 
 
 @dataclass(frozen=True, eq=False)
