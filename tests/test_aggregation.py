@@ -166,6 +166,24 @@ def test_vectorised_seeds_equal_independent_training():
             assert torch.allclose(joint.params[name][k], p[0], atol=1e-5), name
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (benchmarks/device.py runs it there)")
+def test_training_on_the_gpu_starts_from_the_cpu_s_weights_and_learns_as_well():
+    """Issue 19: the aggregators train on the unit's device. Each seed's model is initialised on
+    the CPU and moved, and the batch orders come from CPU generators, so without dropout the
+    two devices train the same models up to float reductions."""
+    x, y, _ = toy(n=90)
+    obj = Classification(torch.as_tensor(x).permute(1, 0, 2).contiguous(), torch.as_tensor(y))
+    train, val = stratified_holdout(y[:60], 60, 0.15, seed=0)
+    build = lambda: make_method("cayley", 24, 7, 3, dropout=0.0)
+    fitted = {d: fit(build, obj, [train], [val], seeds=[0], config=TrainConfig(max_epochs=6, patience=2, device=d))
+              for d in ("cpu", "cuda")}
+    assert fitted["cuda"].epochs == fitted["cpu"].epochs and fitted["cuda"].best_val.device.type == "cpu"
+    for name, p in fitted["cpu"].params.items():
+        assert torch.allclose(fitted["cuda"].params[name].cpu(), p, atol=1e-4), name
+    test = np.arange(60, 90)
+    assert torch.equal(fitted["cuda"].predict(obj, test), fitted["cpu"].predict(obj, test))
+
+
 def test_similarity_training_runs_and_raw_baselines_are_deterministic():
     rng = np.random.default_rng(0)
     states = rng.standard_normal((5, 12, 8)).astype(np.float32)

@@ -41,6 +41,7 @@ class TrainConfig:
     patience: int = 5
     val_fraction: float = 0.15
     threads: int | None = 1  # torch CPU threads while training (None: leave as is); see fit
+    device: str = "cpu"  # where the seeds' models train: the unit's model's device ("cuda", ...)
 
 
 @contextlib.contextmanager
@@ -99,6 +100,10 @@ class Classification:
     def __init__(self, x: torch.Tensor, y: torch.Tensor):
         self.x, self.y = x, y
 
+    def to(self, device) -> "Classification":
+        """The same objective with its tensors on ``device`` (itself when they are there)."""
+        return self if self.x.device == torch.device(device) else Classification(self.x.to(device), self.y.to(device))
+
     def batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return self.x[idx], self.y[idx]
 
@@ -126,6 +131,12 @@ class Similarity:
     def __init__(self, x: torch.Tensor, pairs: torch.Tensor, scores: torch.Tensor):
         self.x, self.pairs, self.scores = x, pairs, scores
 
+    def to(self, device) -> "Similarity":
+        """The same objective with its tensors on ``device`` (itself when they are there)."""
+        if self.x.device == torch.device(device):
+            return self
+        return Similarity(self.x.to(device), self.pairs.to(device), self.scores.to(device))
+
     def batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return self.pairs[idx], self.scores[idx]
 
@@ -145,22 +156,24 @@ class Similarity:
 
 @dataclass
 class Fitted:
-    """Stacked best weights of K seeds; ``predict`` runs all of them on some items."""
+    """Stacked best weights of K seeds (on the training device); ``predict`` runs all of them on
+    some items and returns CPU tensors."""
 
     base: nn.Module
     params: dict
     buffers: dict
-    best_val: torch.Tensor  # (K, G) best validation loss
+    best_val: torch.Tensor  # (K, G) best validation loss, on the CPU
     epochs: int
 
     def predict(self, objective, idx: np.ndarray) -> torch.Tensor:
-        """Predictions of every seed on items ``idx``: shape (K, n, G)."""
+        """Predictions of every seed on items ``idx``: shape (K, n, G), on the CPU."""
         self.base.eval()
-        batch = objective.batch(torch.as_tensor(idx, dtype=torch.long))
+        device = next(iter(self.params.values())).device
+        batch = objective.to(device).batch(torch.as_tensor(idx, dtype=torch.long, device=device))
         with torch.no_grad():
             run = lambda p, b, *data: objective.predict(lambda x: functional_call(self.base, (p, b), (x,)), *data)
             dims = (0, 0) + (None,) * len(batch)
-            return torch.vmap(run, in_dims=dims, randomness="different")(self.params, self.buffers, *batch)
+            return torch.vmap(run, in_dims=dims, randomness="different")(self.params, self.buffers, *batch).cpu()
 
 
 def _mask_like(mask: torch.Tensor, p: torch.Tensor, groups: int) -> torch.Tensor:
@@ -184,7 +197,10 @@ def fit(build: Callable[[], nn.Module], objective, train: Sequence[np.ndarray], 
     config : TrainConfig
         ``config.threads`` torch threads are used while training (1 by default: the tensors are
         small, and on a shared CPU the synchronisation of a second thread costs more per
-        operation than it saves; measured by ``benchmarks/cayley_training.py``).
+        operation than it saves; measured by ``benchmarks/cayley_training.py``). The models
+        train on ``config.device``: each seed's model is initialised on the CPU (the same
+        weights on every device), then moved there with the data; the batch orders come
+        from CPU generators, so only the dropout masks depend on the device.
     """
     with torch_threads(config.threads):
         return _fit(build, objective, train, val, seeds=seeds, config=config)
@@ -195,29 +211,31 @@ def _fit(build, objective, train, val, *, seeds, config) -> Fitted:
         raise ValueError("train, val and seeds must have the same positive length")
     if len({len(t) for t in train}) != 1 or len({len(v) for v in val}) != 1:
         raise ValueError("every seed's train (and validation) split must have the same size")
+    device = torch.device(config.device)
     models = []
     for s in seeds:
         torch.manual_seed(s)
-        models.append(build())
+        models.append(build().to(device))
     groups = getattr(models[0], "groups", 1)
     params, buffers = stack_module_state(models)
     base = copy.deepcopy(models[0]).to("meta")
+    objective = objective.to(device)
     K, n_train = len(seeds), len(train[0])
-    train_t = torch.as_tensor(np.stack(train), dtype=torch.long)
-    val_t = torch.as_tensor(np.stack(val), dtype=torch.long)
+    train_t = torch.as_tensor(np.stack(train), dtype=torch.long, device=device)
+    val_t = torch.as_tensor(np.stack(val), dtype=torch.long, device=device)
     member = lambda p, b, *data: objective.loss(lambda x: functional_call(base, (p, b), (x,)), *data)
     losses = torch.vmap(member, randomness="different")
     trainable = [p for p in params.values() if p.requires_grad]
     opt = torch.optim.Adam(trainable, lr=config.lr, weight_decay=config.weight_decay)
     best = {k: v.detach().clone() for k, v in params.items()}
-    best_val = torch.full((K, groups), float("inf"))
-    bad = torch.zeros((K, groups), dtype=torch.long)
+    best_val = torch.full((K, groups), float("inf"), device=device)
+    bad = torch.zeros((K, groups), dtype=torch.long, device=device)
     gens = [torch.Generator().manual_seed(int(s)) for s in seeds]  # each seed its own batch order
     torch.manual_seed(int(seeds[0]) + 7919)  # dropout masks
     epoch = 0
     for epoch in range(1, config.max_epochs + 1):
         base.train()
-        order = torch.stack([torch.randperm(n_train, generator=g) for g in gens])
+        order = torch.stack([torch.randperm(n_train, generator=g) for g in gens]).to(device)
         order = torch.gather(train_t, 1, order)
         for start in range(0, n_train, config.batch_size):
             opt.zero_grad()
@@ -233,4 +251,4 @@ def _fit(build, objective, train, val, *, seeds, config) -> Fitted:
             best[name] = torch.where(_mask_like(improved, p, groups), p.detach(), best[name])
         if bool((bad >= config.patience).all()):
             break
-    return Fitted(base, best, buffers, best_val, epoch)
+    return Fitted(base, best, buffers, best_val.cpu(), epoch)

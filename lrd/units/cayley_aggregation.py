@@ -78,11 +78,12 @@ def fusion_task(task: str, n_samples: int):
     return data, full, texts
 
 
-def _train_options(seeds, max_epochs, patience, train_threads, gnn_layers) -> dict:
+def _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, device="cpu") -> dict:
+    """Training settings of every aggregation method: on the unit's model's ``device``."""
     from lrd.aggregation.training import TrainConfig
 
-    return dict(seeds=list(seeds), config=TrainConfig(max_epochs=max_epochs, patience=patience, threads=train_threads),
-                gnn_layers=gnn_layers)
+    config = TrainConfig(max_epochs=max_epochs, patience=patience, threads=train_threads, device=str(device))
+    return dict(seeds=list(seeds), config=config, gnn_layers=gnn_layers)
 
 
 def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods: Sequence[str], seeds: Sequence[int],
@@ -96,7 +97,7 @@ def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods
     states = extract(model, texts, pooling="mean")
     t1 = time.perf_counter()
     scores = task_scores(states, full, list(methods), texts=texts,
-                         **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers))
+                         **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers, model.device))
     scores = scores.assign(model=model.name, task=task)
     items = item_outcomes(scores) if "correct" in scores else pd.DataFrame()
     return TaskScores(scores.drop(columns="correct", errors="ignore"), items,
@@ -118,9 +119,9 @@ def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings
     variants = {"identity mapping": {}, "positional encoding": {"positional": True},
                 "edges listed twice (reference)": {"reference_duplicates": True},
                 **{f"random mapping {i}": {"mapping_seed": 1000 + i} for i in range(n_mappings)}}
-    return VariantScores(encoder_variants(states, full, variants, texts=texts,
-                                          **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers)
-                                          ).drop(columns="correct", errors="ignore"))
+    options = _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, model.device)
+    return VariantScores(encoder_variants(states, full, variants, texts=texts, **options)
+                         .drop(columns="correct", errors="ignore"))
 
 
 def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: Sequence[str], shots: Sequence[int],
@@ -133,16 +134,17 @@ def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: S
 
     data, _, texts = fusion_task(task, n_samples)
     states = extract(model, texts, pooling="mean")
-    return FewShotScores(few_shot_scores(states, data, list(methods), list(shots),
-                                         **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers)
-                                         ).drop(columns="correct").assign(model=model.name, task=task))
+    options = _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, model.device)
+    return FewShotScores(few_shot_scores(states, data, list(methods), list(shots), **options)
+                         .drop(columns="correct").assign(model=model.name, task=task))
 
 
 def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, methods: Sequence[str],
                              seeds: Sequence[int], gnn_layers: int, max_epochs: int, patience: int,
                              ablation_model: str, ablation_task: str, n_mappings: int, few_shot: Sequence[int],
                              few_shot_tasks: Sequence[str], few_shot_methods: Sequence[str],
-                             train_threads: int | None = 1, device: str = "cpu") -> dict[str, list[Unit]]:
+                             train_threads: int | None = 1, device: str = "cpu",
+                             dtype: str = "float32") -> dict[str, list[Unit]]:
     """The chapter's units by part: ``"scores"`` one per (model, task); ``"ablation"`` (at most
     one) on the ablation model and task, when both are in the panel; ``"few_shot"`` one per
     (model, few-shot task in the panel): the few-shot claim is tested with the model as unit."""
@@ -153,15 +155,16 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
         return ((t, n_samples), (t, None)) if t == "lee50" or task_type(t) == "sts" else ((t, n_samples),)
 
     scores = [Unit("cayley_aggregation", cayley_task_scores, m,
-                   dict(task=t, n_samples=n_samples, methods=list(methods), **train), tasks=spec(t), device=device)
+                   dict(task=t, n_samples=n_samples, methods=list(methods), **train), tasks=spec(t), device=device,
+                   dtype=dtype)
               for m in models for t in tasks]
     ablation = [Unit("cayley_aggregation", cayley_ablation, ablation_model,
                      dict(task=ablation_task, n_samples=n_samples, n_mappings=n_mappings, **train),
-                     tasks=spec(ablation_task), device=device)
+                     tasks=spec(ablation_task), device=device, dtype=dtype)
                 for _ in [0] if ablation_model in models and ablation_task in tasks]
     shots = [Unit("cayley_aggregation", cayley_few_shot, m,
                   dict(task=t, n_samples=n_samples, methods=list(few_shot_methods), shots=list(few_shot), **train),
-                  tasks=spec(t), device=device)
+                  tasks=spec(t), device=device, dtype=dtype)
              for m in models for t in few_shot_tasks if t in tasks]
     return {"scores": scores, "ablation": ablation, "few_shot": shots}
 
