@@ -91,6 +91,7 @@ few_shot_methods = ["last", "best", "fc", "cayley"]
 memory_tokens = [8, 16, 32, 64]  # sequence lengths of the token-level graph
 n_boot = 2000  # bootstrap replicates of the largest-gain test
 device = "cpu"
+dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
 train_threads = 1  # torch threads while training the small aggregators (extraction keeps the default)
 results_dir = "results"
 
@@ -133,7 +134,8 @@ task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
 # few-shot runs per (model, few-shot task), and the ablations on the ablation model
 parts = cayley_aggregation_units(models, tasks, n_samples, methods, seeds, gnn_layers, max_epochs, patience,
                                  ablation_model, ablation_task, n_mappings, few_shot, few_shot_tasks,
-                                 few_shot_methods, train_threads=train_threads, device=device)
+                                 few_shot_methods, train_threads=train_threads, device=device,
+                                 dtype=dtype)
 tables = cayley_tables(parts, {part: compute(units) for part, units in parts.items()})
 
 # %% [markdown]

@@ -59,6 +59,7 @@ same = 0.9  # corrected between-task correlation above which two tasks' relevanc
 batch_size = 32
 threads = 0  # torch CPU threads, 0 = torch default (all cores); 1 is faster on a CPU shared with other jobs
 device = "cpu"
+dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
 results_dir = "results"
 
 # %% tags=["hide-input"]
@@ -90,7 +91,8 @@ _ = glue("panel_note", judge_olmo().note)  # (the last line of the cell: its key
 # %% tags=["hide-input"]
 glue("n_items", n_items)
 units = cosine_vs_ablation_units(models, tasks, n_items, n_calibration, pruning_models, pruning_ks, n_random, encoders,
-                                 encoder_task, n_encoder, encoder_scorer, batch_size=batch_size, device=device)
+                                 encoder_task, n_encoder, encoder_scorer, batch_size=batch_size, device=device,
+                                 dtype=dtype)
 runs = collect_decoders(models, compute(units["decoders"]))  # one cached unit per decoder (lrd.units.cosine_vs_ablation.ablation_decoder)
 relevance = runs.relevance
 csv_path = save_results(relevance, "cosine_vs_ablation", results_dir)

@@ -60,6 +60,7 @@ pooling = "mean"
 k = 10  # NRS neighbourhood size
 variance = 0.95  # Frenet rank rule
 device = "cpu"
+dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
 results_dir = "results"
 
 # %% tags=["hide-input"]
@@ -80,7 +81,7 @@ glue("variance", f"{variance:.0%}")
 glue("k", k)
 # one cached unit per (model, task): extraction, Frenet, NRS, GFMI (lrd.units; `lrd sweep` runs them on a cluster)
 tables = family_tables(compute(lrd_families_units(models, tasks, n_samples, pooling=pooling, k=k, variance=variance,
-                                                  device=device)))
+                                                  device=device, dtype=dtype)))
 results, scores = tables.results, tables.scores
 csv_path = save_results(results, "lrd_families", results_dir)
 decoders = ", ".join(MODEL_PACKS[m].upstream if m in MODEL_PACKS else m

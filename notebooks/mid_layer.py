@@ -76,6 +76,7 @@ n_aug_prompts = 16  # prompts augmented
 n_views = 16  # views per prompt (LiDAR; InfoNCE and DiME use the first two)
 norm_task = "sarcasm"  # task of the final-norm on/off comparison (decoders; one of tasks, same forward pass; "" skips it)
 device = "cpu"
+dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
 results_dir = "results"
 
 # %% tags=["hide-input"]
@@ -100,7 +101,7 @@ glue("n_permutations", n_permutations)
 task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
 
 units = mid_layer_units(models, tasks, n_samples, n_bootstrap, pooling, token_task, n_token_prompts, aug_task,
-                        n_aug_prompts, n_views, norm_task, n_permutations, device=device)
+                        n_aug_prompts, n_views, norm_task, n_permutations, device=device, dtype=dtype)
 tables = mid_layer_tables(models, compute(units))  # one cached unit per model (lrd.units.mid_layer.mid_layer_model)
 results, kinds, sources, normed = tables.results, tables.kinds, tables.sources, tables.normed
 note = panel_note(kinds, sources)  # the decoders the base-LLM claims are tested on
@@ -127,9 +128,7 @@ lrd.book.plots.layer_curves(results, "score", col="task", col_wrap=3, ylabel="MT
 # For each model and task: the mean score over layers and permutations with shuffled labels
 # (chance), the largest such score of any layer (chance max), the best and the last layer's
 # scores, and whether each lies above every permuted-label score. A label-blind partition of a
-# few hundred rows into many clusters has a large V-measure: on the clustering task the chance
-# level ranges from {glue:text}`mid_layer-chance_clustering_low` to
-# {glue:text}`mid_layer-chance_clustering_high` (a formula would have said 0). In
+# few hundred rows into many clusters has a large V-measure: {glue:text}`mid_layer-clustering_chance`. In
 # {glue:text}`mid_layer-n_no_layer_above_chance` of {glue:text}`mid_layer-n_pairs` model-task
 # pairs no layer scores above every permuted-label score: there, which layer is "best" is noise.
 
@@ -137,8 +136,9 @@ lrd.book.plots.layer_curves(results, "score", col="task", col_wrap=3, ylabel="MT
 chance = chance_table(results)
 clustering = chance[chance["task"].map(lambda t: task_data[t].type) == "clustering"]
 # two decimals: a clustering score (k-means, then V-measure) moves in the third with float noise in the states
-glue("chance_clustering_low", f"{clustering['chance'].min():.2f}" if len(clustering) else "n/a")
-glue("chance_clustering_high", f"{clustering['chance'].max():.2f}" if len(clustering) else "n/a")
+glue("clustering_chance", f"on the clustering task the chance level ranges from {clustering['chance'].min():.2f} to "
+     f"{clustering['chance'].max():.2f} (a formula would have said 0)" if len(clustering) else
+     "this run has no clustering task, so that chance level is not measured here")
 glue("n_no_layer_above_chance", int((~chance["best above chance"]).sum()))
 glue("n_pairs", len(chance))
 lrd.tables.rounded(chance.set_index(["model", "task"]), digits=2)

@@ -31,6 +31,7 @@ task = "sst2"  # task whose texts feed the per-layer figure
 n_samples = None  # None: the whole task
 pooling = "mean"  # mask-aware mean over tokens, the same for every model
 device = "cpu"
+dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
 results_dir = "results"
 
 # %% tags=["hide-input"]
@@ -46,7 +47,8 @@ glue = lrd.book.open_chapter("models_and_tasks", globals())  # it introduces the
 probe = load_task(task, n=n_samples)
 
 # one cached unit per model: load, extract, per-layer mean cosine (lrd.units; `lrd sweep` runs them on a cluster)
-tables = panel_tables(models, compute(models_and_tasks_units(models, task, n_samples, pooling=pooling, device=device)))
+tables = panel_tables(models, compute(models_and_tasks_units(models, task, n_samples, pooling=pooling, device=device,
+                                                             dtype=dtype)))
 panel, results = tables.panel, tables.results
 
 # %% [markdown]

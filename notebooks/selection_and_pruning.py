@@ -53,6 +53,7 @@ margin = 0.02  # non-superiority margin of "does not beat random", score points 
 batch_size = 32
 threads = 0  # torch CPU threads, 0 = torch default (all cores); 1 is faster on a CPU shared with other jobs
 device = "cpu"
+dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
 results_dir = "results"
 
 # %% tags=["hide-input"]
@@ -88,7 +89,7 @@ glue = lrd.book.open_chapter("selection_and_pruning", globals(),
 # %% tags=["hide-input"]
 units = selection_and_pruning_units(models, tasks, n_samples, pooling, k, variance, n_bootstrap, aug_task, n_aug_prompts,
                                     n_views, mc_tasks, n_items, n_calibration, calibration_task, n_encoder_calibration,
-                                    pruning_models, budgets, n_random, batch_size, device=device)
+                                    pruning_models, budgets, n_random, batch_size, device=device, dtype=dtype)
 tables = selection_tables(models, compute(units))  # one cached unit per model (lrd.units.selection_and_pruning)
 scores, changes, dime_rows, kinds, sources = tables.scores, tables.changes, tables.dime, tables.kinds, tables.sources
 n_blocks, plans, mc_intact, mc_items, seconds = tables.n_blocks, tables.plans, tables.mc_intact, tables.mc_items, tables.seconds
