@@ -204,21 +204,22 @@ def _book(args: argparse.Namespace) -> int:
 
 
 def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
-    """Compute a chapter's missing units on ``workers`` one-thread processes (default: one per
-    core, :func:`lrd.units.sweep.default_workers`) before it runs, when its work is mostly
-    single-threaded (:data:`lrd.units.sweep.SINGLE_THREADED`: the Cayley chapter's training);
-    with one worker, or for any other chapter, nothing here: the chapter computes its units as
-    it runs, torch using every core. A unit that fails here is reported and left to the
-    chapter, which then fails with the unit's traceback in the executed notebook.
+    """With ``workers`` of 2 or more (``lrd book --workers N``), compute a chapter's missing units
+    on that many one-thread processes before it runs, when its work is mostly single-threaded
+    (:data:`lrd.units.sweep.SINGLE_THREADED`: the Cayley chapter's training). Otherwise, and for
+    any other chapter, nothing here: the chapter computes its units as it runs, torch using
+    every core. Off by default: on this project's 2-vCPU machine it was slower (the Cayley
+    chapter 801 s on 2 workers against 531 s serially). A unit that fails here is reported and
+    left to the chapter, which then fails with the unit's traceback in the executed notebook.
     """
     from lrd.units import sweep
     from lrd.units.registry import units
 
-    if chapter not in sweep.SINGLE_THREADED:
+    if chapter not in sweep.SINGLE_THREADED or not workers or workers < 2:
         return
     todo = units(chapter, parameters, checked=True)
-    n = workers or sweep.default_workers(len(sweep.batches(todo)))
-    missing = [u for u, cached in sweep.status(todo) if not cached] if n > 1 else []
+    n = workers
+    missing = [u for u, cached in sweep.status(todo) if not cached]
     if not missing:
         return
     print(f"lrd book: computing {len(missing)} of {chapter}'s {len(todo)} units on {n} one-thread workers "
@@ -268,9 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--profile", default="default")
     b.add_argument("--no-execute", action="store_true", help="render the notebooks already in book/")
     b.add_argument("--lenient", action="store_true", help="do not turn Sphinx warnings into errors")
-    b.add_argument("--workers", type=_at_least_one("worker processes"),
+    b.add_argument("--workers", type=_at_least_one("worker processes"), default=1,
                    help="one-thread processes that train the Cayley chapter's aggregators before it runs "
-                        "(default: one per core, ~4 GB RAM each; 1: the chapter trains them itself)")
+                        "(default 1: the chapter trains them itself; 2 or more was slower on 2 vCPUs)")
     b.set_defaults(func=_book)
 
     w = sub.add_parser(

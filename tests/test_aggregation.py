@@ -182,6 +182,13 @@ def test_training_on_the_gpu_starts_from_the_cpu_s_weights_and_learns_as_well():
         assert torch.allclose(fitted["cuda"].params[name].cpu(), p, atol=1e-4), name
     test = np.arange(60, 90)
     assert torch.equal(fitted["cuda"].predict(obj, test), fitted["cpu"].predict(obj, test))
+    rng = np.random.default_rng(0)  # STS: the objective embeds its documents inside predict too
+    states = rng.standard_normal((5, 12, 8)).astype(np.float32)
+    i, j = np.triu_indices(12, 1)
+    pairs, scores = np.stack([i, j], 1), rng.random(len(i)).astype(np.float32)
+    sts = {d: similarity_scores(states, pairs, scores, "cayley", folds=3, seeds=[0],
+                                config=TrainConfig(max_epochs=2, device=d), dropout=0.0) for d in ("cpu", "cuda")}
+    np.testing.assert_allclose(sts["cuda"]["score"], sts["cpu"]["score"], atol=1e-3)
 
 
 def test_similarity_training_runs_and_raw_baselines_are_deterministic():

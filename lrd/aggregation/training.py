@@ -169,7 +169,8 @@ class Fitted:
         """Predictions of every seed on items ``idx``: shape (K, n, G), on the CPU."""
         self.base.eval()
         device = next(iter(self.params.values())).device
-        batch = objective.to(device).batch(torch.as_tensor(idx, dtype=torch.long, device=device))
+        objective = objective.to(device)  # Similarity embeds its own documents (objective.x) in predict
+        batch = objective.batch(torch.as_tensor(idx, dtype=torch.long, device=device))
         with torch.no_grad():
             run = lambda p, b, *data: objective.predict(lambda x: functional_call(self.base, (p, b), (x,)), *data)
             dims = (0, 0) + (None,) * len(batch)

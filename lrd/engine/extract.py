@@ -335,7 +335,7 @@ def extract_variants(model: LoadedModel, texts: Sequence[str], variants: Sequenc
             paths[i] = root / f"{model.fingerprint}-{key}.npy"
             results[i] = _cached_states(paths[i])
     missing = [i for i, r in enumerate(results) if r is None]
-    # one process computes a missing entry while the others wait for it (lrd book's workers)
+    # one process computes a missing entry while the others wait for it (lrd.engine.store.computing)
     lock = paths[missing[0]] if missing else None
     with computing(lock) if lock is not None else nullcontext():
         if lock is not None:  # written by a process we waited for?

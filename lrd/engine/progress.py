@@ -76,6 +76,7 @@ def relay(to: IO[str] | None = None, *, interval: float = 0.2) -> Iterator[Path]
     os.environ[ENV] = str(path)
     os.environ[COLUMNS_ENV] = str(shutil.get_terminal_size((100, 20)).columns)
     stop = threading.Event()
+    copied = [0]  # characters the pump has copied
 
     def pump() -> None:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -84,6 +85,7 @@ def relay(to: IO[str] | None = None, *, interval: float = 0.2) -> Iterator[Path]
                 if chunk:
                     to.write(chunk)
                     to.flush()
+                    copied[0] += len(chunk)
                 elif stop.is_set():
                     return
                 else:
@@ -96,6 +98,11 @@ def relay(to: IO[str] | None = None, *, interval: float = 0.2) -> Iterator[Path]
     finally:
         stop.set()
         thread.join(timeout=5)
+        if not thread.is_alive():  # what the pump had not copied yet (a thread never scheduled on a busy CPU)
+            rest = path.read_text(encoding="utf-8", errors="replace")[copied[0]:]
+            if rest:
+                to.write(rest)
+                to.flush()
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -131,8 +131,8 @@ def _umask() -> int:
 def computing(entry: Path) -> Iterator[None]:
     """Hold the lock of a cache ``entry`` while computing it: one process computes, the others wait.
 
-    Two processes that need the same missing entry (two ``lrd book`` workers extracting one
-    model's states for two chapters) would otherwise both compute it. The caller checks the
+    Two processes that need the same missing entry (``lrd report`` beside ``lrd book``, two
+    sweeps or their workers on one ``$LRD_HOME``) would otherwise both compute it. The caller checks the
     cache again once it holds the lock, and finds the entry the other process wrote. The lock
     is an OS file lock (``filelock``) in ``$LRD_HOME/locks``, named by the entry; it is released
     when the ``with`` block ends or its holder dies. Lock files are never deleted (deleting one

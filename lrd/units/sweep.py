@@ -95,13 +95,14 @@ def status(units: Sequence[Unit], root=None) -> list[tuple[Unit, bool | None]]:
     return out
 
 
-#: Chapters whose units ``lrd book`` computes on one-thread worker processes before the chapter
-#: runs: their work is mostly single-threaded (the Cayley chapter trains small aggregators with
-#: one torch thread, :class:`lrd.aggregation.training.TrainConfig`), so two workers on two cores
-#: do it in about half the time. The other chapters' work is torch's forward passes, which use
-#: every core in one process: there, one-thread workers were slower (a fresh clone's cold book
-#: with every chapter's units on 2 one-thread workers: each decoder's removal sweeps of
-#: cosine_vs_ablation took about 905 s, against 427 s and 441 s serially with 2 torch threads).
+#: Chapters whose units ``lrd book --workers N`` (N >= 2) computes on one-thread worker processes
+#: before the chapter runs: their work is mostly single-threaded (the Cayley chapter trains small
+#: aggregators with one torch thread, :class:`lrd.aggregation.training.TrainConfig`). Measured in
+#: fresh clones on this project's 2-vCPU machine, both slower than serial, hence off by default:
+#: every chapter's units on 2 workers took 3160 s (each decoder's removal sweeps of
+#: cosine_vs_ablation about 905 s, against 427 s and 441 s serially with 2 torch threads); the
+#: Cayley chapter's alone 801 s, against 531 s serially. Machines with more physical cores than
+#: this one may differ; measure there before using it.
 SINGLE_THREADED = ("cayley_aggregation",)
 
 
