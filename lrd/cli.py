@@ -131,6 +131,14 @@ def _on_cluster(units: list, *, scheduler: str | None = None, workers: int | Non
             cluster.close()
 
 
+def _print_outcomes(command: str, outcomes: list, t0: float) -> None:
+    """The counts of :func:`lrd.units.sweep.summary` with the seconds since ``t0``, then each failed unit."""
+    from lrd.units import sweep
+
+    first, *failed = sweep.summary(outcomes).split("\n")
+    print("\n".join([f"{command}: {first} ({time.perf_counter() - t0:.1f} s)", *failed]), flush=True)
+
+
 def _sweep(args: argparse.Namespace) -> int:
     """Declare the units, show which are cached (``--dry-run`` stops there), run the missing
     ones on a Dask cluster, report failures, then execute the chapters (unless ``--no-run``)."""
@@ -159,8 +167,7 @@ def _sweep(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         outcomes = _on_cluster(missing, scheduler=args.scheduler, workers=args.workers, threads=args.threads,
                                command="lrd sweep")
-        first, *failed = sweep.summary(outcomes).split("\n")
-        print("\n".join([f"lrd sweep: {first} ({time.perf_counter() - t0:.1f} s)", *failed]))
+        _print_outcomes("lrd sweep", outcomes, t0)
         if any(o.status == "failed" for o in outcomes):
             print("lrd sweep: chapters not executed (a failed unit would fail them); fix the cause and run the "
                   "same command again: only the missing units are computed", file=sys.stderr)
@@ -218,16 +225,14 @@ def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
     if chapter not in sweep.SINGLE_THREADED or not workers or workers < 2:
         return
     todo = units(chapter, parameters, checked=True)
-    n = workers
     missing = [u for u, cached in sweep.status(todo) if not cached]
     if not missing:
         return
-    print(f"lrd book: computing {len(missing)} of {chapter}'s {len(todo)} units on {n} one-thread workers "
+    print(f"lrd book: computing {len(missing)} of {chapter}'s {len(todo)} units on {workers} one-thread workers "
           f"({len(sweep.batches(missing))} model batches)", flush=True)
     t0 = time.perf_counter()
-    outcomes = _on_cluster(missing, workers=n, threads=1, command="lrd book", dashboard=False)
-    first, *failed = sweep.summary(outcomes).split("\n")
-    print("\n".join([f"lrd book: {first} ({time.perf_counter() - t0:.1f} s)", *failed]), flush=True)
+    outcomes = _on_cluster(missing, workers=workers, threads=1, command="lrd book", dashboard=False)
+    _print_outcomes("lrd book", outcomes, t0)
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -315,13 +315,12 @@ def _half_on_an_accelerator(v: dict) -> str | None:
 
 #: chapter -> checks of several parameters together, each returning a problem or None.
 RELATIONS: dict[str, list[Callable[[dict], str | None]]] = {
-    "models_and_tasks": [_half_on_an_accelerator],
-    "lrd_families": [_k_below_samples, _half_on_an_accelerator],
-    "mid_layer": [_half_on_an_accelerator],
-    "selection_and_pruning": [_k_below_samples, _half_on_an_accelerator],
-    "cosine_vs_ablation": [_probe_needs_labels, _half_on_an_accelerator],
-    "cayley_aggregation": [_half_on_an_accelerator],
+    "lrd_families": [_k_below_samples],
+    "selection_and_pruning": [_k_below_samples],
+    "cosine_vs_ablation": [_probe_needs_labels],
 }
+#: Checks of every chapter (each returns None where its parameters are absent).
+EVERY_CHAPTER: list[Callable[[dict], str | None]] = [_half_on_an_accelerator]
 
 
 # ---- checking ---------------------------------------------------------------------------------
@@ -444,7 +443,7 @@ def problems(chapter: str, values: dict, defaults: dict | None = None) -> list[s
     for name, rule in RULES.get(chapter, {}).items():
         if name in values:
             found += _problems_of(name, values[name], rule, values, defaults.get(name))
-    found += [p for check in RELATIONS.get(chapter, []) if (p := check(values)) is not None]
+    found += [p for check in RELATIONS.get(chapter, []) + EVERY_CHAPTER if (p := check(values)) is not None]
     return found
 
 
