@@ -87,6 +87,23 @@ def test_resumed_sweep_equals_naive(tiny_decoder, sets, share):
     np.testing.assert_allclose(again.lls, slow, rtol=1e-5, atol=1e-5)
 
 
+def test_a_set_resumed_from_its_prefix_s_run_is_bit_identical_and_cheaper(tiny_decoder):
+    """(1, 3) resumes at block 3 of the run without block 1, (2, 4) at block 4 of the run without
+    block 2: the same numbers, to the last bit, as each set resumed from the intact run alone,
+    for less work; (3, 4) has no usable prefix run (block 3 is removed in it)."""
+    from lrd.methods.relevance import resume_plan
+
+    req = build_requests(tiny_decoder, _task())
+    sets = [[1], [1, 3], [2], [2, 4], [3], [3, 4]]
+    swept = removal_sweep(tiny_decoder, req, sets, batch_size=3)
+    assert resume_plan(swept.sets) == [(0, 0), (0, 1), (1, 3), (0, 2), (3, 4), (0, 3), (0, 3)]
+    for k, s in enumerate(swept.sets[1:], start=1):
+        alone = removal_sweep(tiny_decoder, req, [s], batch_size=3)
+        assert np.array_equal(swept.lls[k], alone.lls[1]), s
+    # blocks run per set (L = 4): 3, 1 (was 2), 2, 0 (was 1), 1, 0 (+ 4 for the intact run)
+    assert swept.block_forwards == pytest.approx((4 + 3 + 1 + 2 + 0 + 1 + 0) / 4)
+
+
 def test_cosine_relevance_is_one_minus_mean_token_cosine(tiny_decoder):
     req = build_requests(tiny_decoder, _task(), share_context=False)
     res = removal_sweep(tiny_decoder, req, [], batch_size=3)

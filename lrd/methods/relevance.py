@@ -10,8 +10,14 @@ For block :math:`l` with input :math:`h_{l-1}` and output :math:`h_l` (token sta
 Removing a set :math:`S` of blocks leaves blocks :math:`1..\\min S - 1` unchanged, so
 :func:`removal_sweep` runs each batch once intact, records every block's output, and resumes
 each removal from the recorded input of block :math:`\\min S` (a stand-in module replays it):
-the blocks before the first removed one are never recomputed. The result equals running the
-model under :func:`lrd.engine.ablation.removed_layers` (``resume=False``; checked in the tests).
+the blocks before the first removed one are never recomputed. More generally a set
+:math:`S = (s_1 < \\dots < s_k)` resumes from the run of its longest prefix
+:math:`(s_1, \\dots, s_j)` that is itself in the sweep (the intact run is the empty prefix; every
+single block is in the default sweep), at block :math:`s_{j+1}`, whose input that run recorded:
+:math:`(3, 9, 15)` starts at block 9 of the run without block 3. The replayed states are the
+very tensors the longer path would compute (same batch, same blocks), so the result is
+unchanged, and equals running the model under :func:`lrd.engine.ablation.removed_layers`
+(``resume=False``; checked in the tests).
 
 References
 ----------
@@ -26,7 +32,7 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -39,7 +45,7 @@ from lrd.engine.perturb import perturb
 from lrd.engine.scoring import MCRequests, forward_batches, model_logits, request_logprobs
 from lrd.methods.pruning import angular_distance  # noqa: F401  (re-exported: it lived here)
 
-__all__ = ["SweepResult", "removal_sweep", "angular_distance", "taylor_importance",
+__all__ = ["SweepResult", "removal_sweep", "resume_plan", "angular_distance", "taylor_importance",
            "encoder_removal_states"]
 
 
@@ -59,8 +65,9 @@ def _hidden(x):
 
 
 @contextmanager
-def _recording(blocks: Sequence[torch.nn.Module]) -> Iterator[dict]:
-    """Record each block's input hidden state and raw output during forwards in the block."""
+def _recording(blocks: Sequence[torch.nn.Module], outputs: Iterable[int] | None = None) -> Iterator[dict]:
+    """Record each block's input hidden state and raw output during forwards in the block; with
+    ``outputs``, only the raw outputs of those (0-based) blocks."""
     rec: dict = {"in": {}, "out": {}}
     handles = []
     for i, b in enumerate(blocks):
@@ -69,7 +76,10 @@ def _recording(blocks: Sequence[torch.nn.Module]) -> Iterator[dict]:
 
         def post(mod, args, kwargs, output, i=i):
             rec["out"][i] = output
-        handles += [b.register_forward_pre_hook(pre, with_kwargs=True), b.register_forward_hook(post, with_kwargs=True)]
+        if outputs is None:
+            handles.append(b.register_forward_pre_hook(pre, with_kwargs=True))
+        if outputs is None or i in outputs:
+            handles.append(b.register_forward_hook(post, with_kwargs=True))
     try:
         yield rec
     finally:
@@ -115,6 +125,27 @@ class SweepResult:
     extra: dict = field(default_factory=dict)
 
 
+def resume_plan(sets: Sequence[tuple[int, ...]]) -> list[tuple[int, int]]:
+    """Where each removal set of a sweep resumes: ``(parent, block)`` per set.
+
+    ``sets[0]`` is the intact model ``()``; the others are sorted tuples of 1-based blocks. Set
+    :math:`S` resumes from the run of ``sets[parent]``, its longest proper prefix
+    :math:`(s_1..s_j)` in ``sets`` whose run computes the input of block :math:`s_{j+1}` (block
+    :math:`s_{j+1} - 1` is not itself removed there), at that block; ``parent`` 0 (intact) and
+    block :math:`s_1` is the plain resumption. The blocks run for :math:`S` are then
+    :math:`s_{j+1} + 1 .. L` less the rest of :math:`S`.
+
+    >>> resume_plan([(), (3,), (9,), (3, 9, 15), (3, 4), (9, 10)])
+    [(0, 0), (0, 3), (0, 9), (1, 9), (0, 3), (0, 9)]
+    """
+    where = {s: i for i, s in enumerate(sets)}
+    plan = [(0, 0)]
+    for s in sets[1:]:
+        j = max(j for j in range(len(s)) if s[:j] in where and (j == 0 or s[j] - 1 != s[j - 1]))
+        plan.append((where[s[:j]], s[j]))
+    return plan
+
+
 def _check_sets(sets, n_layers: int) -> list[tuple[int, ...]]:
     out = [()]
     for s in sets:
@@ -141,8 +172,9 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
         Blocks (1..L) to remove together; default: each block alone, ``[[1], [2], ..., [L]]``.
         The intact model is always evaluated first.
     resume : bool
-        Resume each removal from the intact run's recorded states (exact); ``False`` runs every
-        removal from the embeddings under :func:`lrd.engine.ablation.removed_layers` (the reference).
+        Resume each removal from recorded states (exact): of the intact run, or of the run of the
+        set's longest prefix in ``sets`` (:func:`resume_plan`); ``False`` runs every removal from
+        the embeddings (the reference).
     batch_size : int
     progress : bool, optional
 
@@ -158,6 +190,12 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
     lls = np.full((len(sets), len(requests.item)), np.nan)
     cos_sum, n_tok = np.zeros(n), 0
     last = np.zeros((n + 1, len(requests.inputs), model.hidden_size), dtype=np.float32)
+    plan = resume_plan(sets)
+    needed: dict[int, set[int]] = {}  # run -> 0-based blocks whose outputs its children replay
+    for parent, block in plan[1:]:
+        if parent:
+            needed.setdefault(parent, set()).add(block - 2)
+    order = sorted(range(1, len(sets)), key=lambda k: len(sets[k]))  # prefixes before the sets they start
     t0 = time.perf_counter()
     work = 0.0
     for batch, run in forward_batches(model, requests, batch_size=batch_size, progress=progress):
@@ -172,14 +210,19 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
             cos_sum[i] += torch.nn.functional.cosine_similarity(a, b, dim=-1)[mask].sum().item()
             last[i, rows] = a[:, -1].cpu().numpy()  # left padding: the last position is the last token
         last[n, rows] = _hidden(rec["out"][n - 1])[:, -1].float().cpu().numpy()
-        for k, s in enumerate(sets[1:], start=1):
-            first = min(s) - 1 if resume else 0
-            new, new_types = _resumed(blocks, types, rec["out"], first, {i - 1 for i in s})
-            with replaced_blocks(model, new, new_types):
-                got, ll = run()
+        outs = {0: rec["out"]}  # each run's recorded block outputs that its children resume from
+        for k in order:
+            s, (parent, block) = sets[k], plan[k]
+            first = block - 1 if resume else 0
+            new, new_types = _resumed(blocks, types, outs[parent] if resume else {}, first, {i - 1 for i in s})
+            with _recording(blocks, needed.get(k, ())) as child:
+                with replaced_blocks(model, new, new_types):
+                    got, ll = run()
+            if k in needed:
+                outs[k] = child["out"]
             lls[k, got] = ll
-            work += (n - first - len(s)) / n * len(rows) / len(requests.inputs)
-        del rec
+            work += (len(new) - (first > 0)) / n * len(rows) / len(requests.inputs)
+        del rec, outs
     work += 1.0
     cosine = 1.0 - cos_sum / max(n_tok, 1)
     return SweepResult(sets, perturb(lls, tag="removal_sweep/lls"), perturb(cosine, tag="removal_sweep/cosine"),
