@@ -103,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _on_cluster(units: list, *, scheduler: str | None = None, workers: int | None = None, threads: int | None = None,
-                command: str, dashboard: bool = True) -> list:
+                command: str, dashboard: bool = True, per_unit: bool = False) -> list:
     """Compute ``units`` on the Dask scheduler at ``scheduler``, or on a LocalCluster of
     ``workers`` one-thread processes (default: one per core) with ``threads`` torch threads
     each (default: cores / workers); the outcome of every unit (:func:`lrd.units.sweep.sweep`)."""
@@ -114,21 +114,22 @@ def _on_cluster(units: list, *, scheduler: str | None = None, workers: int | Non
     from lrd.units import sweep
 
     cluster = None
-    if scheduler:
-        client = Client(scheduler, timeout=sweep.CONNECT_TIMEOUT_S)
-    else:
-        n = workers or sweep.default_workers(len(sweep.batches(units)))
-        cluster = sweep.local_cluster(n, **({} if dashboard else {"dashboard_address": None}))
-        client = Client(cluster)
-        threads = threads or max(1, (os.cpu_count() or 1) // n)
-    try:
-        if dashboard:
-            print(f"{command}: Dask dashboard {client.dashboard_link}", flush=True)
-        return sweep.sweep(units, client=client, threads=threads, progress=sys.stderr.isatty())
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+    with sweep.environ_kept():  # a restarted worker's nanny writes into os.environ again
+        if scheduler:
+            client = Client(scheduler, timeout=sweep.CONNECT_TIMEOUT_S)
+        else:
+            n = workers or sweep.default_workers(len(sweep.batches(units)))
+            cluster = sweep.local_cluster(n, **({} if dashboard else {"dashboard_address": None}))
+            client = Client(cluster)
+            threads = threads or max(1, (os.cpu_count() or 1) // n)
+        try:
+            if dashboard:
+                print(f"{command}: Dask dashboard {client.dashboard_link}", flush=True)
+            return sweep.sweep(units, client=client, threads=threads, progress=sys.stderr.isatty(), per_unit=per_unit)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
 
 
 def _print_outcomes(command: str, outcomes: list, t0: float) -> None:
@@ -211,27 +212,33 @@ def _book(args: argparse.Namespace) -> int:
 
 
 def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
-    """With ``workers`` of 2 or more (``lrd book --workers N``), compute a chapter's missing units
-    on that many one-thread processes before it runs, when its work is mostly single-threaded
-    (:data:`lrd.units.sweep.SINGLE_THREADED`: the Cayley chapter's training). Otherwise, and for
-    any other chapter, nothing here: the chapter computes its units as it runs, torch using
-    every core. Off by default: on this project's 2-vCPU machine it was slower (the Cayley
-    chapter 801 s on 2 workers against 531 s serially). A unit that fails here is reported and
-    left to the chapter, which then fails with the unit's traceback in the executed notebook.
+    """Compute the missing units of a chapter whose work is mostly single-threaded
+    (:data:`lrd.units.sweep.SINGLE_THREADED`: the Cayley chapter's training) before it runs:
+    their forward passes here, with every core (:func:`lrd.units.base.prepare_units`), then the
+    units themselves on ``workers`` one-thread processes, one task per unit
+    (:func:`lrd.units.sweep.sweep` with ``per_unit``). Results are those of the serial run (the
+    training uses one torch thread either way). ``workers`` None: one per core
+    (:func:`lrd.units.sweep.default_workers`); below 2, and for any other chapter, nothing here:
+    the chapter computes its units as it runs. A unit that fails here is reported and left to
+    the chapter, which then fails with the unit's traceback in the executed notebook.
     """
     from lrd.units import sweep
+    from lrd.units.base import prepare_units
     from lrd.units.registry import units
 
-    if chapter not in sweep.SINGLE_THREADED or not workers or workers < 2:
+    if chapter not in sweep.SINGLE_THREADED:
         return
     todo = units(chapter, parameters, checked=True)
     missing = [u for u, cached in sweep.status(todo) if not cached]
-    if not missing:
+    workers = sweep.default_workers(len(missing)) if workers is None else workers
+    if not missing or workers < 2:
         return
-    print(f"lrd book: computing {len(missing)} of {chapter}'s {len(todo)} units on {workers} one-thread workers "
-          f"({len(sweep.batches(missing))} model batches)", flush=True)
     t0 = time.perf_counter()
-    outcomes = _on_cluster(missing, workers=workers, threads=1, command="lrd book", dashboard=False)
+    n = prepare_units(missing)
+    print(f"lrd book: {chapter}: states of {n} units extracted ({time.perf_counter() - t0:.1f} s); training "
+          f"{len(missing)} units on {workers} one-thread workers", flush=True)
+    t0 = time.perf_counter()
+    outcomes = _on_cluster(missing, workers=workers, threads=1, command="lrd book", dashboard=False, per_unit=True)
     _print_outcomes("lrd book", outcomes, t0)
 
 
@@ -274,9 +281,10 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--profile", default="default")
     b.add_argument("--no-execute", action="store_true", help="render the notebooks already in book/")
     b.add_argument("--lenient", action="store_true", help="do not turn Sphinx warnings into errors")
-    b.add_argument("--workers", type=_at_least_one("worker processes"), default=1,
-                   help="one-thread processes that train the Cayley chapter's aggregators before it runs "
-                        "(default 1: the chapter trains them itself; 2 or more was slower on 2 vCPUs)")
+    b.add_argument("--workers", type=_at_least_one("worker processes"),
+                   help="one-thread processes that train the Cayley chapter's aggregators before it runs, "
+                        "after extracting their states with every core (default: one per core; 1: the "
+                        "chapter trains them itself, one at a time)")
     b.set_defaults(func=_book)
 
     w = sub.add_parser(

@@ -180,7 +180,7 @@ def test_units_are_declared_from_the_chapter_parameters():
     assert declared[0].params["n_samples"] == 300  # the notebook's default
     cayley = units.units("cayley_aggregation", {"models": ["minilm"], "tasks": ["sst2"], "ablation_model": "minilm",
                                                 "few_shot_tasks": ["sst2", "tweet_sentiment"]})
-    assert [u.name for u in cayley] == ["cayley_task_scores", "cayley_ablation", "cayley_few_shot"]
+    assert [u.name for u in cayley] == ["cayley_ablation", "cayley_task_scores", "cayley_few_shot"]  # longest first
     two = units.units("cayley_aggregation", {"models": ["minilm", "mpnet"], "tasks": ["sst2"],
                                              "ablation_model": "minilm", "few_shot_tasks": ["sst2"]})
     # the few-shot claim is tested with the model as unit: few-shot runs on every model, ablations on one
@@ -319,17 +319,20 @@ def test_batches_group_a_model_s_units_and_drop_repeats():
     assert got == [[(1, "float32"), (2, "float32")], [(1, "float32")], [(1, "bfloat16")]]  # k=1 of m1 once per dtype
 
 
-def test_lrd_book_workers_train_the_cayley_chapter_s_units_first_when_asked(monkeypatch, capsys):
-    """Issue 19: with `lrd book --workers 2` the Cayley chapter's missing units (single-threaded
-    training) are computed on one-thread workers before the chapter runs; other chapters (torch
-    forward passes on every core) and the default (one worker: slower otherwise on 2 vCPUs,
-    measured) compute their own, as before."""
+def test_lrd_book_extracts_the_cayley_chapter_s_states_then_trains_its_units_on_workers(monkeypatch, capsys):
+    """Issue 19: `lrd book` computes the Cayley chapter's missing units (single-threaded
+    training) before the chapter runs: their forward passes in the book's process (every core),
+    then one task per unit on one-thread workers; other chapters (torch forward passes on every
+    core) and `--workers 1` compute their own as they run."""
     from lrd import cli
     from lrd.units import sweep
 
-    declared = {"cayley_aggregation": [_unit("cayley_aggregation", "m1"), _unit("cayley_aggregation", "m2")],
+    prepared = []
+    declared = {"cayley_aggregation": [Unit("cayley_aggregation", lrd_families_units, m, {"k": 1},
+                                            prepare=lambda model, **p: prepared.append(model)) for m in ("m1", "m2")],
                 "lrd_families": [_unit("lrd_families", "m1")]}
     monkeypatch.setattr("lrd.units.registry.units", lambda chapter, params, checked: declared[chapter])
+    monkeypatch.setattr("lrd.units.base.ModelSlot.get", lambda self, name, device, dtype: f"loaded {name}")
     cached = {id(declared["cayley_aggregation"][0])}
     monkeypatch.setattr(sweep, "status", lambda todo: [(u, id(u) in cached) for u in todo])
     sent = []
@@ -340,11 +343,34 @@ def test_lrd_book_workers_train_the_cayley_chapter_s_units_first_when_asked(monk
 
     monkeypatch.setattr(cli, "_on_cluster", on_cluster)
     cli._book_units("lrd_families", {}, workers=2)
-    assert sent == []
+    assert sent == [] and prepared == []
     cli._book_units("cayley_aggregation", {}, workers=2)
     ((todo, kw),) = sent
-    assert todo == declared["cayley_aggregation"][1:] and kw["workers"] == 2 and kw["threads"] == 1
+    assert todo == declared["cayley_aggregation"][1:] and prepared == ["loaded m2"]  # the missing unit only
+    assert kw["workers"] == 2 and kw["threads"] == 1 and kw["per_unit"]
     assert "1 units: 1 computed" in capsys.readouterr().out
     cli._book_units("cayley_aggregation", {}, workers=1)  # one worker: the chapter trains them itself
-    cli._book_units("cayley_aggregation", {}, workers=None)
-    assert len(sent) == 1
+    assert len(sent) == 1 and len(prepared) == 1
+
+
+def test_prepared_cayley_units_train_without_a_forward_pass_and_per_unit_workers_match_the_serial_run(
+        client, tiny_encoder_dir, tmp_path, data_packs, monkeypatch):
+    from lrd.units.base import prepare_units
+    from lrd.units.cayley_aggregation import cayley_aggregation_units
+    from lrd.units.sweep import sweep
+
+    model = str(tiny_encoder_dir)
+    parts = cayley_aggregation_units([model], ["sst2"], 24, ["last", "mean"], [0, 1], gnn_layers=1, max_epochs=2,
+                                     patience=2, ablation_model=model, ablation_task="sst2", n_mappings=1,
+                                     few_shot=[2], few_shot_tasks=["sst2"], few_shot_methods=["last"])
+    todo = [u for part in parts.values() for u in part]
+    assert [u.name for u in todo] == ["cayley_ablation", "cayley_task_scores", "cayley_few_shot"]  # longest first
+    assert prepare_units(todo) == 3
+    with monkeypatch.context() as m:  # everything the units extract is now cached
+        m.setattr("lrd.engine.extract._run", lambda *a, **k: pytest.fail("a prepared unit ran the model"))
+        serial = compute(todo, root=tmp_path / "serial")
+    outcomes = sweep(todo, client=client, root=tmp_path / "swept", threads=1, progress=False, per_unit=True)
+    assert [o.status for o in outcomes] == ["computed"] * 3
+    swept = compute(todo, root=tmp_path / "swept")
+    for a, b in zip(serial, swept):
+        pd.testing.assert_frame_equal(a.scores, b.scores, check_exact=True)

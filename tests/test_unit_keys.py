@@ -85,8 +85,8 @@ def test_a_unit_s_code_closure_is_what_it_runs_and_no_more():
                   "lrd.metrics.curvature", "lrd.metrics.entropy", "lrd.metrics.frenet", "lrd.metrics.gfmi",
                   "lrd.metrics.nrs", "lrd.metrics.profile", "lrd.tables", "lrd.units.records"])
     functions, _ = base.unit_code(UNIT_FUNCTIONS["cayley_task_scores"])
-    assert [f.__qualname__ for f in functions] == ["TaskScores", "_train_options", "cayley_task_scores",
-                                                   "fusion_task"]  # its record and helpers, not the tables
+    assert [f.__qualname__ for f in functions] == ["TaskScores", "_fusion_states", "_train_options",
+                                                   "cayley_task_scores", "fusion_task"]  # its record and helpers, not the tables
 
 
 def test_editing_what_a_unit_runs_still_changes_its_key(monkeypatch, tmp_path):

@@ -72,6 +72,11 @@ class Unit:
     dtype : str
         What the model computes in (``"float32"``, ``"bfloat16"``, ``"float16"``); part of the
         key through the model's fingerprint.
+    prepare : callable, optional
+        ``prepare(model, **params)`` computes and caches the unit's forward passes (its hidden
+        states) and nothing else, so that the unit itself, run afterwards on a one-thread
+        worker, finds them cached and does only its single-threaded work
+        (:func:`prepare_units`). Not part of the key: what it caches is keyed by its own content.
     """
 
     chapter: str
@@ -81,6 +86,7 @@ class Unit:
     tasks: tuple = ()
     device: str = "cpu"
     dtype: str = "float32"
+    prepare: Callable | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -258,6 +264,29 @@ def run_unit(unit: Unit, slot: ModelSlot | None = None, *, root=None) -> tuple[A
     value = unit.func(model, **unit.params)
     cache.save(unit.name, key, value, root)
     return value, "computed"
+
+
+def prepare_units(units: Sequence[Unit], *, log=None) -> int:
+    """Run the ``prepare`` step of every unit that has one, in this process (with its torch
+    threads), model after model, one load each; the number of units prepared. Pass the units
+    still to compute.
+
+    ``lrd book`` trains the Cayley chapter's aggregators on one-thread workers; their forward
+    passes run here first, on every core (then :func:`lrd.units.sweep.sweep` with ``per_unit``).
+    """
+    todo = [u for u in units if u.prepare is not None]
+    first: dict[tuple, int] = {}
+    for u in todo:
+        first.setdefault((u.model, u.device, u.dtype), len(first))
+    slot = ModelSlot()  # one load per model: its units side by side
+    try:
+        for u in sorted(todo, key=lambda u: first[(u.model, u.device, u.dtype)]):
+            if log:
+                log(f"states for {u.label}")
+            u.prepare(slot.get(u.model, u.device, u.dtype), **u.params)
+    finally:
+        slot.clear()
+    return len(todo)
 
 
 def compute(units: Sequence[Unit], *, root=None) -> list:

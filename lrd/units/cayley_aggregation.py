@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from lrd.engine.models import LoadedModel
@@ -78,6 +79,16 @@ def fusion_task(task: str, n_samples: int):
     return data, full, texts
 
 
+def _fusion_states(model: LoadedModel, *, task: str, n_samples: int, **_) -> np.ndarray:
+    """The states every unit of this chapter trains on: the mean-pooled states of every layer for
+    :func:`fusion_task`'s texts (``lrd.extract``, cached). Each unit's ``prepare`` step too: the
+    book extracts them with every core before the units train on one-thread workers."""
+    from lrd.engine.extract import extract
+
+    _, _, texts = fusion_task(task, n_samples)
+    return extract(model, texts, pooling="mean")
+
+
 def _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, device="cpu") -> dict:
     """Training settings of every aggregation method: on the unit's model's ``device``."""
     from lrd.aggregation.training import TrainConfig
@@ -89,12 +100,11 @@ def _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, devic
 def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods: Sequence[str], seeds: Sequence[int],
                        gnn_layers: int, max_epochs: int, patience: int, train_threads: int | None) -> TaskScores:
     """Every aggregation method trained on one model's states of one task (:class:`TaskScores`)."""
-    from lrd.engine.extract import extract
     from lrd.aggregation.scores import item_outcomes, task_scores
 
     _, full, texts = fusion_task(task, n_samples)
     t0 = time.perf_counter()
-    states = extract(model, texts, pooling="mean")
+    states = _fusion_states(model, task=task, n_samples=n_samples)
     t1 = time.perf_counter()
     scores = task_scores(states, full, list(methods), texts=texts,
                          **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers, model.device))
@@ -111,11 +121,10 @@ def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings
     """The Cayley encoder's ablations on one model and task: positional encoding, the reference
     code's doubled edges, and ``n_mappings`` seeded random layer-to-node mappings (one row per
     variant and seed)."""
-    from lrd.engine.extract import extract
     from lrd.aggregation.scores import encoder_variants
 
     _, full, texts = fusion_task(task, n_samples)
-    states = extract(model, texts, pooling="mean")
+    states = _fusion_states(model, task=task, n_samples=n_samples)
     variants = {"identity mapping": {}, "positional encoding": {"positional": True},
                 "edges listed twice (reference)": {"reference_duplicates": True},
                 **{f"random mapping {i}": {"mapping_seed": 1000 + i} for i in range(n_mappings)}}
@@ -129,11 +138,10 @@ def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: S
                     train_threads: int | None) -> FewShotScores:
     """Few-shot accuracy of ``methods`` on one model and task for each number of shots per
     class (one row per shot count, method and seed)."""
-    from lrd.engine.extract import extract
     from lrd.aggregation.scores import few_shot_scores
 
     data, _, texts = fusion_task(task, n_samples)
-    states = extract(model, texts, pooling="mean")
+    states = _fusion_states(model, task=task, n_samples=n_samples)
     options = _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, model.device)
     return FewShotScores(few_shot_scores(states, data, list(methods), list(shots), **options)
                          .drop(columns="correct").assign(model=model.name, task=task))
@@ -156,17 +164,18 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
 
     scores = [Unit("cayley_aggregation", cayley_task_scores, m,
                    dict(task=t, n_samples=n_samples, methods=list(methods), **train), tasks=spec(t), device=device,
-                   dtype=dtype)
+                   dtype=dtype, prepare=_fusion_states)
               for m in models for t in tasks]
     ablation = [Unit("cayley_aggregation", cayley_ablation, ablation_model,
                      dict(task=ablation_task, n_samples=n_samples, n_mappings=n_mappings, **train),
-                     tasks=spec(ablation_task), device=device, dtype=dtype)
+                     tasks=spec(ablation_task), device=device, dtype=dtype,
+                     prepare=_fusion_states)
                 for _ in [0] if ablation_model in models and ablation_task in tasks]
     shots = [Unit("cayley_aggregation", cayley_few_shot, m,
                   dict(task=t, n_samples=n_samples, methods=list(few_shot_methods), shots=list(few_shot), **train),
-                  tasks=spec(t), device=device, dtype=dtype)
+                  tasks=spec(t), device=device, dtype=dtype, prepare=_fusion_states)
              for m in models for t in few_shot_tasks if t in tasks]
-    return {"scores": scores, "ablation": ablation, "few_shot": shots}
+    return {"ablation": ablation, "scores": scores, "few_shot": shots}  # the longest unit first (workers)
 
 
 @dataclass(frozen=True, eq=False)

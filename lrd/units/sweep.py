@@ -19,6 +19,7 @@ import sys
 import time
 import traceback
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -49,10 +50,12 @@ def batches(units: Sequence[Unit]) -> list[list[Unit]]:
     return list(groups.values())
 
 
-def run_batch(units: Sequence[Unit], root=None, threads: int | None = None) -> list[Outcome]:
+def run_batch(units: Sequence[Unit], root=None, threads: int | None = None, slot=None) -> list[Outcome]:
     """Run units of one model one after another (one load); never raises for a unit's error.
 
-    ``threads``: torch CPU threads for this batch (None leaves torch's setting).
+    ``threads``: torch CPU threads for this batch (None leaves torch's setting). ``slot``: a
+    :class:`lrd.units.base.ModelSlot` to load through and leave loaded (default: a new one,
+    cleared at the end).
     """
     import torch
 
@@ -60,7 +63,8 @@ def run_batch(units: Sequence[Unit], root=None, threads: int | None = None) -> l
 
     if threads:
         torch.set_num_threads(threads)
-    slot, out = ModelSlot(), []
+    keep = slot is not None
+    slot, out = slot or ModelSlot(), []
     try:
         for u in units:
             t0 = time.perf_counter()
@@ -71,8 +75,31 @@ def run_batch(units: Sequence[Unit], root=None, threads: int | None = None) -> l
                 line = "".join(traceback.format_exception_only(type(err), err)).strip()
                 out.append(Outcome(u.label, "failed", time.perf_counter() - t0, line))
     finally:
-        slot.clear()
+        if not keep:
+            slot.clear()
     return out
+
+
+_kept = None  # the ModelSlot a worker process keeps between the tasks of a per-unit sweep
+
+
+def run_kept(units: Sequence[Unit], root=None, threads: int | None = None) -> list[Outcome]:
+    """:func:`run_batch` through this process's kept model slot: a worker that runs several units
+    of one model in a row (a per-unit sweep submits them side by side) loads it once; a unit of
+    another model replaces it (one model per worker at a time)."""
+    global _kept
+    from lrd.units.base import ModelSlot
+
+    _kept = _kept or ModelSlot()
+    return run_batch(units, root, threads, slot=_kept)
+
+
+def release_kept() -> None:
+    """Drop the model :func:`run_kept` keeps (run on every worker when a per-unit sweep ends)."""
+    global _kept
+    if _kept is not None:
+        _kept.clear()
+    _kept = None
 
 
 def status(units: Sequence[Unit], root=None) -> list[tuple[Unit, bool | None]]:
@@ -95,14 +122,16 @@ def status(units: Sequence[Unit], root=None) -> list[tuple[Unit, bool | None]]:
     return out
 
 
-#: Chapters whose units ``lrd book --workers N`` (N >= 2) computes on one-thread worker processes
-#: before the chapter runs: their work is mostly single-threaded (the Cayley chapter trains small
-#: aggregators with one torch thread, :class:`lrd.aggregation.training.TrainConfig`). Measured in
-#: fresh clones on this project's 2-vCPU machine, both slower than serial, hence off by default:
-#: every chapter's units on 2 workers took 3160 s (each decoder's removal sweeps of
-#: cosine_vs_ablation about 905 s, against 427 s and 441 s serially with 2 torch threads); the
-#: Cayley chapter's alone 801 s, against 531 s serially. Machines with more physical cores than
-#: this one may differ; measure there before using it.
+#: Chapters whose missing units ``lrd book`` computes before executing them: their forward passes
+#: in its own process with every core (:func:`lrd.units.base.prepare_units`), then the units on
+#: one-thread worker processes, one task per unit, since their own work is single-threaded (the
+#: Cayley chapter trains small aggregators with one torch thread,
+#: :class:`lrd.aggregation.training.TrainConfig`). The default Cayley units with their states
+#: cached, 2026-12-01, this project's 2-vCPU machine: 304 s on 2 workers (Dask's start included)
+#: against 484 s one after another, with equal results (every score of the 36 units).
+#: Forward passes on one-thread workers are not faster than torch's threads in one process:
+#: every chapter's units on 2 workers took 3160 s against 2743 s serially (each decoder's removal
+#: sweeps about 905 s against 427 s and 441 s with 2 torch threads).
 SINGLE_THREADED = ("cayley_aggregation",)
 
 
@@ -117,12 +146,36 @@ def default_workers(n_batches: int, *, memory_per_worker: float = 4e9) -> int:
     return max(1, min(cores, int(mem // memory_per_worker), n_batches))
 
 
+#: The environment a LocalCluster's worker processes start with: one OpenMP/BLAS thread, as Dask
+#: sets by default, but not Dask's ``MALLOC_TRIM_THRESHOLD_=65536``, under which glibc hands freed
+#: memory back to the OS at once: training the Cayley chapter's aggregators for qwen on SST-2 took
+#: 30.1 s with it against 16.5 s without (one thread each, 2026-12-01, this project's 2-vCPU
+#: machine), a third of it in the kernel.
+WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
+
+
+@contextmanager
+def environ_kept():
+    """Restore ``os.environ`` on exit: a Dask nanny writes its workers' start-up environment
+    (:data:`WORKER_ENVIRON`) into its own process's, which every process started later from it
+    (the chapters' kernels) would inherit: one torch thread."""
+    before = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+
+
 def local_cluster(n_workers: int, **kwargs):
     """A ``distributed.LocalCluster`` of ``n_workers`` one-thread worker processes (no memory
-    limit: a model may need more than an equal share; the OS decides)."""
+    limit: a model may need more than an equal share; the OS decides), started with
+    :data:`WORKER_ENVIRON`."""
+    import dask
     from distributed import LocalCluster
 
-    return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0, **kwargs)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}), environ_kept():
+        return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0, **kwargs)
 
 
 #: Seconds ``distributed.Client`` may take to connect to a given scheduler (Dask's default: 30).
@@ -167,7 +220,7 @@ def _check_workers(client, log) -> None:
 
 
 def sweep(units: Sequence[Unit], *, client=None, root=None, threads: int | None = None, progress: bool = True,
-          log=None) -> list[Outcome]:
+          log=None, per_unit: bool = False) -> list[Outcome]:
     """Run ``units`` on ``client``'s cluster (one task per model batch) and report every unit.
 
     Parameters
@@ -181,15 +234,22 @@ def sweep(units: Sequence[Unit], *, client=None, root=None, threads: int | None 
         torch threads per worker.
     progress : bool
         Dask's progress bar (``distributed.progress``) on stderr.
-    Batches are submitted with decreasing priority, so the workers take them in the order of ``units``.
+    per_unit : bool
+        One task per unit instead of per model batch (:func:`run_kept`: a worker keeps its last
+        model loaded), so that several workers share one model's units. For units whose forward
+        passes are already cached (:func:`lrd.units.base.prepare_units`) and whose own work is
+        single-threaded: the Cayley chapter's training in ``lrd book``.
+
+    Tasks are submitted with decreasing priority, so the workers take them in the order of ``units``
+    (grouped by model).
     """
     from distributed import progress as dask_progress
 
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     _check_workers(client, log)
-    groups = batches(units)
-    futures = [client.submit(run_batch, b, root, threads, pure=False, priority=len(groups) - i,
-                             key=f"lrd-{b[0].model.replace('/', '_')}-{i}")
+    groups = [[u] for b in batches(units) for u in b] if per_unit else batches(units)
+    futures = [client.submit(run_kept if per_unit else run_batch, b, root, threads, pure=False,
+                             priority=len(groups) - i, key=f"lrd-{b[0].model.replace('/', '_')}-{i}")
                for i, b in enumerate(groups)]
     if progress and futures:
         dask_progress(futures)
@@ -201,6 +261,8 @@ def sweep(units: Sequence[Unit], *, client=None, root=None, threads: int | None 
         except Exception as err:  # the batch itself failed (e.g. its worker died too often)
             line = "".join(traceback.format_exception_only(type(err), err)).strip()
             out += [Outcome(u.label, "failed", 0.0, line) for u in batch]
+    if per_unit:
+        client.run(release_kept)
     return out
 
 
