@@ -353,6 +353,25 @@ def test_lrd_book_extracts_the_cayley_chapter_s_states_then_trains_its_units_on_
     assert len(sent) == 1 and len(prepared) == 1
 
 
+def test_a_failing_prepare_step_is_left_to_its_unit(monkeypatch):
+    from lrd.units.base import prepare_units
+
+    def get(self, name, device, dtype):
+        if name == "unloadable":
+            raise OSError("no such model")
+        return name
+
+    def broken(model, **params):
+        raise RuntimeError("no such states")
+
+    monkeypatch.setattr("lrd.units.base.ModelSlot.get", get)
+    done = []
+    todo = [Unit("c", lrd_families_units, "unloadable", {}, prepare=lambda model, **p: done.append(model)),
+            Unit("c", lrd_families_units, "m1", {}, prepare=broken),
+            Unit("c", lrd_families_units, "m2", {}, prepare=lambda model, **p: done.append(model))]
+    assert prepare_units(todo) == 1 and done == ["m2"]  # the others fail where they run, and are reported there
+
+
 def test_prepared_cayley_units_train_without_a_forward_pass_and_per_unit_workers_match_the_serial_run(
         client, tiny_encoder_dir, tmp_path, data_packs, monkeypatch):
     from lrd.units.base import prepare_units

@@ -266,10 +266,11 @@ def run_unit(unit: Unit, slot: ModelSlot | None = None, *, root=None) -> tuple[A
     return value, "computed"
 
 
-def prepare_units(units: Sequence[Unit], *, log=None) -> int:
+def prepare_units(units: Sequence[Unit]) -> int:
     """Run the ``prepare`` step of every unit that has one, in this process (with its torch
     threads), model after model, one load each; the number of units prepared. Pass the units
-    still to compute.
+    still to compute. A step that fails is passed over: its unit meets the same error where it
+    runs, and is reported there with it.
 
     ``lrd book`` trains the Cayley chapter's aggregators on one-thread workers; their forward
     passes run here first, on every core (then :func:`lrd.units.sweep.sweep` with ``per_unit``).
@@ -278,15 +279,17 @@ def prepare_units(units: Sequence[Unit], *, log=None) -> int:
     first: dict[tuple, int] = {}
     for u in todo:
         first.setdefault((u.model, u.device, u.dtype), len(first))
-    slot = ModelSlot()  # one load per model: its units side by side
+    slot, done = ModelSlot(), 0  # one load per model: its units side by side
     try:
         for u in sorted(todo, key=lambda u: first[(u.model, u.device, u.dtype)]):
-            if log:
-                log(f"states for {u.label}")
-            u.prepare(slot.get(u.model, u.device, u.dtype), **u.params)
+            try:
+                u.prepare(slot.get(u.model, u.device, u.dtype), **u.params)  # extraction shows its own progress
+                done += 1
+            except Exception:  # noqa: BLE001  (reported where the unit runs)
+                continue
     finally:
         slot.clear()
-    return len(todo)
+    return done
 
 
 def compute(units: Sequence[Unit], *, root=None) -> list:
