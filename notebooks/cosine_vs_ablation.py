@@ -57,7 +57,7 @@ margin = 0.1  # over/under-estimation margin in percentile ranks (our reconstruc
 min_reliability = 0.7  # least ranking reliability for a mis-estimation share to count
 same = 0.9  # corrected between-task correlation above which two tasks' relevance counts as the same
 batch_size = 32
-threads = 0  # torch CPU threads, 0 = torch default (all cores); 1 is faster on a CPU shared with other jobs
+threads = 0  # torch CPU threads, 0 for torch's default (all cores); 1 is faster on a CPU shared with other jobs
 device = "cpu"
 dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
 results_dir = "results"

@@ -51,7 +51,7 @@ budgets = [0.05, 0.10, 0.15, 0.20]  # shares of blocks removed
 n_random = 5  # random prune orders
 margin = 0.02  # non-superiority margin of "does not beat random", score points on the 0-1 scale (lrd.verdicts.pruning)
 batch_size = 32
-threads = 0  # torch CPU threads, 0 = torch default (all cores); 1 is faster on a CPU shared with other jobs
+threads = 0  # torch CPU threads, 0 for torch's default (all cores); 1 is faster on a CPU shared with other jobs
 device = "cpu"
 dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
 results_dir = "results"
