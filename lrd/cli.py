@@ -238,7 +238,13 @@ def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
     print(f"lrd book: {chapter}: states of {n} units extracted ({time.perf_counter() - t0:.1f} s); training "
           f"{len(missing)} units on {workers} one-thread workers", flush=True)
     t0 = time.perf_counter()
-    outcomes = _on_cluster(missing, workers=workers, threads=1, command="lrd book", dashboard=False, per_unit=True)
+    try:
+        outcomes = _on_cluster(missing, workers=workers, threads=1, command="lrd book", dashboard=False,
+                               per_unit=True)
+    except Exception as err:  # noqa: BLE001  (no workers: the chapter trains its units itself)
+        print(f"lrd book: {chapter}: no workers ({type(err).__name__}: {err}); the chapter trains its units "
+              "itself, one after another (`lrd book --workers 1` skips this attempt)", file=sys.stderr, flush=True)
+        return
     _print_outcomes("lrd book", outcomes, t0)
 
 

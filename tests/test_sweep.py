@@ -352,6 +352,13 @@ def test_lrd_book_extracts_the_cayley_chapter_s_states_then_trains_its_units_on_
     cli._book_units("cayley_aggregation", {}, workers=1)  # one worker: the chapter trains them itself
     assert len(sent) == 1 and len(prepared) == 1
 
+    def no_cluster(units_, **kw):
+        raise OSError("cannot start worker processes")
+
+    monkeypatch.setattr(cli, "_on_cluster", no_cluster)
+    cli._book_units("cayley_aggregation", {}, workers=2)  # the chapter will train them: a warning, no raise
+    assert "no workers (OSError: cannot start worker processes)" in capsys.readouterr().err
+
 
 def test_a_failing_prepare_step_is_left_to_its_unit(monkeypatch):
     from lrd.units.base import prepare_units
