@@ -17,6 +17,7 @@ from lrd.engine import cache
 from lrd.units import Unit, compute, lrd_families_units, run_unit
 
 TASKS = ["sst2", "lee50"]  # a single-text task and an STS task, from the offline data packs
+ENVIRON_AT_IMPORT = dict(os.environ)  # before any LocalCluster of this module started
 
 
 @pytest.fixture
@@ -218,6 +219,21 @@ def client():
     with Client(cluster) as c:
         yield c
     cluster.close()
+
+
+def test_local_workers_start_with_one_thread_without_malloc_trimming_and_leave_our_environment_alone(client):
+    """Dask's default MALLOC_TRIM_THRESHOLD_=65536 made one-thread training 1.8x slower; its
+    nanny writes the workers' environment into this process's, which later kernels inherit."""
+    from lrd.units.sweep import local_cluster
+
+    def worker_env(name):
+        return set(client.run(lambda: os.environ.get(name)).values())  # the workers' own os.environ
+
+    assert worker_env("MALLOC_TRIM_THRESHOLD_") == {ENVIRON_AT_IMPORT.get("MALLOC_TRIM_THRESHOLD_")}
+    assert worker_env("OMP_NUM_THREADS") == {"1"}
+    local_cluster(1, dashboard_address=None).close()
+    names = ["MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"]
+    assert {k: os.environ.get(k) for k in names} == {k: ENVIRON_AT_IMPORT.get(k) for k in names}  # as before any cluster
 
 
 def _entries(root: Path) -> dict:
