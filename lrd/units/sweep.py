@@ -130,8 +130,8 @@ def status(units: Sequence[Unit], root=None) -> list[tuple[Unit, bool | None]]:
 #: cached, 2026-12-01, this project's 2-vCPU machine: 304 s on 2 workers (Dask's start included)
 #: against 484 s one after another, with equal results (every score of the 36 units).
 #: Forward passes on one-thread workers are not faster than torch's threads in one process:
-#: every chapter's units on 2 workers took 3160 s against 2743 s serially (each decoder's removal
-#: sweeps about 905 s against 427 s and 441 s with 2 torch threads).
+#: every chapter's units on 2 workers (with Dask's malloc setting) took 3160 s against 2743 s
+#: serially (each decoder's removal sweeps about 905 s against 427 s and 441 s with 2 torch threads).
 SINGLE_THREADED = ("cayley_aggregation",)
 
 
@@ -150,7 +150,7 @@ def default_workers(n_batches: int, *, memory_per_worker: float = 4e9) -> int:
 #: sets by default, but not Dask's ``MALLOC_TRIM_THRESHOLD_=65536``, under which glibc hands freed
 #: memory back to the OS at once: training the Cayley chapter's aggregators for qwen on SST-2 took
 #: 30.1 s with it against 16.5 s without (one thread each, 2026-12-01, this project's 2-vCPU
-#: machine), a third of it in the kernel.
+#: machine; ``top`` showed a worker over 40% of its time in the kernel).
 WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
 
 
