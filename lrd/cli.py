@@ -214,7 +214,7 @@ def _book(args: argparse.Namespace) -> int:
 def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
     """Compute the missing units of a chapter whose work is mostly single-threaded
     (:data:`lrd.units.sweep.SINGLE_THREADED`: the Cayley chapter's training) before it runs:
-    their forward passes here, with every core (:func:`lrd.units.base.prepare_units`), then the
+    their forward passes here, with every core (:func:`lrd.units.sweep.prepare_units`), then the
     units themselves on ``workers`` one-thread processes, one task per unit
     (:func:`lrd.units.sweep.sweep` with ``per_unit``). Results are those of the serial run (the
     training uses one torch thread either way). ``workers`` None: one per core
@@ -223,7 +223,6 @@ def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
     the chapter, which then fails with the unit's traceback in the executed notebook.
     """
     from lrd.units import sweep
-    from lrd.units.base import prepare_units
     from lrd.units.registry import units
 
     if chapter not in sweep.SINGLE_THREADED:
@@ -234,7 +233,7 @@ def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
     if not missing or workers < 2:
         return
     t0 = time.perf_counter()
-    n = prepare_units(missing)
+    n = sweep.prepare_units(missing)
     print(f"lrd book: {chapter}: states of {n} units extracted ({time.perf_counter() - t0:.1f} s); training "
           f"{len(missing)} units on {workers} one-thread workers", flush=True)
     t0 = time.perf_counter()

@@ -377,7 +377,7 @@ def test_lrd_book_extracts_the_cayley_chapter_s_states_then_trains_its_units_on_
 
 
 def test_a_failing_prepare_step_is_left_to_its_unit(monkeypatch):
-    from lrd.units.base import prepare_units
+    from lrd.units.sweep import prepare_units
 
     def get(self, name, device, dtype):
         if name == "unloadable":
@@ -397,7 +397,7 @@ def test_a_failing_prepare_step_is_left_to_its_unit(monkeypatch):
 
 def test_prepared_cayley_units_train_without_a_forward_pass_and_per_unit_workers_match_the_serial_run(
         client, tiny_encoder_dir, tmp_path, data_packs, monkeypatch):
-    from lrd.units.base import prepare_units
+    from lrd.units.sweep import prepare_units
     from lrd.units.cayley_aggregation import cayley_aggregation_units
     from lrd.units.sweep import sweep
 

@@ -76,7 +76,7 @@ class Unit:
         ``prepare(model, **params)`` computes and caches the unit's forward passes (its hidden
         states) and nothing else, so that the unit itself, run afterwards on a one-thread
         worker, finds them cached and does only its single-threaded work
-        (:func:`prepare_units`). Not part of the key: what it caches is keyed by its own content.
+        (:func:`lrd.units.sweep.prepare_units`). Not part of the key: what it caches is keyed by its own content.
     """
 
     chapter: str
@@ -264,32 +264,6 @@ def run_unit(unit: Unit, slot: ModelSlot | None = None, *, root=None) -> tuple[A
     value = unit.func(model, **unit.params)
     cache.save(unit.name, key, value, root)
     return value, "computed"
-
-
-def prepare_units(units: Sequence[Unit]) -> int:
-    """Run the ``prepare`` step of every unit that has one, in this process (with its torch
-    threads), model after model, one load each; the number of units prepared. Pass the units
-    still to compute. A step that fails is passed over: its unit meets the same error where it
-    runs, and is reported there with it.
-
-    ``lrd book`` trains the Cayley chapter's aggregators on one-thread workers; their forward
-    passes run here first, on every core (then :func:`lrd.units.sweep.sweep` with ``per_unit``).
-    """
-    todo = [u for u in units if u.prepare is not None]
-    first: dict[tuple, int] = {}
-    for u in todo:
-        first.setdefault((u.model, u.device, u.dtype), len(first))
-    slot, done = ModelSlot(), 0  # one load per model: its units side by side
-    try:
-        for u in sorted(todo, key=lambda u: first[(u.model, u.device, u.dtype)]):
-            try:
-                u.prepare(slot.get(u.model, u.device, u.dtype), **u.params)  # extraction shows its own progress
-                done += 1
-            except Exception:  # noqa: BLE001  (reported where the unit runs)
-                continue
-    finally:
-        slot.clear()
-    return done
 
 
 def compute(units: Sequence[Unit], *, root=None) -> list:

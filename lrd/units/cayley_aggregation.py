@@ -8,7 +8,6 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
 from lrd.engine.models import LoadedModel
@@ -79,14 +78,15 @@ def fusion_task(task: str, n_samples: int):
     return data, full, texts
 
 
-def _fusion_states(model: LoadedModel, *, task: str, n_samples: int, **_) -> np.ndarray:
-    """The states every unit of this chapter trains on: the mean-pooled states of every layer for
-    :func:`fusion_task`'s texts (``lrd.extract``, cached). Each unit's ``prepare`` step too: the
-    book extracts them with every core before the units train on one-thread workers."""
+def _fusion_states(model: LoadedModel, *, task: str, n_samples: int, **_) -> tuple:
+    """:func:`fusion_task`'s ``(data, full, texts)`` and the states every unit of this chapter
+    trains on: the mean-pooled states of every layer for those texts (``lrd.extract``, cached).
+    Each unit's ``prepare`` step too: the book extracts them with every core before the units
+    train on one-thread workers."""
     from lrd.engine.extract import extract
 
-    _, _, texts = fusion_task(task, n_samples)
-    return extract(model, texts, pooling="mean")
+    data, full, texts = fusion_task(task, n_samples)
+    return data, full, texts, extract(model, texts, pooling="mean")
 
 
 def _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, device="cpu") -> dict:
@@ -102,9 +102,8 @@ def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods
     """Every aggregation method trained on one model's states of one task (:class:`TaskScores`)."""
     from lrd.aggregation.scores import item_outcomes, task_scores
 
-    _, full, texts = fusion_task(task, n_samples)
     t0 = time.perf_counter()
-    states = _fusion_states(model, task=task, n_samples=n_samples)
+    _, full, texts, states = _fusion_states(model, task=task, n_samples=n_samples)
     t1 = time.perf_counter()
     scores = task_scores(states, full, list(methods), texts=texts,
                          **_train_options(seeds, max_epochs, patience, train_threads, gnn_layers, model.device))
@@ -123,8 +122,7 @@ def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings
     variant and seed)."""
     from lrd.aggregation.scores import encoder_variants
 
-    _, full, texts = fusion_task(task, n_samples)
-    states = _fusion_states(model, task=task, n_samples=n_samples)
+    _, full, texts, states = _fusion_states(model, task=task, n_samples=n_samples)
     variants = {"identity mapping": {}, "positional encoding": {"positional": True},
                 "edges listed twice (reference)": {"reference_duplicates": True},
                 **{f"random mapping {i}": {"mapping_seed": 1000 + i} for i in range(n_mappings)}}
@@ -140,8 +138,7 @@ def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: S
     class (one row per shot count, method and seed)."""
     from lrd.aggregation.scores import few_shot_scores
 
-    data, _, texts = fusion_task(task, n_samples)
-    states = _fusion_states(model, task=task, n_samples=n_samples)
+    data, _, _, states = _fusion_states(model, task=task, n_samples=n_samples)
     options = _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, model.device)
     return FewShotScores(few_shot_scores(states, data, list(methods), list(shots), **options)
                          .drop(columns="correct").assign(model=model.name, task=task))

@@ -80,6 +80,31 @@ def run_batch(units: Sequence[Unit], root=None, threads: int | None = None, slot
     return out
 
 
+def prepare_units(units: Sequence[Unit]) -> int:
+    """Run the ``prepare`` step of every unit that has one, in this process (with its torch
+    threads), one :func:`batches` group after another (one load per model); the number of units
+    prepared. Pass the units still to compute. A step that fails is passed over: its unit meets
+    the same error where it runs, and is reported there with it.
+
+    ``lrd book`` trains the Cayley chapter's aggregators on one-thread workers; their forward
+    passes run here first, on every core (then :func:`sweep` with ``per_unit``).
+    """
+    from lrd.units.base import ModelSlot
+
+    slot, done = ModelSlot(), 0
+    try:
+        for batch in batches([u for u in units if u.prepare is not None]):
+            for u in batch:
+                try:
+                    u.prepare(slot.get(u.model, u.device, u.dtype), **u.params)  # extraction shows its own progress
+                    done += 1
+                except Exception:  # noqa: BLE001  (reported where the unit runs)
+                    continue
+    finally:
+        slot.clear()
+    return done
+
+
 _kept = None  # the ModelSlot a worker process keeps between the tasks of a per-unit sweep
 
 
@@ -123,7 +148,7 @@ def status(units: Sequence[Unit], root=None) -> list[tuple[Unit, bool | None]]:
 
 
 #: Chapters whose missing units ``lrd book`` computes before executing them: their forward passes
-#: in its own process with every core (:func:`lrd.units.base.prepare_units`), then the units on
+#: in its own process with every core (:func:`prepare_units`), then the units on
 #: one-thread worker processes, one task per unit, since their own work is single-threaded (the
 #: Cayley chapter trains small aggregators with one torch thread,
 #: :class:`lrd.aggregation.training.TrainConfig`). The default Cayley units with their states
@@ -237,7 +262,7 @@ def sweep(units: Sequence[Unit], *, client=None, root=None, threads: int | None 
     per_unit : bool
         One task per unit instead of per model batch (:func:`run_kept`: a worker keeps its last
         model loaded), so that several workers share one model's units. For units whose forward
-        passes are already cached (:func:`lrd.units.base.prepare_units`) and whose own work is
+        passes are already cached (:func:`prepare_units`) and whose own work is
         single-threaded: the Cayley chapter's training in ``lrd book``.
 
     Tasks are submitted with decreasing priority, so the workers take them in the order of ``units``
