@@ -14,7 +14,8 @@ differ by training noise, not by float rounding; they are listed apart.
 on the weights): a plain ``base_model(**batch)`` loop over the same length-sorted batches as
 ``lrd.extract`` (tokenised beforehand, no hidden states asked for), against ``lrd.extract``
 (every layer pooled, results on the CPU), in tokens per second, per batch size; then
-``lrd.methods.relevance.removal_sweep`` on a multiple-choice task in token passes per second.
+the multiple-choice scorer (``lrd.engine.scoring.loglikelihoods``) and
+``lrd.methods.relevance.removal_sweep`` on a multiple-choice task, in token passes per second.
 
 It needs neither jupytext, papermill, mteb nor dask (the GPU machine has none of them): a
 chapter's defaults are read from the ``parameters`` cell of ``notebooks/<chapter>.py``, the ci
@@ -274,8 +275,9 @@ def throughput_rows(device: str, texts: list[str], batch_sizes: list[int], keys:
 
 def sweep_rows(device: str, keys: list[str], n_items: int, configs: Path, tokenizers: Path,
                scratch: Path) -> pd.DataFrame:
-    """Token passes per second of the removal sweep (every block removed in turn) on SciQ."""
-    from lrd.engine.scoring import build_requests
+    """Token passes per second of the multiple-choice scorer (``loglikelihoods``, the intact
+    model) and of the removal sweep (every block removed in turn) on SciQ."""
+    from lrd.engine.scoring import build_requests, loglikelihoods
     from lrd.methods.relevance import removal_sweep
     from lrd.units.common import mc_split
 
@@ -283,9 +285,17 @@ def sweep_rows(device: str, keys: list[str], n_items: int, configs: Path, tokeni
     for key in keys:
         model = random_panel_model(key, configs, tokenizers, scratch, device)
         req = build_requests(model, mc_split("sciq", "test", n_items))
+        loglikelihoods(model, req, progress=False)  # warm-up
+        _sync(device)
+        t0 = time.perf_counter()
+        loglikelihoods(model, req, progress=False)
+        _sync(device)
+        scored = time.perf_counter() - t0
         sweep = removal_sweep(model, req, batch_size=32, progress=False)
-        rows.append({"model": key, "items": n_items, "token passes": sweep.block_forwards * req.n_tokens,
-                     "seconds": sweep.seconds, "token passes/s": sweep.block_forwards * req.n_tokens / sweep.seconds})
+        rows.append({"model": key, "items": n_items, "tokens": req.n_tokens,
+                     "scorer token passes/s": req.n_tokens / scored,
+                     "sweep token passes": sweep.block_forwards * req.n_tokens, "sweep seconds": sweep.seconds,
+                     "sweep token passes/s": sweep.block_forwards * req.n_tokens / sweep.seconds})
         del model
     return pd.DataFrame(rows)
 
@@ -333,7 +343,7 @@ def main() -> None:
             t0 = time.perf_counter()
             tables["sweep"] = sweep_rows(args.device, [k for k in keys if k in DECODERS], 8 if args.quick else 32,
                                          configs, tokenizers, scratch)
-            print(f"\n## removal sweeps, SciQ ({time.perf_counter() - t0:.0f} s)")
+            print(f"\n## multiple-choice scorer and removal sweeps, SciQ ({time.perf_counter() - t0:.0f} s)")
             print(tables["sweep"].to_string(index=False, float_format=lambda x: f"{x:,.1f}"), flush=True)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

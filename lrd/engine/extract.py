@@ -24,6 +24,7 @@ from lrd.engine.store import computing, folder
 from lrd.engine.cache import discard, open_checked, write_checked
 from lrd.engine.models import LoadedModel
 from lrd.engine.perturb import perturb
+from lrd.engine.pipeline import HostCopy, accelerator_batch_tokens, on_accelerator, pad_rows, prefetch
 
 POOLINGS = ("mean", "last", "cls")
 EXTRACT_VERSION = "2"  # bump when extraction semantics or the entry format change: invalidates the cache
@@ -191,33 +192,90 @@ def _forward_kwargs(model: LoadedModel, enc: dict, padding_side: str) -> dict:
 
 
 def batch_token_limit(model: LoadedModel, max_batch_tokens: int | None) -> int | None:
-    """The padded-token cap per batch: ``max_batch_tokens``, or by default
-    :data:`CPU_BATCH_TOKENS` on CPU and none on an accelerator."""
+    """The padded-token cap per batch: ``max_batch_tokens``; by default :data:`CPU_BATCH_TOKENS`
+    on CPU and, on a CUDA device, what half its free memory holds
+    (:func:`lrd.engine.pipeline.accelerator_batch_tokens`)."""
     if max_batch_tokens is not None:
         return _positive_int("max_batch_tokens", max_batch_tokens, none_ok=True)
-    return CPU_BATCH_TOKENS if torch.device(model.device).type == "cpu" else None
+    if not on_accelerator(model.device):
+        return CPU_BATCH_TOKENS
+    cfg = model.model.config
+    cfg = getattr(cfg, "text_config", None) or cfg
+    element = torch.tensor([], dtype=model.model.dtype).element_size()
+    return accelerator_batch_tokens(model.n_layers, model.hidden_size, getattr(cfg, "intermediate_size", None),
+                                    element, model.device)
+
+
+def tokenized_batches(tokenizer, texts: Sequence[str], *, batch_size: int, max_batch_tokens: int | None,
+                      max_length: int, padding_side: str, chunk: int | None = None, pin: bool = False):
+    """Yield ``(indices, input_ids, attention_mask)`` per batch of similar-length texts.
+
+    Texts are tokenised ``chunk`` at a time (all at once when ``chunk`` is None) and grouped by
+    :func:`batches_by_length` within their chunk; ``indices`` are positions in ``texts``. With
+    ``chunk`` None the batches are those of :func:`batches_by_length` over every text. Run it
+    under :func:`lrd.engine.pipeline.prefetch` and the next chunk is tokenised while the current
+    batches run.
+    """
+    pad_id = tokenizer.pad_token_id
+    if pad_id is None:
+        raise ValueError("the tokenizer has no padding token; set tokenizer.pad_token (lrd.load_model sets "
+                         "it to the end-of-sequence token)")
+    chunk = len(texts) if chunk is None else chunk
+    for start in range(0, len(texts), chunk):
+        part = list(texts[start:start + chunk])
+        ids = tokenizer(part, truncation=True, max_length=max_length, add_special_tokens=True)["input_ids"]
+        for local in batches_by_length([len(x) for x in ids], batch_size, max_batch_tokens):
+            input_ids, mask = pad_rows([ids[i] for i in local], pad_id, padding_side, pin=pin)
+            yield start + local, input_ids, mask
+
+
+#: Texts tokenised per chunk on an accelerator, in batches: the first forward pass waits for
+#: one chunk only, and each later chunk is tokenised while the one before runs.
+ACCELERATOR_CHUNK_BATCHES = 4
+
+
+def _check_finite(model: LoadedModel, array: np.ndarray) -> None:
+    if not np.isfinite(array).all():
+        raise FloatingPointError(
+            f"{model.name} produced NaN/inf hidden states; try dtype=torch.float32 or shorter texts")
 
 
 @torch.inference_mode()
 def _run(model: LoadedModel, texts: Sequence[str], *, variants: Sequence[tuple[str, bool]], batch_size: int,
          max_length: int, padding_side: str, return_tokens: bool, progress: bool,
          max_batch_tokens: int | None = None, tokens_final_norm: bool = False):
-    """One forward pass per batch; every ``(pooling, final_norm)`` variant pooled from it."""
-    tok = model.tokenizer
-    encoded = tok(list(texts), truncation=True, max_length=max_length, add_special_tokens=True)
-    ids = encoded["input_ids"]
+    """One forward pass per batch; every ``(pooling, final_norm)`` variant pooled from it.
+
+    On an accelerator the host stays a batch ahead: texts are tokenised and padded in a
+    background thread, a chunk at a time (:data:`ACCELERATOR_CHUNK_BATCHES`), inputs come from
+    pinned memory, and each batch's pooled result, every variant stacked into one
+    ``(variants, L + 1, B, d)`` tensor, travels to the host in one non-blocking copy that is read
+    after the next batch's forward pass has been queued. On the CPU the batches are those of
+    :func:`batches_by_length` over every text, as before, and nothing waits.
+    """
+    accelerated = on_accelerator(model.device)
     pooled = [np.empty((model.n_layers + 1, len(texts), model.hidden_size), dtype=np.float32) for _ in variants]
     tokens: list[np.ndarray | None] = [None] * len(texts) if return_tokens else []
-    old_side = tok.padding_side
-    tok.padding_side = padding_side
     out_stream = lrd_progress.stream(progress)
-    bar = tqdm(batches_by_length([len(x) for x in ids], batch_size, max_batch_tokens), disable=out_stream is None,
-               file=out_stream, ncols=lrd_progress.columns(), unit="batch",
-               desc=f"extract {model.name} · {lrd_progress.describe(texts)}")
+    bar = tqdm(total=len(texts), disable=out_stream is None, file=out_stream, ncols=lrd_progress.columns(),
+               unit="text", desc=f"extract {model.name} · {lrd_progress.describe(texts)}")
+    batches = tokenized_batches(model.tokenizer, texts, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
+                                max_length=max_length, padding_side=padding_side,
+                                chunk=batch_size * ACCELERATOR_CHUNK_BATCHES if accelerated else None,
+                                pin=accelerated and torch.device(model.device).type == "cuda")
+    pending: tuple[np.ndarray, HostCopy] | None = None  # the previous batch, on its way to the host
+
+    def land(idx: np.ndarray, copy: HostCopy) -> None:
+        result = copy.result()
+        _check_finite(model, result)
+        for out_array, p in zip(pooled, result):
+            out_array[:, idx] = p
+        bar.update(len(idx))
+
     try:
-        for idx in bar:
-            enc = tok.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt")
-            enc = {k: v.to(model.device) for k, v in enc.items()}
+        for idx, input_ids, mask in prefetch(batches):
+            enc = {"input_ids": input_ids.to(model.device, non_blocking=True),
+                   "attention_mask": mask.to(model.device, non_blocking=True)}
             # the base model (no LM head): hidden states are the same, and no logits are computed
             out = model.model.base_model(**_forward_kwargs(model, enc, padding_side), output_hidden_states=True)
             hidden = out.hidden_states  # L + 1 tensors (B, T, d); never stacked: pooled layer by layer
@@ -227,20 +285,21 @@ def _run(model: LoadedModel, texts: Sequence[str], *, variants: Sequence[tuple[s
             if tokens_final_norm or any(f for _, f in variants):
                 normed = [model.final_norm(h) for h in hidden[:-1]] + [hidden[-1]]
             mask = enc["attention_mask"]
-            for out_array, (pooling, final_norm) in zip(pooled, variants):
-                p = torch.stack([pool(h.float(), mask, pooling) for h in (normed if final_norm else hidden)])
-                if not torch.isfinite(p).all():
-                    raise FloatingPointError(
-                        f"{model.name} produced NaN/inf hidden states; try dtype=torch.float32 or shorter texts")
-                out_array[:, idx] = p.cpu().numpy()
+            result = torch.stack([torch.stack([pool(h.float(), mask, pooling) for h in (normed if final_norm else hidden)])
+                                  for pooling, final_norm in variants])
+            copy = HostCopy(result)
+            if pending is not None:
+                land(*pending)
+            pending = (idx, copy)
             if return_tokens:
                 m = mask.bool().cpu()
                 hs_cpu = torch.stack([h.float().cpu() for h in (normed if tokens_final_norm else hidden)])
                 for j, i in enumerate(idx):
                     tokens[i] = hs_cpu[:, j][:, m[j]].numpy()
-            del out, hidden, normed  # free this batch's states before the next forward
+            del out, hidden, normed, result  # free this batch's states before the next forward
+        if pending is not None:
+            land(*pending)
     finally:
-        tok.padding_side = old_side
         bar.close()
         lrd_progress.release(out_stream)
     return pooled, tokens

@@ -42,6 +42,7 @@ from tqdm import tqdm
 from lrd.engine.extract import batch_token_limit, batches_by_length
 from lrd.engine.models import LoadedModel
 from lrd.engine.perturb import perturb
+from lrd.engine.pipeline import HostCopy, prefetch
 from lrd.engine.tasks import Task
 
 __all__ = ["MCRequests", "build_requests", "loglikelihoods", "mc_accuracy", "permuted_gold_accuracy", "forward_batches",
@@ -204,9 +205,19 @@ class Batch:
     flat_positions: torch.Tensor
     flat_targets: torch.Tensor
     flat_requests: torch.Tensor
+    n_real: int = 0  # real (unpadded) tokens, counted on the host
+
+    def to(self, device: str | torch.device) -> "Batch":
+        """This batch with every tensor on ``device`` (non-blocking from pinned memory)."""
+        move = lambda t: t.to(device, non_blocking=True)  # noqa: E731
+        return Batch(self.rows, {k: move(v) for k, v in self.kwargs.items()}, move(self.token_mask), self.requests,
+                     move(self.flat_rows), move(self.flat_positions), move(self.flat_targets),
+                     move(self.flat_requests), self.n_real)
 
 
-def _encode_batch(model: LoadedModel, requests: MCRequests, rows: np.ndarray, req_of_row: dict) -> Batch:
+def _encode_batch(model: LoadedModel, requests: MCRequests, rows: np.ndarray, req_of_row: dict, *,
+                  pin: bool = False) -> Batch:
+    """The batch of ``rows`` on the host (pinned with ``pin``); :meth:`Batch.to` moves it."""
     width = max(len(requests.inputs[r]) for r in rows)
     pad = model.tokenizer.pad_token_id or 0
     ids = torch.full((len(rows), width), pad, dtype=torch.long)
@@ -236,11 +247,10 @@ def _encode_batch(model: LoadedModel, requests: MCRequests, rows: np.ndarray, re
         flat_pos += [offset + t for t in requests.targets[j]]
         flat_tgt += list(requests.continuations[j])
         flat_req += [k] * len(requests.targets[j])
-    kwargs = {"input_ids": ids.to(model.device), "attention_mask": attn.to(model.device),
-              "position_ids": pos.to(model.device)}
-    as_long = lambda x: torch.tensor(x, dtype=torch.long, device=model.device)  # noqa: E731
-    return Batch(rows, kwargs, real.to(model.device), reqs, as_long(flat_rows), as_long(flat_pos),
-                 as_long(flat_tgt), as_long(flat_req))
+    host = lambda t: t.pin_memory() if pin else t  # noqa: E731
+    as_long = lambda x: host(torch.tensor(x, dtype=torch.long))  # noqa: E731
+    return Batch(rows, {"input_ids": host(ids), "attention_mask": host(attn), "position_ids": host(pos)}, host(real),
+                 reqs, as_long(flat_rows), as_long(flat_pos), as_long(flat_tgt), as_long(flat_req), int(real.sum()))
 
 
 def request_logprobs(model: LoadedModel, batch: Batch, requests: MCRequests, logits: torch.Tensor) -> torch.Tensor:
@@ -296,11 +306,14 @@ def _supports_keep(model: LoadedModel) -> bool:
 
 def forward_batches(model: LoadedModel, requests: MCRequests, *, batch_size: int = 32,
                     progress: bool | None = None, max_batch_tokens: int | None = None):
-    """Yield ``(batch, run)`` per length-sorted batch; ``run()`` returns ``(request indices, lls)``.
+    """Yield ``(batch, run)`` per length-sorted batch; ``run()`` returns ``(request indices, lls)``,
+    the log-likelihoods a float32 tensor on the model's device (read it with one host copy per
+    batch, e.g. :class:`lrd.engine.pipeline.HostCopy`, not one per call).
 
     Batches hold at most ``batch_size`` rows and ``max_batch_tokens`` padded tokens (default:
     :func:`lrd.engine.extract.batch_token_limit`, 512 on CPU, where it makes removal sweeps about
-    30% faster, none on an accelerator).
+    30% faster; on a CUDA device what half its free memory holds). The next batch is encoded in
+    a background thread (:func:`lrd.engine.pipeline.prefetch`) into pinned memory on CUDA.
 
     ``run()`` does the forward pass under whatever block list is installed when it is called;
     callers that patch the model between calls (the resumed ablation sweep) call it again.
@@ -311,12 +324,14 @@ def forward_batches(model: LoadedModel, requests: MCRequests, *, batch_size: int
         req_of_row.setdefault(r, []).append(j)
     budget = batch_token_limit(model, max_batch_tokens)
     batches = batches_by_length([len(x) for x in requests.inputs], batch_size, budget)
-    for rows in tqdm(batches, disable=not progress, desc=f"score {model.name}", unit="batch"):
-        batch = _encode_batch(model, requests, rows, req_of_row)
+    pin = torch.device(model.device).type == "cuda"
+    encoded = (_encode_batch(model, requests, rows, req_of_row, pin=pin) for rows in batches)
+    for batch in tqdm(prefetch(encoded), total=len(batches), disable=not progress, desc=f"score {model.name}",
+                      unit="batch"):
+        batch = batch.to(model.device)
 
-        def run(batch=batch) -> tuple[list[int], np.ndarray]:
-            ll = request_logprobs(model, batch, requests, model_logits(model, batch))
-            return batch.requests, ll.detach().cpu().numpy().astype(float)
+        def run(batch=batch) -> tuple[list[int], torch.Tensor]:
+            return batch.requests, request_logprobs(model, batch, requests, model_logits(model, batch)).detach()
 
         yield batch, run
 
@@ -326,9 +341,14 @@ def loglikelihoods(model: LoadedModel, requests: MCRequests, *, batch_size: int 
                    progress: bool | None = None) -> np.ndarray:
     """Log-likelihood (nats) of every request's continuation; shape (n_requests,)."""
     out = np.full(len(requests.item), np.nan)
+    pending = None  # the previous batch's result, on its way to the host while this one runs
     for _, run in forward_batches(model, requests, batch_size=batch_size, progress=progress):
         reqs, ll = run()
-        out[reqs] = ll
+        if pending is not None:
+            out[pending[0]] = pending[1].result()
+        pending = reqs, HostCopy(ll)
+    if pending is not None:
+        out[pending[0]] = pending[1].result()
     if not np.isfinite(out).all():
         raise FloatingPointError(f"{model.name} produced non-finite log-likelihoods")
     return perturb(out, tag="loglikelihoods")  # unchanged unless LRD_PERTURB is set (lrd.engine.perturb)

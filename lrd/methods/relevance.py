@@ -42,6 +42,7 @@ from tqdm import tqdm
 from lrd.engine.ablation import anatomy, removed_layers, replaced_blocks
 from lrd.engine.models import LoadedModel, _get
 from lrd.engine.perturb import perturb
+from lrd.engine.pipeline import HostCopy, on_accelerator, prefetch
 from lrd.engine.scoring import MCRequests, forward_batches, model_logits, request_logprobs
 from lrd.methods.pruning import angular_distance  # noqa: F401  (re-exported: it lived here)
 
@@ -202,14 +203,15 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
         rows = batch.rows
         with _recording(blocks) as rec:
             reqs, ll = run()
-        lls[0, reqs] = ll
+        got = [(0, reqs, ll)]  # every set's log-likelihoods of this batch, still on the device
         mask = batch.token_mask
-        n_tok += int(mask.sum())
+        n_tok += batch.n_real
+        cos, ends = [], []  # per block, on the device: one host copy per batch, not 2 L + 1
         for i in range(n):
             a, b = rec["in"][i].float(), _hidden(rec["out"][i]).float()
-            cos_sum[i] += torch.nn.functional.cosine_similarity(a, b, dim=-1)[mask].sum().item()
-            last[i, rows] = a[:, -1].cpu().numpy()  # left padding: the last position is the last token
-        last[n, rows] = _hidden(rec["out"][n - 1])[:, -1].float().cpu().numpy()
+            cos.append(torch.nn.functional.cosine_similarity(a, b, dim=-1)[mask].sum())
+            ends.append(a[:, -1])  # left padding: the last position is the last token
+        ends.append(_hidden(rec["out"][n - 1])[:, -1].float())
         outs = {0: rec["out"]}  # each run's recorded block outputs that its children resume from
         for k in order:
             s, (parent, block) = sets[k], plan[k]
@@ -217,12 +219,18 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
             new, new_types = _resumed(blocks, types, outs[parent] if resume else {}, first, {i - 1 for i in s})
             with _recording(blocks, needed.get(k, ())) as child:
                 with replaced_blocks(model, new, new_types):
-                    got, ll = run()
+                    got.append((k, *run()))
             if k in needed:
                 outs[k] = child["out"]
-            lls[k, got] = ll
             work += (len(new) - (first > 0)) / n * len(rows) / len(requests.inputs)
         del rec, outs
+        cos_host, ends_host, lls_host = (HostCopy(torch.stack(x)).result()
+                                         for x in (cos, ends, [ll for *_, ll in got]))
+        for i in range(n):
+            cos_sum[i] += float(cos_host[i])  # float64 sums of float32 batch sums, in block order
+        last[:, rows] = ends_host
+        for (k, reqs, _), ll in zip(got, lls_host):
+            lls[k, reqs] = ll
     work += 1.0
     cosine = 1.0 - cos_sum / max(n_tok, 1)
     return SweepResult(sets, perturb(lls, tag="removal_sweep/lls"), perturb(cosine, tag="removal_sweep/cosine"),
@@ -311,7 +319,8 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
     cosine : ndarray of shape (L,)
         Cosine relevance of each block (over real tokens).
     """
-    from lrd.engine.extract import batch_token_limit, batches_by_length, pool, resolve_max_length
+    from lrd.engine.extract import (ACCELERATOR_CHUNK_BATCHES, batch_token_limit, pool, resolve_max_length,
+                                    tokenized_batches)
 
     hf, row = anatomy(model)
     blocks = list(_get(hf, row["blocks"]))
@@ -320,33 +329,41 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
     bad = [s for s in sets if s and not (1 <= s[0] and s[-1] <= n)]
     if bad:
         raise ValueError(f"removal sets {bad} have blocks outside 1..{n}")
-    tok = model.tokenizer
-    # as extraction truncates: at most 512 tokens, and no more than the model's position table takes
-    ids = tok(list(texts), truncation=True, max_length=resolve_max_length(model, max_length))["input_ids"]
     pooled = np.zeros((len(sets) + 1, len(texts), model.hidden_size), dtype=np.float32)
     cos_sum, n_tok = np.zeros(n), 0
     progress = sys.stderr.isatty() if progress is None else progress
-    budget = batch_token_limit(model, None)
-    for idx in tqdm(batches_by_length([len(x) for x in ids], batch_size, budget), disable=not progress,
-                    desc=f"ablate {model.name}", unit="batch"):
-        enc = tok.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt", padding_side="right")
-        enc = {k: v.to(model.device) for k, v in enc.items()}
+    accelerated = on_accelerator(model.device)
+    # as extraction truncates and batches: at most 512 tokens, no more than the model's position table takes
+    batches = tokenized_batches(model.tokenizer, texts, batch_size=batch_size,
+                                max_batch_tokens=batch_token_limit(model, None),
+                                max_length=resolve_max_length(model, max_length), padding_side="right",
+                                chunk=batch_size * ACCELERATOR_CHUNK_BATCHES if accelerated else None,
+                                pin=torch.device(model.device).type == "cuda")
+    bar = tqdm(total=len(texts), disable=not progress, desc=f"ablate {model.name}", unit="text")
+    for idx, input_ids, attention_mask in prefetch(batches):
+        n_tok += int(attention_mask.sum())  # on the host
+        enc = {"input_ids": input_ids.to(model.device, non_blocking=True),
+               "attention_mask": attention_mask.to(model.device, non_blocking=True)}
         with _recording(blocks) as rec:
             out = hf(**enc).last_hidden_state
-        pooled[0, idx] = pool(out, enc["attention_mask"], "mean").float().cpu().numpy()
+        rows = [pool(out, enc["attention_mask"], "mean").float()]
         m = enc["attention_mask"].bool()
-        n_tok += int(m.sum())
-        for i in range(n):
-            a, b = rec["in"][i].float(), _hidden(rec["out"][i]).float()
-            cos_sum[i] += torch.nn.functional.cosine_similarity(a, b, dim=-1)[m].sum().item()
-        for row_i, s in enumerate(sets, start=1):
+        cos = [torch.nn.functional.cosine_similarity(rec["in"][i].float(), _hidden(rec["out"][i]).float(), dim=-1)[m].sum()
+               for i in range(n)]
+        for s in sets:
             if not s:
-                pooled[row_i, idx] = pooled[0, idx]
+                rows.append(rows[0])
                 continue
             new, _ = _resumed(blocks, None, rec["out"], s[0] - 1, {i - 1 for i in s})
             with replaced_blocks(model, new):
                 out = hf(**enc).last_hidden_state
-            pooled[row_i, idx] = pool(out, enc["attention_mask"], "mean").float().cpu().numpy()
+            rows.append(pool(out, enc["attention_mask"], "mean").float())
+        del rec, out
+        pooled[:, idx] = HostCopy(torch.stack(rows)).result()  # one host copy per batch
+        for i, c in enumerate(HostCopy(torch.stack(cos)).result()):
+            cos_sum[i] += float(c)  # float64 sums of float32 batch sums, in block order
+        bar.update(len(idx))
+    bar.close()
     cosine = 1.0 - cos_sum / max(n_tok, 1)
     return perturb(pooled, tag="encoder_removal/pooled"), perturb(cosine, tag="encoder_removal/cosine")
 

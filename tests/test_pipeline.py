@@ -1,0 +1,168 @@
+"""lrd.engine.pipeline: prefetching, numpy padding, deferred host copies, memory-sized batches;
+and the accelerator path of the extraction, exercised on the CPU."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import lrd
+from lrd.engine import extract as extract_module
+from lrd.engine.pipeline import HostCopy, accelerator_batch_tokens, pad_rows, prefetch
+
+TEXTS = ["the cat sat on the mat", "a dog", "the model is very good and not bad", "text",
+         "cat and dog sat in the mat of the model", "a good text", "bad", "the layer is not good",
+         "a cat and a dog and a mat", "very very good", "of to in", "the model text"]
+
+
+def test_prefetch_yields_every_item_in_order():
+    assert list(prefetch(iter(range(50)), depth=3)) == list(range(50))
+    assert list(prefetch([], depth=1)) == []
+
+
+def test_prefetch_raises_the_producers_error_at_its_item():
+    def items():
+        yield 1
+        yield 2
+        raise KeyError("broken tokenizer")
+
+    got = []
+    with pytest.raises(KeyError, match="broken tokenizer"):
+        for x in prefetch(items()):
+            got.append(x)
+    assert got == [1, 2]
+
+
+def test_prefetch_stops_its_producer_when_the_consumer_stops():
+    produced = []
+
+    def items():
+        for i in range(1000):
+            produced.append(i)
+            yield i
+
+    before = threading.active_count()
+    for x in prefetch(items(), depth=2):
+        if x == 3:
+            break  # closes the generator: the producer must stop, not fill 1000 items
+    time.sleep(0.2)
+    assert len(produced) <= 3 + 2 + 2  # what was consumed, the queue, the item in hand
+    assert threading.active_count() == before
+
+
+def test_prefetch_runs_ahead_of_the_consumer():
+    """While the consumer works on item i, item i + 1 is produced (the point of it)."""
+    stamps = {}
+
+    def items():
+        for i in range(3):
+            time.sleep(0.2)  # tokenising
+            stamps[i] = time.perf_counter()
+            yield i
+
+    start = time.perf_counter()
+    for _ in prefetch(items()):
+        time.sleep(0.2)  # the forward pass
+    total = time.perf_counter() - start
+    assert total < 0.2 * 6 - 0.1  # serial would take 1.2 s; overlapped about 0.8 s
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("bert", [True, False])
+def test_pad_rows_equals_the_tokenizers_pad(side, bert, tiny_encoder, tiny_decoder):
+    tok = (tiny_encoder if bert else tiny_decoder).tokenizer
+    rows = tok(TEXTS)["input_ids"]
+    old = tok.padding_side
+    tok.padding_side = side
+    try:
+        want = tok.pad({"input_ids": rows}, return_tensors="pt")
+    finally:
+        tok.padding_side = old
+    ids, mask = pad_rows(rows, tok.pad_token_id, side)
+    assert torch.equal(ids, want["input_ids"]) and torch.equal(mask, want["attention_mask"])
+    assert ids.dtype == mask.dtype == torch.int64
+
+
+def test_pad_rows_rejects_an_unknown_side():
+    with pytest.raises(ValueError, match="side"):
+        pad_rows([[1, 2]], 0, "middle")
+
+
+def test_host_copy_on_the_cpu_is_the_tensor_itself():
+    t = torch.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(HostCopy(t).result(), t.numpy())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_host_copy_from_cuda_lands_in_pinned_memory():
+    t = torch.randn(3, 5, device="cuda")
+    copy = HostCopy(t)
+    assert copy._host.is_pinned()
+    np.testing.assert_array_equal(copy.result(), t.cpu().numpy())
+
+
+def test_accelerator_batch_tokens_closed_form(monkeypatch):
+    assert accelerator_batch_tokens(12, 384, 1536, 4, "cpu") is None
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (10 * 2**30, 80 * 2**30))
+    per_token = 4 * (2 * 13 * 384 + 4 * 384 + 3 * 1536)
+    assert accelerator_batch_tokens(12, 384, 1536, 4, "cuda") == int(0.5 * 10 * 2**30 // per_token)
+    # half precision halves the bytes per token: twice the tokens
+    assert accelerator_batch_tokens(12, 384, 1536, 2, "cuda") == int(0.5 * 10 * 2**30 // (per_token // 2))
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (10, 80))
+    assert accelerator_batch_tokens(12, 384, 1536, 4, "cuda") == 1  # never zero
+
+
+def test_the_cuda_default_budget_comes_from_free_memory(tiny_decoder, monkeypatch):
+    """``batch_token_limit`` on a CUDA device: the estimate from the model's own sizes; explicit wins."""
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (2**30, 2**31))
+    monkeypatch.setattr(tiny_decoder, "device", "cuda")
+    cfg = tiny_decoder.model.config
+    want = accelerator_batch_tokens(cfg.num_hidden_layers, cfg.hidden_size, cfg.intermediate_size, 4, "cuda")
+    assert extract_module.batch_token_limit(tiny_decoder, None) == want
+    assert extract_module.batch_token_limit(tiny_decoder, 64) == 64
+    monkeypatch.setattr(tiny_decoder, "device", "cpu")
+    assert extract_module.batch_token_limit(tiny_decoder, None) == extract_module.CPU_BATCH_TOKENS
+
+
+def test_tokenized_batches_cover_every_text_once_chunked_or_not(tiny_decoder):
+    tok = tiny_decoder.tokenizer
+    whole = list(extract_module.tokenized_batches(tok, TEXTS, batch_size=3, max_batch_tokens=None, max_length=64,
+                                                  padding_side="right"))
+    lengths = [len(x) for x in tok(TEXTS)["input_ids"]]
+    want = extract_module.batches_by_length(lengths, 3)
+    assert [b[0].tolist() for b in whole] == [w.tolist() for w in want]  # unchunked: the global batches
+    chunked = list(extract_module.tokenized_batches(tok, TEXTS, batch_size=3, max_batch_tokens=None, max_length=64,
+                                                    padding_side="right", chunk=5))
+    assert sorted(np.concatenate([b[0] for b in chunked]).tolist()) == list(range(len(TEXTS)))
+    assert all(b[0].max() < 5 for b in chunked[:2])  # the first chunk's texts come first
+    for idx, ids, mask in chunked:
+        assert ids.shape == mask.shape == (len(idx), max(lengths[i] for i in idx))
+
+
+@pytest.mark.parametrize("fixture", ["tiny_encoder", "tiny_decoder"])
+def test_the_accelerator_path_gives_the_cpu_paths_states(fixture, request, monkeypatch):
+    """The extraction as it runs on a GPU (chunked tokenisation in a thread, all variants in one
+    deferred copy, read a batch late), forced on the CPU: the same states as the CPU path."""
+    model = request.getfixturevalue(fixture)
+    variants = [{"pooling": "mean"}, {"pooling": "last"}, {"pooling": "cls"}]
+    if model.final_norm is not None:
+        variants.append({"pooling": "mean", "final_norm": True})
+    texts = TEXTS * 3
+    plain = lrd.extract_variants(model, texts, variants, batch_size=4, cache=False)
+    monkeypatch.setattr(extract_module, "on_accelerator", lambda device: True)
+    monkeypatch.setattr(extract_module, "ACCELERATOR_CHUNK_BATCHES", 2)  # 8 texts a chunk: several chunks
+    fast = extract_module.extract_variants(model, texts, variants, batch_size=4, max_batch_tokens=10_000, cache=False)
+    for a, b in zip(fast, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_non_finite_states_are_caught_on_the_deferred_path(tiny_encoder, monkeypatch):
+    monkeypatch.setattr(extract_module, "on_accelerator", lambda device: True)
+    monkeypatch.setattr(extract_module, "pool", lambda h, mask, pooling: torch.full(h.shape[:-2] + h.shape[-1:],
+                                                                                     float("nan")))
+    with pytest.raises(FloatingPointError, match="NaN"):
+        extract_module.extract(tiny_encoder, TEXTS, cache=False)
