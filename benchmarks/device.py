@@ -26,6 +26,12 @@ and ``smollm2/`` tokenizer files (default: the same panel).
     python benchmarks/device.py --device cuda              # on the GPU machine (see ../shared/gpu.md)
     python benchmarks/device.py --device cpu --quick       # the same code path on a CPU, small (run once:
                                                            # its differences are 0 by construction)
+    python benchmarks/device.py --device cuda --parts default --dtype bfloat16   # the default book's units
+
+**Default units** (``--parts default``, issue 19's "whole default book on one GPU"): every
+chapter's units at its default parameters, the panel replaced by random-weight models of its
+configs, timed unit by unit; a budget (``--budget``) stops starting units so the call ends in
+time, and ``--out`` keeps the table of what finished.
 """
 
 from __future__ import annotations
@@ -300,6 +306,67 @@ def sweep_rows(device: str, keys: list[str], n_items: int, configs: Path, tokeni
     return pd.DataFrame(rows)
 
 
+def default_rows(device: str, dtype: str, keys: list[str], chapters: list[str], configs: Path, tokenizers: Path,
+                 scratch: Path, data: Path, out: Path | None, budget_s: float) -> pd.DataFrame:
+    """The default book's heavy work on ``device``: every chapter's units at its default
+    parameters, the panel replaced by random-weight models of the panel's configs (same sizes,
+    same architectures; speed does not depend on the weights), run as ``lrd sweep`` groups them
+    (one load per model, extractions shared through the cache of a fresh ``LRD_HOME``).
+
+    Units of models outside ``keys`` are left out. Stops starting units once ``budget_s``
+    seconds have passed (the rest are listed as not run); with ``out``, the table is written
+    after every unit, so a call cut short keeps what finished.
+    """
+    from lrd.units.sweep import batches
+
+    paths = {k: str(scratch / f"random-{k}") for k in PANEL}  # built on first use by random_panel_model
+    declared = []
+    for chapter in chapters:
+        declare = declaration(chapter)
+        wanted = inspect.signature(declare).parameters
+        values = {**notebook_defaults(chapter), "device": device, "dtype": dtype}
+        values = {n: (paths[v] if isinstance(v, str) and v in PANEL else
+                      [paths[x] for x in v] if isinstance(v, list) and v and all(x in PANEL for x in v) else v)
+                  for n, v in values.items()}
+        found = declare(**{k: v for k, v in values.items() if k in wanted})
+        declared += [u for part in (found.values() if isinstance(found, dict) else [found]) for u in part]
+    key_of = {v: k for k, v in paths.items()}
+    declared = [u for u in declared if key_of.get(u.model) in keys]
+    os.environ["LRD_HOME"] = str(fresh_home(scratch, f"home-default-{device}-{dtype}", data))
+    rows, start = [], time.perf_counter()
+    for group in batches(declared):
+        key = key_of[group[0].model]
+        model = None
+        for u in group:
+            row = {"chapter": u.chapter, "model": key, "unit": u.label.replace(u.model, key)[:60],
+                   "seconds": float("nan"), "error": ""}
+            if time.perf_counter() - start > budget_s:
+                row["error"] = "not run (budget)"
+            else:
+                try:
+                    if model is None:
+                        t0 = time.perf_counter()
+                        model = random_panel_model(key, configs, tokenizers, scratch, device)
+                        rows.append({"chapter": "(load)", "model": key, "unit": "build + load",
+                                     "seconds": time.perf_counter() - t0, "error": ""})
+                    t0 = time.perf_counter()
+                    u.func(model, **u.params)
+                    _sync(device)
+                    row["seconds"] = time.perf_counter() - t0
+                except Exception as err:  # noqa: BLE001  (reported in the table, the rest goes on)
+                    row["error"] = f"{type(err).__name__}: {err}"[:200]
+            rows.append(row)
+            print(f"  {row['chapter']:<22} {key:<8} {row['unit']:<60} {row['seconds']:8.1f} s {row['error']}",
+                  flush=True)
+            if out is not None:
+                out.mkdir(parents=True, exist_ok=True)
+                pd.DataFrame(rows).to_csv(out / f"device-default-{dtype}.csv", index=False)
+        del model
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -307,7 +374,14 @@ def main() -> None:
     parser.add_argument("--n-texts", type=int, default=5000, help="SST-2 sentences of the throughput table")
     parser.add_argument("--configs", type=Path, default=None, help="folder of <key>/config.json (default: the panel)")
     parser.add_argument("--tokenizers", type=Path, default=None, help="folder with minilm/ and smollm2/ tokenizers")
-    parser.add_argument("--parts", default="units,extract,sweep", help="comma-separated: units, extract, sweep")
+    parser.add_argument("--parts", default="units,extract,sweep",
+                        help="comma-separated: units, extract, sweep, default (the default book's units)")
+    parser.add_argument("--models", default=",".join(PANEL), help="panel keys of the extract, sweep and default parts")
+    parser.add_argument("--chapters", default=",".join(c for c in CHAPTER_UNITS if c != "null_calibration"),
+                        help="chapters of the default part")
+    parser.add_argument("--dtype", default="float32", help="dtype of the default part (float32, bfloat16, float16)")
+    parser.add_argument("--budget", type=float, default=420.0,
+                        help="seconds after which the default part starts no more units")
     parser.add_argument("--out", type=Path, default=None, help="write each table as CSV into this folder too")
     args = parser.parse_args()
     pd.set_option("display.width", 160)
@@ -315,7 +389,11 @@ def main() -> None:
     configs = args.configs or home / "models"
     tokenizers = args.tokenizers or home / "models"
     parts = args.parts.split(",")
-    keys = ["minilm", "smollm2"] if args.quick else list(PANEL)
+    keys = [k for k in args.models.split(",") if k]
+    unknown = sorted(set(keys) - set(PANEL))
+    if unknown:
+        parser.error(f"--models {unknown} are not panel keys; choose among {', '.join(PANEL)}")
+    keys = [k for k in keys if k in ("minilm", "smollm2")] if args.quick else keys
     sizes = [32] if args.quick else [32, 256]
     n_texts = 64 if args.quick else args.n_texts
     print(f"device {args.device}; torch {torch.__version__}; LRD_HOME {home}", flush=True)
@@ -345,6 +423,19 @@ def main() -> None:
                                          configs, tokenizers, scratch)
             print(f"\n## multiple-choice scorer and removal sweeps, SciQ ({time.perf_counter() - t0:.0f} s)")
             print(tables["sweep"].to_string(index=False, float_format=lambda x: f"{x:,.1f}"), flush=True)
+        if "default" in parts:
+            t0 = time.perf_counter()
+            print(f"\n## the default book's units on {args.device} ({args.dtype}), random weights of the panel's "
+                  "configs", flush=True)
+            table = default_rows(args.device, args.dtype, keys, args.chapters.split(","), configs, tokenizers,
+                                 scratch, home / "data", args.out, args.budget)
+            tables["default"] = table
+            os.environ["LRD_HOME"] = str(home)
+            ran = table[table["chapter"] != "(load)"]
+            print(table.groupby("chapter")["seconds"].sum().round(1).to_string())
+            print(f"total {table['seconds'].sum():.0f} s over {ran['seconds'].notna().sum()} of {len(ran)} units "
+                  f"({time.perf_counter() - t0:.0f} s wall); slowest:")
+            print(ran.nlargest(8, "seconds").to_string(index=False, float_format=lambda x: f"{x:.1f}"), flush=True)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         for name, table in tables.items():
