@@ -166,3 +166,30 @@ def test_non_finite_states_are_caught_on_the_deferred_path(tiny_encoder, monkeyp
                                                                                      float("nan")))
     with pytest.raises(FloatingPointError, match="NaN"):
         extract_module.extract(tiny_encoder, TEXTS, cache=False)
+
+
+@pytest.mark.parametrize("where", ["extract", "scorer"])
+def test_an_error_in_the_loop_stops_the_feeding_thread_at_once(where, tiny_decoder, monkeypatch):
+    """The traceback keeps the failed loop's frame alive; the producer must not wait for it."""
+    from lrd.engine import scoring
+    from lrd.engine.tasks import Task
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("device fault")
+
+    if where == "extract":
+        monkeypatch.setattr(extract_module, "pool", broken)
+        call = lambda: extract_module.extract(tiny_decoder, TEXTS * 8, batch_size=2, cache=False)  # noqa: E731
+    else:
+        import pandas as pd
+
+        frame = pd.DataFrame({"contexts": [[w] * 2 for w in TEXTS * 2], "choices": [["the mat", "a dog"]] * 24,
+                              "label": [0] * 24, "split": "test"})
+        requests = scoring.build_requests(tiny_decoder, Task("toy", "multiple_choice", frame, None, "test"))
+        monkeypatch.setattr(scoring, "request_logprobs", broken)
+        call = lambda: scoring.loglikelihoods(tiny_decoder, requests, batch_size=2)  # noqa: E731
+    with pytest.raises(RuntimeError, match="device fault") as held:  # `held` keeps the traceback
+        call()
+    time.sleep(0.3)
+    assert held.value is not None
+    assert not [t for t in threading.enumerate() if t.name == "lrd-prefetch"]

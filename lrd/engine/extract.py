@@ -264,6 +264,7 @@ def _run(model: LoadedModel, texts: Sequence[str], *, variants: Sequence[tuple[s
                                 chunk=batch_size * ACCELERATOR_CHUNK_BATCHES if accelerated else None,
                                 pin=accelerated and torch.device(model.device).type == "cuda")
     pending: tuple[np.ndarray, HostCopy] | None = None  # the previous batch, on its way to the host
+    feed = None
 
     def land(idx: np.ndarray, copy: HostCopy) -> None:
         result = copy.result()
@@ -273,7 +274,8 @@ def _run(model: LoadedModel, texts: Sequence[str], *, variants: Sequence[tuple[s
         bar.update(len(idx))
 
     try:
-        for idx, input_ids, mask in prefetch(batches):
+        feed = prefetch(batches)  # closed in `finally`: an error here stops the producer thread at once
+        for idx, input_ids, mask in feed:
             enc = {"input_ids": input_ids.to(model.device, non_blocking=True),
                    "attention_mask": mask.to(model.device, non_blocking=True)}
             # the base model (no LM head): hidden states are the same, and no logits are computed
@@ -300,6 +302,8 @@ def _run(model: LoadedModel, texts: Sequence[str], *, variants: Sequence[tuple[s
         if pending is not None:
             land(*pending)
     finally:
+        if feed is not None:
+            feed.close()
         bar.close()
         lrd_progress.release(out_stream)
     return pooled, tokens

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+from contextlib import closing
 from dataclasses import dataclass
 
 import numpy as np
@@ -326,14 +327,14 @@ def forward_batches(model: LoadedModel, requests: MCRequests, *, batch_size: int
     batches = batches_by_length([len(x) for x in requests.inputs], batch_size, budget)
     pin = torch.device(model.device).type == "cuda"
     encoded = (_encode_batch(model, requests, rows, req_of_row, pin=pin) for rows in batches)
-    for batch in tqdm(prefetch(encoded), total=len(batches), disable=not progress, desc=f"score {model.name}",
-                      unit="batch"):
-        batch = batch.to(model.device)
+    with closing(prefetch(encoded)) as feed:
+        for batch in tqdm(feed, total=len(batches), disable=not progress, desc=f"score {model.name}", unit="batch"):
+            batch = batch.to(model.device)
 
-        def run(batch=batch) -> tuple[list[int], torch.Tensor]:
-            return batch.requests, request_logprobs(model, batch, requests, model_logits(model, batch)).detach()
+            def run(batch=batch) -> tuple[list[int], torch.Tensor]:
+                return batch.requests, request_logprobs(model, batch, requests, model_logits(model, batch)).detach()
 
-        yield batch, run
+            yield batch, run
 
 
 @torch.inference_mode()
@@ -342,11 +343,12 @@ def loglikelihoods(model: LoadedModel, requests: MCRequests, *, batch_size: int 
     """Log-likelihood (nats) of every request's continuation; shape (n_requests,)."""
     out = np.full(len(requests.item), np.nan)
     pending = None  # the previous batch's result, on its way to the host while this one runs
-    for _, run in forward_batches(model, requests, batch_size=batch_size, progress=progress):
-        reqs, ll = run()
-        if pending is not None:
-            out[pending[0]] = pending[1].result()
-        pending = reqs, HostCopy(ll)
+    with closing(forward_batches(model, requests, batch_size=batch_size, progress=progress)) as feed:
+        for _, run in feed:
+            reqs, ll = run()
+            if pending is not None:
+                out[pending[0]] = pending[1].result()
+            pending = reqs, HostCopy(ll)
     if pending is not None:
         out[pending[0]] = pending[1].result()
     if not np.isfinite(out).all():

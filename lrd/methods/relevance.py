@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
@@ -199,38 +199,40 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
     order = sorted(range(1, len(sets)), key=lambda k: len(sets[k]))  # prefixes before the sets they start
     t0 = time.perf_counter()
     work = 0.0
-    for batch, run in forward_batches(model, requests, batch_size=batch_size, progress=progress):
-        rows = batch.rows
-        with _recording(blocks) as rec:
-            reqs, ll = run()
-        got = [(0, reqs, ll)]  # every set's log-likelihoods of this batch, still on the device
-        mask = batch.token_mask
-        n_tok += batch.n_real
-        cos, ends = [], []  # per block, on the device: one host copy per batch, not 2 L + 1
-        for i in range(n):
-            a, b = rec["in"][i].float(), _hidden(rec["out"][i]).float()
-            cos.append(torch.nn.functional.cosine_similarity(a, b, dim=-1)[mask].sum())
-            ends.append(a[:, -1])  # left padding: the last position is the last token
-        ends.append(_hidden(rec["out"][n - 1])[:, -1].float())
-        outs = {0: rec["out"]}  # each run's recorded block outputs that its children resume from
-        for k in order:
-            s, (parent, block) = sets[k], plan[k]
-            first = block - 1 if resume else 0
-            new, new_types = _resumed(blocks, types, outs[parent] if resume else {}, first, {i - 1 for i in s})
-            with _recording(blocks, needed.get(k, ())) as child:
-                with replaced_blocks(model, new, new_types):
-                    got.append((k, *run()))
-            if k in needed:
-                outs[k] = child["out"]
-            work += (len(new) - (first > 0)) / n * len(rows) / len(requests.inputs)
-        del rec, outs
-        cos_host, ends_host, lls_host = (HostCopy(torch.stack(x)).result()
-                                         for x in (cos, ends, [ll for *_, ll in got]))
-        for i in range(n):
-            cos_sum[i] += float(cos_host[i])  # float64 sums of float32 batch sums, in block order
-        last[:, rows] = ends_host
-        for (k, reqs, _), ll in zip(got, lls_host):
-            lls[k, reqs] = ll
+    feed = forward_batches(model, requests, batch_size=batch_size, progress=progress)
+    with closing(feed):  # an error stops the encoding thread at once
+        for batch, run in feed:
+            rows = batch.rows
+            with _recording(blocks) as rec:
+                reqs, ll = run()
+            got = [(0, reqs, ll)]  # every set's log-likelihoods of this batch, still on the device
+            mask = batch.token_mask
+            n_tok += batch.n_real
+            cos, ends = [], []  # per block, on the device: one host copy per batch, not 2 L + 1
+            for i in range(n):
+                a, b = rec["in"][i].float(), _hidden(rec["out"][i]).float()
+                cos.append(torch.nn.functional.cosine_similarity(a, b, dim=-1)[mask].sum())
+                ends.append(a[:, -1])  # left padding: the last position is the last token
+            ends.append(_hidden(rec["out"][n - 1])[:, -1].float())
+            outs = {0: rec["out"]}  # each run's recorded block outputs that its children resume from
+            for k in order:
+                s, (parent, block) = sets[k], plan[k]
+                first = block - 1 if resume else 0
+                new, new_types = _resumed(blocks, types, outs[parent] if resume else {}, first, {i - 1 for i in s})
+                with _recording(blocks, needed.get(k, ())) as child:
+                    with replaced_blocks(model, new, new_types):
+                        got.append((k, *run()))
+                if k in needed:
+                    outs[k] = child["out"]
+                work += (len(new) - (first > 0)) / n * len(rows) / len(requests.inputs)
+            del rec, outs
+            cos_host, ends_host, lls_host = (HostCopy(torch.stack(x)).result()
+                                             for x in (cos, ends, [ll for *_, ll in got]))
+            for i in range(n):
+                cos_sum[i] += float(cos_host[i])  # float64 sums of float32 batch sums, in block order
+            last[:, rows] = ends_host
+            for (k, reqs, _), ll in zip(got, lls_host):
+                lls[k, reqs] = ll
     work += 1.0
     cosine = 1.0 - cos_sum / max(n_tok, 1)
     return SweepResult(sets, perturb(lls, tag="removal_sweep/lls"), perturb(cosine, tag="removal_sweep/cosine"),
@@ -276,20 +278,22 @@ def taylor_importance(model: LoadedModel, requests: MCRequests, *, batch_size: i
     gold = set(np.flatnonzero(requests.choice == requests.labels[requests.item]).tolist())
     total = np.zeros(len(blocks))
     with _grad_on_embeddings(model):
-        for batch, _ in forward_batches(model, requests, batch_size=batch_size, progress=False):
-            if not gold.intersection(batch.requests):
-                continue
-            with _recording(blocks) as rec:
-                logits = model_logits(model, batch)
-                outs = [_hidden(rec["out"][i]) for i in range(len(blocks))]
-                for o in outs:
-                    o.retain_grad()
-                ll = request_logprobs(model, batch, requests, logits)
-                loss = -sum(ll[n] for n, j in enumerate(batch.requests) if j in gold)
-                loss.backward()
-                m = batch.token_mask
-                for i, o in enumerate(outs):
-                    total[i] += -(o.grad * (o - rec["in"][i]))[m].sum().item()
+        feed = forward_batches(model, requests, batch_size=batch_size, progress=False)
+        with closing(feed):
+            for batch, _ in feed:
+                if not gold.intersection(batch.requests):
+                    continue
+                with _recording(blocks) as rec:
+                    logits = model_logits(model, batch)
+                    outs = [_hidden(rec["out"][i]) for i in range(len(blocks))]
+                    for o in outs:
+                        o.retain_grad()
+                    ll = request_logprobs(model, batch, requests, logits)
+                    loss = -sum(ll[n] for n, j in enumerate(batch.requests) if j in gold)
+                    loss.backward()
+                    m = batch.token_mask
+                    for i, o in enumerate(outs):
+                        total[i] += -(o.grad * (o - rec["in"][i]))[m].sum().item()
     return np.abs(perturb(total, tag="taylor_importance"))
 
 
@@ -340,29 +344,30 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
                                 chunk=batch_size * ACCELERATOR_CHUNK_BATCHES if accelerated else None,
                                 pin=torch.device(model.device).type == "cuda")
     bar = tqdm(total=len(texts), disable=not progress, desc=f"ablate {model.name}", unit="text")
-    for idx, input_ids, attention_mask in prefetch(batches):
-        n_tok += int(attention_mask.sum())  # on the host
-        enc = {"input_ids": input_ids.to(model.device, non_blocking=True),
-               "attention_mask": attention_mask.to(model.device, non_blocking=True)}
-        with _recording(blocks) as rec:
-            out = hf(**enc).last_hidden_state
-        rows = [pool(out, enc["attention_mask"], "mean").float()]
-        m = enc["attention_mask"].bool()
-        cos = [torch.nn.functional.cosine_similarity(rec["in"][i].float(), _hidden(rec["out"][i]).float(), dim=-1)[m].sum()
-               for i in range(n)]
-        for s in sets:
-            if not s:
-                rows.append(rows[0])
-                continue
-            new, _ = _resumed(blocks, None, rec["out"], s[0] - 1, {i - 1 for i in s})
-            with replaced_blocks(model, new):
+    with closing(prefetch(batches)) as feed:  # an error stops the producer thread at once
+        for idx, input_ids, attention_mask in feed:
+            n_tok += int(attention_mask.sum())  # on the host
+            enc = {"input_ids": input_ids.to(model.device, non_blocking=True),
+                   "attention_mask": attention_mask.to(model.device, non_blocking=True)}
+            with _recording(blocks) as rec:
                 out = hf(**enc).last_hidden_state
-            rows.append(pool(out, enc["attention_mask"], "mean").float())
-        del rec, out
-        pooled[:, idx] = HostCopy(torch.stack(rows)).result()  # one host copy per batch
-        for i, c in enumerate(HostCopy(torch.stack(cos)).result()):
-            cos_sum[i] += float(c)  # float64 sums of float32 batch sums, in block order
-        bar.update(len(idx))
+            rows = [pool(out, enc["attention_mask"], "mean").float()]
+            m = enc["attention_mask"].bool()
+            cos = [torch.nn.functional.cosine_similarity(rec["in"][i].float(), _hidden(rec["out"][i]).float(), dim=-1)[m].sum()
+                   for i in range(n)]
+            for s in sets:
+                if not s:
+                    rows.append(rows[0])
+                    continue
+                new, _ = _resumed(blocks, None, rec["out"], s[0] - 1, {i - 1 for i in s})
+                with replaced_blocks(model, new):
+                    out = hf(**enc).last_hidden_state
+                rows.append(pool(out, enc["attention_mask"], "mean").float())
+            del rec, out
+            pooled[:, idx] = HostCopy(torch.stack(rows)).result()  # one host copy per batch
+            for i, c in enumerate(HostCopy(torch.stack(cos)).result()):
+                cos_sum[i] += float(c)  # float64 sums of float32 batch sums, in block order
+            bar.update(len(idx))
     bar.close()
     cosine = 1.0 - cos_sum / max(n_tok, 1)
     return perturb(pooled, tag="encoder_removal/pooled"), perturb(cosine, tag="encoder_removal/cosine")
