@@ -108,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     print("## per-layer values: largest change per measurement")
     cols = ["table", "measurement", "column", "rows", "unmatched", "max |change|", "relative"]
     print(tables[cols].to_string(index=False, float_format=lambda x: f"{x:.3g}") if len(tables) else "(none)")
+    if len(tables):
+        print("\n## per table: the measurement that moved most (relative to its largest reference value)")
+        top = tables.loc[tables.groupby("table")["relative"].idxmax(), ["table", "measurement", "column",
+                                                                       "max |change|", "relative"]]
+        print(top.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
     print("\n## verdicts")
     cols = ["chapter", "verdict", "outcome", "outcome (other)", "effect", "effect (other)", "p", "p (other)"]
     print(verdicts[cols].to_string(index=False) if len(verdicts) else "(none)")
