@@ -28,6 +28,9 @@ import pandas as pd
 VALUE_COLUMNS = {"value", "score", "epochs", "rank r", "d_0L", "mean velocity", "mean curvature", "mean NRS",
                  "mean NRS (adjusted)", "mean GFMI", "mean dataset entropy", "last-layer score", "change",
                  "intact"}
+#: Columns that hold a choice made from measured numbers (the blocks a prune rule removes):
+#: compared as values (how many rows chose differently), not used to match rows.
+CHOICE_COLUMNS = {"removed"}
 #: Columns that name what a value measures (one row of the printed table per distinct value).
 MEASURE_COLUMNS = ("measurement", "method", "rule")
 
@@ -35,12 +38,13 @@ MEASURE_COLUMNS = ("measurement", "method", "rule")
 def table_changes(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     """Largest change of each measured column, per measurement, between two tidy tables.
 
-    Rows are matched on every non-value column. Returns one row per (measurement, column) with
-    ``rows`` (matched), ``unmatched`` (rows in either table only), ``max |change|`` and
-    ``relative`` (that change over the largest ``|value|`` of the measurement in the reference).
+    Rows are matched on every column that is neither a value nor a choice. Returns one row per
+    (measurement, column) with ``rows`` (matched), ``unmatched`` (rows in either table only),
+    ``differ`` (matched rows whose value or choice differs), ``max |change|`` and ``relative``
+    (that change over the largest ``|value|`` of the measurement in the reference).
     """
-    values = [c for c in reference.columns if c in VALUE_COLUMNS and c in other.columns]
-    keys = [c for c in reference.columns if c not in VALUE_COLUMNS and c in other.columns]
+    values = [c for c in reference.columns if c in VALUE_COLUMNS | CHOICE_COLUMNS and c in other.columns]
+    keys = [c for c in reference.columns if c not in VALUE_COLUMNS | CHOICE_COLUMNS and c in other.columns]
     ref = reference.assign(_n=reference.groupby(keys, dropna=False).cumcount())  # repeated keys: in order
     oth = other.assign(_n=other.groupby(keys, dropna=False).cumcount())
     both = ref.merge(oth, on=keys + ["_n"], how="outer", suffixes=("", " (other)"), indicator=True)
@@ -51,6 +55,11 @@ def table_changes(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for name, part in groups:
         for col in values:
+            if col in CHOICE_COLUMNS:
+                differ = int((part[col].astype(str) != part[f"{col} (other)"].astype(str)).sum())
+                rows.append({"measurement": name, "column": col, "rows": len(part), "unmatched": unmatched,
+                             "differ": differ, "max |change|": float("nan"), "relative": float("nan")})
+                continue
             a = pd.to_numeric(part[col], errors="coerce").to_numpy(dtype=float)
             b = pd.to_numeric(part[f"{col} (other)"], errors="coerce").to_numpy(dtype=float)
             ok = np.isfinite(a) & np.isfinite(b)
@@ -59,7 +68,7 @@ def table_changes(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
             change = np.abs(a[ok] - b[ok])
             scale = np.abs(a[ok]).max()
             rows.append({"measurement": name, "column": col, "rows": int(ok.sum()), "unmatched": unmatched,
-                         "max |change|": float(change.max()),
+                         "differ": int((change > 0).sum()), "max |change|": float(change.max()),
                          "relative": float(change.max() / scale) if scale > 0 else float("nan")})
     return pd.DataFrame(rows)
 
@@ -106,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
     print("## per-layer values: largest change per measurement")
-    cols = ["table", "measurement", "column", "rows", "unmatched", "max |change|", "relative"]
+    cols = ["table", "measurement", "column", "rows", "unmatched", "differ", "max |change|", "relative"]
     print(tables[cols].to_string(index=False, float_format=lambda x: f"{x:.3g}") if len(tables) else "(none)")
     if len(tables):
         print("\n## per table: the measurement that moved most (relative to its largest reference value)")
