@@ -28,23 +28,24 @@ import pandas as pd
 VALUE_COLUMNS = {"value", "score", "epochs", "rank r", "d_0L", "mean velocity", "mean curvature", "mean NRS",
                  "mean NRS (adjusted)", "mean GFMI", "mean dataset entropy", "last-layer score", "change",
                  "intact"}
-#: Columns that hold a choice made from measured numbers (the blocks a prune rule removes):
-#: compared as values (how many rows chose differently), not used to match rows.
-CHOICE_COLUMNS = {"removed"}
+#: Columns of a table that hold a choice made from measured numbers (the blocks a prune rule
+#: removes, the layer the ``best`` baseline picks): compared as values (how many rows chose
+#: differently), not used to match rows.
+CHOICE_COLUMNS = {"selection_and_pruning_changes": ("removed",), "cayley_aggregation": ("layer",)}
 #: Columns that name what a value measures (one row of the printed table per distinct value).
 MEASURE_COLUMNS = ("measurement", "method", "rule")
 
 
-def table_changes(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+def table_changes(reference: pd.DataFrame, other: pd.DataFrame, choices: tuple[str, ...] = ()) -> pd.DataFrame:
     """Largest change of each measured column, per measurement, between two tidy tables.
 
-    Rows are matched on every column that is neither a value nor a choice. Returns one row per
+    Rows are matched on every column that is neither a value nor one of ``choices``. Returns one row per
     (measurement, column) with ``rows`` (matched), ``unmatched`` (rows in either table only),
     ``differ`` (matched rows whose value or choice differs), ``max |change|`` and ``relative``
     (that change over the largest ``|value|`` of the measurement in the reference).
     """
-    values = [c for c in reference.columns if c in VALUE_COLUMNS | CHOICE_COLUMNS and c in other.columns]
-    keys = [c for c in reference.columns if c not in VALUE_COLUMNS | CHOICE_COLUMNS and c in other.columns]
+    values = [c for c in reference.columns if (c in VALUE_COLUMNS or c in choices) and c in other.columns]
+    keys = [c for c in reference.columns if c not in VALUE_COLUMNS and c not in choices and c in other.columns]
     ref = reference.assign(_n=reference.groupby(keys, dropna=False).cumcount())  # repeated keys: in order
     oth = other.assign(_n=other.groupby(keys, dropna=False).cumcount())
     both = ref.merge(oth, on=keys + ["_n"], how="outer", suffixes=("", " (other)"), indicator=True)
@@ -55,8 +56,9 @@ def table_changes(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for name, part in groups:
         for col in values:
-            if col in CHOICE_COLUMNS:
-                differ = int((part[col].astype(str) != part[f"{col} (other)"].astype(str)).sum())
+            if col in choices:
+                x, y = part[col], part[f"{col} (other)"]
+                differ = int((~((x == y) | (x.isna() & y.isna()))).sum())  # both missing: the same choice
                 rows.append({"measurement": name, "column": col, "rows": len(part), "unmatched": unmatched,
                              "differ": differ, "max |change|": float("nan"), "relative": float("nan")})
                 continue
@@ -92,7 +94,7 @@ def compare(reference: Path, other: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     tables, verdicts = [], []
     for csv in sorted(reference.glob("*.csv")):
         if (other / csv.name).exists():
-            t = table_changes(pd.read_csv(csv), pd.read_csv(other / csv.name))
+            t = table_changes(pd.read_csv(csv), pd.read_csv(other / csv.name), CHOICE_COLUMNS.get(csv.stem, ()))
             tables.append(t.assign(table=csv.stem))
     for js in sorted(reference.glob("*.json")):
         if (other / js.name).exists():

@@ -62,11 +62,13 @@ def test_verdicts_that_change_their_outcome_are_counted(tmp_path, dtype_effect, 
 
 
 def test_a_choice_column_is_compared_not_matched(dtype_effect):
-    ref = pd.DataFrame({"rule": ["GFMI", "GFMI", "random"], "seed": [0, 1, 0], "removed": ["[3]", "[4]", "[5]"],
+    ref = pd.DataFrame({"rule": ["GFMI", "GFMI", "random"], "seed": [0, 1, 0], "removed": ["[3]", "[4]", None],
                         "score": [0.5, 0.6, 0.7]})
-    other = ref.assign(removed=["[3]", "[2]", "[5]"], score=[0.5, 0.5, 0.7])
-    out = dtype_effect.table_changes(ref, other).set_index(["measurement", "column"])
+    other = ref.assign(removed=["[3]", "[2]", None], score=[0.5, 0.5, 0.7])
+    out = dtype_effect.table_changes(ref, other, ("removed",)).set_index(["measurement", "column"])
     assert out.loc[("GFMI", "removed"), "differ"] == 1  # seed 1 removes block 2, not 4
     assert out.loc[("GFMI", "score"), "max |change|"] == pytest.approx(0.1)
     assert out.loc[("GFMI", "score"), "differ"] == 1
+    assert out.loc[("random", "removed"), "differ"] == 0  # missing in both: the same
     assert (out["unmatched"] == 0).all()  # rows are matched although a choice changed
+    assert dtype_effect.table_changes(ref, other)["unmatched"].eq(2).all()  # as a key: unmatched
