@@ -59,7 +59,7 @@ same = 0.9  # corrected between-task correlation above which two tasks' relevanc
 batch_size = 32
 threads = 0  # torch CPU threads, 0 for torch's default (all cores); 1 is faster on a CPU shared with other jobs
 device = "cpu"
-dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
+dtype = "float32"  # what the models compute in: "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
 results_dir = "results"
 
 # %% tags=["hide-input"]

@@ -60,7 +60,7 @@ pooling = "mean"
 k = 10  # NRS neighbourhood size
 variance = 0.95  # Frenet rank rule
 device = "cpu"
-dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
+dtype = "float32"  # what the models compute in: "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
 results_dir = "results"
 
 # %% tags=["hide-input"]

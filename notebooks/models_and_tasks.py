@@ -31,7 +31,7 @@ task = "sst2"  # task whose texts feed the per-layer figure
 n_samples = None  # None: the whole task
 pooling = "mean"  # mask-aware mean over tokens, the same for every model
 device = "cpu"
-dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
+dtype = "float32"  # what the models compute in: "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
 results_dir = "results"
 
 # %% tags=["hide-input"]

@@ -53,7 +53,7 @@ margin = 0.02  # non-superiority margin of "does not beat random", score points 
 batch_size = 32
 threads = 0  # torch CPU threads, 0 for torch's default (all cores); 1 is faster on a CPU shared with other jobs
 device = "cpu"
-dtype = "float32"  # what the models compute in; "bfloat16" or "float16" on an accelerator (in every cache key)
+dtype = "float32"  # what the models compute in: "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
 results_dir = "results"
 
 # %% tags=["hide-input"]
