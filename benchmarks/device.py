@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import inspect
 import os
 import shutil
 import sys
@@ -58,7 +57,7 @@ import lrd  # noqa: E402
 from lrd.engine.extract import batch_token_limit, batches_by_length  # noqa: E402
 from lrd.engine.store import lrd_home  # noqa: E402
 from lrd.engine.tasks import load_task  # noqa: E402
-from lrd.units.registry import CHAPTER_UNITS, declaration  # noqa: E402
+from lrd.units.registry import CHAPTER_UNITS, declared as units_declared  # noqa: E402
 
 PANEL = ("minilm", "mpnet", "smollm2", "gemma3", "qwen")
 ENCODERS, DECODERS = ("minilm", "mpnet"), ("smollm2", "gemma3", "qwen")
@@ -84,21 +83,24 @@ def ci_parameters(chapter: str) -> dict:
     return {**notebook_defaults(chapter), **profiles.get("ci", {}).get(chapter, {})}
 
 
-def tiny_panel(values: dict, tiny: dict[str, str]) -> dict:
-    """``values`` with every panel model replaced by tiny models of its kind (a list of
-    encoders -> the BERT; of decoders -> the Llama and the Gemma 3; one model -> the first)."""
+def replace_panel(values: dict, models) -> dict:
+    """``values`` with every panel model replaced: a list of panel keys by the concatenated
+    ``models(key)`` lists (duplicates dropped), one key by the first of ``models(key)``."""
     out = {}
     for name, value in values.items():
         if isinstance(value, str) and value in PANEL:
-            out[name] = tiny["bert"] if value in ENCODERS else tiny["llama"]
+            out[name] = models(value)[0]
         elif isinstance(value, list) and value and all(v in PANEL for v in value):
-            mapped = []
-            for v in value:
-                mapped += [tiny["bert"]] if v in ENCODERS else [tiny["llama"], tiny["gemma"]]
-            out[name] = list(dict.fromkeys(mapped))
+            out[name] = list(dict.fromkeys(m for v in value for m in models(v)))
         else:
             out[name] = value
     return out
+
+
+def tiny_panel(values: dict, tiny: dict[str, str]) -> dict:
+    """``values`` with every panel model replaced by tiny models of its kind (a list of
+    encoders -> the BERT; of decoders -> the Llama and the Gemma 3; one model -> the first)."""
+    return replace_panel(values, lambda key: [tiny["bert"]] if key in ENCODERS else [tiny["llama"], tiny["gemma"]])
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,13 +190,8 @@ def fresh_home(base: Path, name: str, data: Path) -> Path:
 
 def unit_rows(device: str, tiny: dict[str, str], scratch: Path, data: Path) -> pd.DataFrame:
     """Each ci unit computed on ``device`` and on the CPU (no cache shared between them)."""
-    declared = []
-    for chapter in CHAPTER_UNITS:
-        declare = declaration(chapter)
-        wanted = inspect.signature(declare).parameters
-        values = tiny_panel(ci_parameters(chapter), tiny)
-        found = declare(**{k: v for k, v in values.items() if k in wanted})
-        declared += [u for part in (found.values() if isinstance(found, dict) else [found]) for u in part]
+    declared = [u for chapter in CHAPTER_UNITS
+                for u in units_declared(chapter, tiny_panel(ci_parameters(chapter), tiny))]
     results = {}
     for d in dict.fromkeys([device, "cpu"]):
         os.environ["LRD_HOME"] = str(fresh_home(scratch, f"home-{d}", data))
@@ -323,16 +320,8 @@ def default_rows(device: str, dtype: str, keys: list[str], chapters: list[str], 
     from lrd.units.sweep import batches
 
     paths = {k: str(scratch / f"random-{k}") for k in PANEL}  # built on first use by random_panel_model
-    declared = []
-    for chapter in chapters:
-        declare = declaration(chapter)
-        wanted = inspect.signature(declare).parameters
-        values = {**notebook_defaults(chapter), "device": device, "dtype": dtype}
-        values = {n: (paths[v] if isinstance(v, str) and v in PANEL else
-                      [paths[x] for x in v] if isinstance(v, list) and v and all(x in PANEL for x in v) else v)
-                  for n, v in values.items()}
-        found = declare(**{k: v for k, v in values.items() if k in wanted})
-        declared += [u for part in (found.values() if isinstance(found, dict) else [found]) for u in part]
+    declared = [u for chapter in chapters for u in units_declared(
+        chapter, replace_panel({**notebook_defaults(chapter), "device": device, "dtype": dtype}, lambda k: [paths[k]]))]
     key_of = {v: k for k, v in paths.items()}
     declared = [u for u in declared if key_of.get(u.model) in keys]
     os.environ["LRD_HOME"] = str(fresh_home(scratch, f"home-default-{device}-{dtype}", data))

@@ -234,6 +234,17 @@ def tokenized_batches(tokenizer, texts: Sequence[str], *, batch_size: int, max_b
 ACCELERATOR_CHUNK_BATCHES = 4
 
 
+def model_batches(model: LoadedModel, texts: Sequence[str], *, batch_size: int, max_batch_tokens: int | None,
+                  max_length: int, padding_side: str):
+    """:func:`tokenized_batches` as the model's device wants them: on an accelerator a chunk of
+    :data:`ACCELERATOR_CHUNK_BATCHES` batches at a time (pinned on CUDA); on the CPU every text
+    at once, so the batches are those of :func:`batches_by_length` over all of them."""
+    return tokenized_batches(model.tokenizer, texts, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
+                             max_length=max_length, padding_side=padding_side,
+                             chunk=batch_size * ACCELERATOR_CHUNK_BATCHES if on_accelerator(model.device) else None,
+                             pin=torch.device(model.device).type == "cuda")
+
+
 def _check_finite(model: LoadedModel, array: np.ndarray) -> None:
     if not np.isfinite(array).all():
         raise FloatingPointError(
@@ -253,16 +264,13 @@ def _run(model: LoadedModel, texts: Sequence[str], *, variants: Sequence[tuple[s
     after the next batch's forward pass has been queued. On the CPU the batches are those of
     :func:`batches_by_length` over every text, as before, and nothing waits.
     """
-    accelerated = on_accelerator(model.device)
     pooled = [np.empty((model.n_layers + 1, len(texts), model.hidden_size), dtype=np.float32) for _ in variants]
     tokens: list[np.ndarray | None] = [None] * len(texts) if return_tokens else []
     out_stream = lrd_progress.stream(progress)
     bar = tqdm(total=len(texts), disable=out_stream is None, file=out_stream, ncols=lrd_progress.columns(),
                unit="text", desc=f"extract {model.name} · {lrd_progress.describe(texts)}")
-    batches = tokenized_batches(model.tokenizer, texts, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
-                                max_length=max_length, padding_side=padding_side,
-                                chunk=batch_size * ACCELERATOR_CHUNK_BATCHES if accelerated else None,
-                                pin=accelerated and torch.device(model.device).type == "cuda")
+    batches = model_batches(model, texts, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
+                            max_length=max_length, padding_side=padding_side)
     pending: tuple[np.ndarray, HostCopy] | None = None  # the previous batch, on its way to the host
     feed = None
 

@@ -42,7 +42,7 @@ from tqdm import tqdm
 from lrd.engine.ablation import anatomy, removed_layers, replaced_blocks
 from lrd.engine.models import LoadedModel, _get
 from lrd.engine.perturb import perturb
-from lrd.engine.pipeline import HostCopy, on_accelerator, prefetch
+from lrd.engine.pipeline import prefetch
 from lrd.engine.scoring import MCRequests, forward_batches, model_logits, request_logprobs
 from lrd.methods.pruning import angular_distance  # noqa: F401  (re-exported: it lived here)
 
@@ -226,8 +226,7 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
                     outs[k] = child["out"]
                 work += (len(new) - (first > 0)) / n * len(rows) / len(requests.inputs)
             del rec, outs
-            cos_host, ends_host, lls_host = (HostCopy(torch.stack(x)).result()
-                                             for x in (cos, ends, [ll for *_, ll in got]))
+            cos_host, ends_host, lls_host = (torch.stack(x).cpu().numpy() for x in (cos, ends, [ll for *_, ll in got]))
             for i in range(n):
                 cos_sum[i] += float(cos_host[i])  # float64 sums of float32 batch sums, in block order
             last[:, rows] = ends_host
@@ -323,8 +322,7 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
     cosine : ndarray of shape (L,)
         Cosine relevance of each block (over real tokens).
     """
-    from lrd.engine.extract import (ACCELERATOR_CHUNK_BATCHES, batch_token_limit, pool, resolve_max_length,
-                                    tokenized_batches)
+    from lrd.engine.extract import batch_token_limit, model_batches, pool, resolve_max_length
 
     hf, row = anatomy(model)
     blocks = list(_get(hf, row["blocks"]))
@@ -336,13 +334,9 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
     pooled = np.zeros((len(sets) + 1, len(texts), model.hidden_size), dtype=np.float32)
     cos_sum, n_tok = np.zeros(n), 0
     progress = sys.stderr.isatty() if progress is None else progress
-    accelerated = on_accelerator(model.device)
     # as extraction truncates and batches: at most 512 tokens, no more than the model's position table takes
-    batches = tokenized_batches(model.tokenizer, texts, batch_size=batch_size,
-                                max_batch_tokens=batch_token_limit(model, None),
-                                max_length=resolve_max_length(model, max_length), padding_side="right",
-                                chunk=batch_size * ACCELERATOR_CHUNK_BATCHES if accelerated else None,
-                                pin=torch.device(model.device).type == "cuda")
+    batches = model_batches(model, texts, batch_size=batch_size, max_batch_tokens=batch_token_limit(model, None),
+                            max_length=resolve_max_length(model, max_length), padding_side="right")
     bar = tqdm(total=len(texts), disable=not progress, desc=f"ablate {model.name}", unit="text")
     with closing(prefetch(batches)) as feed:  # an error stops the producer thread at once
         for idx, input_ids, attention_mask in feed:
@@ -353,8 +347,8 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
                 out = hf(**enc).last_hidden_state
             rows = [pool(out, enc["attention_mask"], "mean").float()]
             m = enc["attention_mask"].bool()
-            cos = [torch.nn.functional.cosine_similarity(rec["in"][i].float(), _hidden(rec["out"][i]).float(), dim=-1)[m].sum()
-                   for i in range(n)]
+            cos = [torch.nn.functional.cosine_similarity(rec["in"][i].float(), _hidden(rec["out"][i]).float(),
+                                                         dim=-1)[m].sum() for i in range(n)]
             for s in sets:
                 if not s:
                     rows.append(rows[0])
@@ -364,8 +358,8 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
                     out = hf(**enc).last_hidden_state
                 rows.append(pool(out, enc["attention_mask"], "mean").float())
             del rec, out
-            pooled[:, idx] = HostCopy(torch.stack(rows)).result()  # one host copy per batch
-            for i, c in enumerate(HostCopy(torch.stack(cos)).result()):
+            pooled[:, idx] = torch.stack(rows).cpu().numpy()  # one host copy per batch
+            for i, c in enumerate(torch.stack(cos).cpu().numpy()):
                 cos_sum[i] += float(c)  # float64 sums of float32 batch sums, in block order
             bar.update(len(idx))
     bar.close()

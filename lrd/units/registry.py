@@ -48,12 +48,18 @@ def units(chapter: str, parameters: dict | None = None, *, checked: bool = False
     """
     from lrd.book.notebooks import default_parameters, validate_parameters
 
-    declare = declaration(chapter)
+    declaration(chapter)  # an unregistered chapter is named as such before its notebook is read
     defaults = default_parameters(chapter)
     values = dict(parameters or {})
     if not checked:
         values, _ = validate_parameters(chapter, values, defaults=defaults)
-    values = {**defaults, **values}
+    return declared(chapter, {**defaults, **values})
+
+
+def declared(chapter: str, values: dict) -> list:
+    """The units ``chapter`` declares for ``values``, a complete set of its parameters (those its
+    declaration does not take are ignored), unchecked: :func:`units` checks and fills them."""
+    declare = declaration(chapter)
     wanted = inspect.signature(declare).parameters
     found = declare(**{k: v for k, v in values.items() if k in wanted})
     return [u for part in found.values() for u in part] if isinstance(found, dict) else list(found)
