@@ -71,6 +71,60 @@ def test_prefetch_runs_ahead_of_the_consumer():
     assert total < 0.2 * 6 - 0.1  # serial would take 1.2 s; overlapped about 0.8 s
 
 
+def test_prefetch_inline_produces_each_item_when_asked_in_the_calling_thread():
+    """background=False (the CPU): no thread, nothing produced ahead, errors at their item,
+    and closing it closes the producer."""
+    produced, threads, closed = [], set(), []
+
+    def items():
+        try:
+            for i in range(5):
+                produced.append(i)
+                threads.add(threading.current_thread())
+                if i == 3:
+                    raise KeyError("broken tokenizer")
+                yield i
+        finally:
+            closed.append(True)
+
+    feed = prefetch(items(), background=False)
+    assert next(feed) == 0 and produced == [0]  # not one item ahead
+    assert next(feed) == 1 and produced == [0, 1]
+    feed.close()
+    assert closed == [True] and threads == {threading.current_thread()}
+    got = []
+    with pytest.raises(KeyError, match="broken tokenizer"):
+        for x in prefetch(items(), background=False):
+            got.append(x)
+    assert got == [0, 1, 2]
+    with pytest.raises(ValueError, match="depth"):
+        prefetch([], depth=0, background=False)
+
+
+def test_the_cpu_path_starts_no_feeding_thread(tiny_encoder, tiny_decoder, monkeypatch):
+    """On the CPU a feeding thread would only take cycles from torch's threads: the extraction,
+    the scorer, the removal sweep and the encoder removal produce their batches inline."""
+    import pandas as pd
+
+    from lrd.engine import pipeline, scoring
+    from lrd.engine.tasks import Task
+    from lrd.methods.relevance import encoder_removal_states, removal_sweep
+
+    def no_thread(items, depth):
+        raise AssertionError("a feeding thread was started on the CPU")
+
+    monkeypatch.setattr(pipeline, "_threaded", no_thread)
+    extract_module.extract(tiny_decoder, TEXTS, batch_size=4, cache=False)
+    frame = pd.DataFrame({"contexts": [[w] * 2 for w in TEXTS], "choices": [["the mat", "a dog"]] * len(TEXTS),
+                          "label": [0] * len(TEXTS), "split": "test"})
+    requests = scoring.build_requests(tiny_decoder, Task("toy", "multiple_choice", frame, None, "test"))
+    scoring.loglikelihoods(tiny_decoder, requests, batch_size=4)
+    removal_sweep(tiny_decoder, requests, [[1]], batch_size=4)
+    encoder_removal_states(tiny_encoder, TEXTS, sets=[[1]], batch_size=4)
+    with pytest.raises(AssertionError, match="feeding thread"):  # the accelerator path does start one
+        list(prefetch(iter(TEXTS), background=True))
+
+
 @pytest.mark.parametrize("side", ["right", "left"])
 @pytest.mark.parametrize("bert", [True, False])
 def test_pad_rows_equals_the_tokenizers_pad(side, bert, tiny_encoder, tiny_decoder):
@@ -170,9 +224,21 @@ def test_non_finite_states_are_caught_on_the_deferred_path(tiny_encoder, monkeyp
 
 @pytest.mark.parametrize("where", ["extract", "scorer"])
 def test_an_error_in_the_loop_stops_the_feeding_thread_at_once(where, tiny_decoder, monkeypatch):
-    """The traceback keeps the failed loop's frame alive; the producer must not wait for it."""
+    """The traceback keeps the failed loop's frame alive; the producer must not wait for it.
+    The accelerator path (which has the thread) forced on the CPU."""
     from lrd.engine import scoring
     from lrd.engine.tasks import Task
+
+    started = []
+    real_thread = threading.Thread
+
+    def recording_thread(*args, **kwargs):
+        started.append(kwargs.get("name"))
+        return real_thread(*args, **kwargs)
+
+    monkeypatch.setattr(threading, "Thread", recording_thread)
+    monkeypatch.setattr(extract_module, "on_accelerator", lambda device: True)
+    monkeypatch.setattr(scoring, "on_accelerator", lambda device: True)
 
     def broken(*args, **kwargs):
         raise RuntimeError("device fault")
@@ -192,4 +258,5 @@ def test_an_error_in_the_loop_stops_the_feeding_thread_at_once(where, tiny_decod
         call()
     time.sleep(0.3)
     assert held.value is not None
-    assert not [t for t in threading.enumerate() if t.name == "lrd-prefetch"]
+    assert "lrd-prefetch" in started  # the thread did run ...
+    assert not [t for t in threading.enumerate() if t.name == "lrd-prefetch"]  # ... and is gone

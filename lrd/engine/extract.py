@@ -262,7 +262,8 @@ def _run(model: LoadedModel, texts: Sequence[str], *, variants: Sequence[tuple[s
     pinned memory, and each batch's pooled result, every variant stacked into one
     ``(variants, L + 1, B, d)`` tensor, travels to the host in one non-blocking copy that is read
     after the next batch's forward pass has been queued. On the CPU the batches are those of
-    :func:`batches_by_length` over every text, as before, and nothing waits.
+    :func:`batches_by_length` over every text, as before, produced inline (no feeding thread),
+    and nothing waits.
     """
     pooled = [np.empty((model.n_layers + 1, len(texts), model.hidden_size), dtype=np.float32) for _ in variants]
     tokens: list[np.ndarray | None] = [None] * len(texts) if return_tokens else []
@@ -282,7 +283,8 @@ def _run(model: LoadedModel, texts: Sequence[str], *, variants: Sequence[tuple[s
         bar.update(len(idx))
 
     try:
-        feed = prefetch(batches)  # closed in `finally`: an error here stops the producer thread at once
+        # a feeding thread on accelerators only; closed in `finally`: an error here stops it at once
+        feed = prefetch(batches, background=on_accelerator(model.device))
         for idx, input_ids, mask in feed:
             enc = {"input_ids": input_ids.to(model.device, non_blocking=True),
                    "attention_mask": mask.to(model.device, non_blocking=True)}

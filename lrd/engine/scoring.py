@@ -43,7 +43,7 @@ from tqdm import tqdm
 from lrd.engine.extract import batch_token_limit, batches_by_length
 from lrd.engine.models import LoadedModel
 from lrd.engine.perturb import perturb
-from lrd.engine.pipeline import HostCopy, prefetch
+from lrd.engine.pipeline import HostCopy, on_accelerator, prefetch
 from lrd.engine.tasks import Task
 
 __all__ = ["MCRequests", "build_requests", "loglikelihoods", "mc_accuracy", "permuted_gold_accuracy", "forward_batches",
@@ -313,8 +313,9 @@ def forward_batches(model: LoadedModel, requests: MCRequests, *, batch_size: int
 
     Batches hold at most ``batch_size`` rows and ``max_batch_tokens`` padded tokens (default:
     :func:`lrd.engine.extract.batch_token_limit`, 512 on CPU, where it makes removal sweeps about
-    30% faster; on a CUDA device what half its free memory holds). The next batch is encoded in
-    a background thread (:func:`lrd.engine.pipeline.prefetch`) into pinned memory on CUDA.
+    30% faster; on a CUDA device what half its free memory holds). On an accelerator the next
+    batch is encoded in a background thread (:func:`lrd.engine.pipeline.prefetch`), into pinned
+    memory on CUDA; on the CPU inline.
 
     ``run()`` does the forward pass under whatever block list is installed when it is called;
     callers that patch the model between calls (the resumed ablation sweep) call it again.
@@ -327,7 +328,7 @@ def forward_batches(model: LoadedModel, requests: MCRequests, *, batch_size: int
     batches = batches_by_length([len(x) for x in requests.inputs], batch_size, budget)
     pin = torch.device(model.device).type == "cuda"
     encoded = (_encode_batch(model, requests, rows, req_of_row, pin=pin) for rows in batches)
-    with closing(prefetch(encoded)) as feed:
+    with closing(prefetch(encoded, background=on_accelerator(model.device))) as feed:
         for batch in tqdm(feed, total=len(batches), disable=not progress, desc=f"score {model.name}", unit="batch"):
             batch = batch.to(model.device)
 

@@ -42,7 +42,7 @@ from tqdm import tqdm
 from lrd.engine.ablation import anatomy, removed_layers, replaced_blocks
 from lrd.engine.models import LoadedModel, _get
 from lrd.engine.perturb import perturb
-from lrd.engine.pipeline import prefetch
+from lrd.engine.pipeline import on_accelerator, prefetch
 from lrd.engine.scoring import MCRequests, forward_batches, model_logits, request_logprobs
 from lrd.methods.pruning import angular_distance  # noqa: F401  (re-exported: it lived here)
 
@@ -338,7 +338,7 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
     batches = model_batches(model, texts, batch_size=batch_size, max_batch_tokens=batch_token_limit(model, None),
                             max_length=resolve_max_length(model, max_length), padding_side="right")
     bar = tqdm(total=len(texts), disable=not progress, desc=f"ablate {model.name}", unit="text")
-    with closing(prefetch(batches)) as feed:  # an error stops the producer thread at once
+    with closing(prefetch(batches, background=on_accelerator(model.device))) as feed:  # an error stops the producer thread at once
         for idx, input_ids, attention_mask in feed:
             n_tok += int(attention_mask.sum())  # on the host
             enc = {"input_ids": input_ids.to(model.device, non_blocking=True),
