@@ -13,7 +13,8 @@ set -euo pipefail
 if [ "${1:-}" = "pack" ]; then  # on this machine: build .gpu/ (git-ignored, about 45 MB)
     home=${LRD_HOME:-$HOME/.cache/lrd}
     py=python3; [ -x .venv/bin/python ] && py=.venv/bin/python
-    for m in minilm mpnet smollm2 gemma3 qwen; do
+    panel="minilm mpnet smollm2 gemma3 qwen"  # the offline panel's keys
+    for m in $panel; do
         [ -f "$home/models/$m/config.json" ] || { echo "device.sh pack: no $home/models/$m; run 'make fetch' (or set LRD_HOME)" >&2; exit 2; }
     done
     exclude=$(git rev-parse --git-path info/exclude)
@@ -30,7 +31,7 @@ if [ "${1:-}" = "pack" ]; then  # on this machine: build .gpu/ (git-ignored, abo
             [ -f "$home/models/$m/$f" ] && cp "$home/models/$m/$f" ".gpu/tok/$m/"
         done
     done
-    for m in minilm mpnet smollm2 gemma3 qwen; do mkdir -p ".gpu/configs/$m" && cp "$home/models/$m/config.json" ".gpu/configs/$m/"; done
+    for m in $panel; do mkdir -p ".gpu/configs/$m" && cp "$home/models/$m/config.json" ".gpu/configs/$m/"; done
     du -sh .gpu
     exit 0
 fi
