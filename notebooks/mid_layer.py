@@ -80,17 +80,15 @@ dtype = "float32"  # what the models compute in: "bfloat16" (accelerators, CPUs 
 results_dir = "results"
 
 # %% tags=["hide-input"]
-import pandas as pd
-
 import lrd
 
 from lrd.book.glue import save_results
 from lrd.units import compute
 from lrd.units.mid_layer import mid_layer_tables, mid_layer_units
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
-from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, judge_choice, judge_gain, judge_metrics_track,
-                                       judge_valley, label_free_choice, model_correlations, model_gains, panel_note,
-                                       valley_depths)
+from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
+                                       judge_metrics_track, judge_valley, label_free_choice, model_correlations,
+                                       model_gains, panel_note, valley_depths)
 
 # the parameters are checked (also: token_task, aug_task and norm_task among tasks) and the claims glued
 glue = lrd.book.open_chapter("mid_layer", globals(), claims={"claim_{name}": "text", "paper_{name}": "paper_effect"})
@@ -104,11 +102,11 @@ units = mid_layer_units(models, tasks, n_samples, n_bootstrap, pooling, token_ta
                         n_aug_prompts, n_views, norm_task, n_permutations, device=device, dtype=dtype)
 tables = mid_layer_tables(models, compute(units))  # one cached unit per model (lrd.units.mid_layer.mid_layer_model)
 results, kinds, sources, normed = tables.results, tables.kinds, tables.sources, tables.normed
-note = panel_note(kinds, sources)  # the decoders the base-LLM claims are tested on
+note = panel_note(kinds, sources)  # the decoders the base-LLM claims are tested on (or: none)
 glue("n_models", len(models))
 glue("n_encoders", sum(k == "encoder" for k in kinds.values()))
 glue("n_decoders", sum(k == "decoder" for k in kinds.values()))
-glue("panel_note", note or "the panel has no decoder")
+glue("panel_note", note)
 csv_path = save_results(results, "mid_layer", results_dir)
 
 # %% [markdown]
@@ -176,7 +174,7 @@ per_model["kind"] = per_model.index.map(kinds)
 lrd.tables.rounded(per_model)
 
 # %% [markdown]
-# **Verdict**: {glue:text}`mid_layer-verdict_gain`. The decoders here are not the paper's:
+# **Verdict**: {glue:text}`mid_layer-verdict_gain`. The panel against the paper's:
 # {glue:text}`mid_layer-panel_note`.
 #
 # ## Entropy across depth: is there a compression valley?
@@ -217,19 +215,14 @@ lrd.tables.rounded(valley_depths(results[results["task"] == token_task]))
 # Hugging Face returns the last block's output after the final norm, the other layers before
 # it; the paper's code truncates the model, so every layer it scores has gone through the
 # final norm. Scores of the decoders on {glue:text}`mid_layer-norm_task` with and without the
-# final norm applied to every layer's tokens before pooling. The mean absolute change of the
-# score over layers is {glue:text}`mid_layer-norm_mean_change`; the best layer moves for
-# {glue:text}`mid_layer-norm_best_moves` of {glue:text}`mid_layer-norm_n_models` decoders.
+# final norm applied to every layer's tokens before pooling. {glue:text}`mid_layer-norm_finding`
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-final-norm", "caption": "MTEB main score of the decoders' layers against depth $l/L$, with and without the final norm applied to every layer's tokens."}}
 glue("norm_task", norm_task)
-both = pd.concat(normed, ignore_index=True) if normed else pd.DataFrame(columns=["model", "layer", "final norm"])
-changes = both.pivot_table(index=["model", "layer"], columns="final norm", values="value")
-glue("norm_mean_change", float((changes["on"] - changes["off"]).abs().mean()) if normed else float("nan"))
-moves = changes.groupby(level="model").apply(lambda c: c["on"].idxmax() != c["off"].idxmax()) if normed else []
-glue("norm_best_moves", int(sum(moves)))
-glue("norm_n_models", len(normed) // 2)
-lrd.book.plots.variant_curves(both, "score", style="final norm", ylabel="MTEB main score") if normed else None
+norm = final_norm_comparison(normed, kinds, norm_task=norm_task)  # without a decoder, its finding says so
+for name, value in norm.glued().items():
+    glue(name, value)
+lrd.book.plots.variant_curves(norm.scores, "score", style="final norm", ylabel="MTEB main score") if norm.models else None
 
 # %% [markdown]
 # ## Do the metrics track the score?
@@ -286,8 +279,8 @@ lrd.tables.rounded(label_free_choice(results, metric="DiME"))
 #
 # Our panel has {glue:text}`mid_layer-n_models` small models against the paper's larger ones
 # and {glue:text}`mid_layer-n_tasks` offline tasks of at most {glue:text}`mid_layer-n_samples`
-# rows instead of 32 MTEB tasks. The paper's base-LLM claims are tested on other kinds of
-# decoders: {glue:text}`mid_layer-panel_note`. The token-level and augmentation metrics use
+# rows instead of 32 MTEB tasks. The paper tests base LLMs; on this panel:
+# {glue:text}`mid_layer-panel_note`. The token-level and augmentation metrics use
 # {glue:text}`mid_layer-n_token_prompts` and {glue:text}`mid_layer-n_aug_prompts` prompts of one
 # task, where the paper uses up to 1000.
 

@@ -28,37 +28,55 @@ def _tokenizer(bert: bool):
                                    bos_token="<s>", eos_token="</s>")
 
 
-@pytest.fixture(scope="session")
-def tiny_encoder_dir(tmp_path_factory) -> Path:
-    """A 3-block random BERT with a 24-word tokenizer, saved as a local folder."""
+def _save_bert(out: Path, *, n_layers: int, seed: int) -> Path:
     import torch
     from transformers import BertConfig, BertModel
 
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     tok = _tokenizer(bert=True)
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=n_layers, num_attention_heads=4,
                      intermediate_size=64, max_position_embeddings=64)
-    out = tmp_path_factory.mktemp("tiny-bert")
     BertModel(cfg).save_pretrained(out)
     tok.save_pretrained(out)
     return out
 
 
-@pytest.fixture(scope="session")
-def tiny_decoder_dir(tmp_path_factory) -> Path:
-    """A 4-block random Llama with the same tiny vocabulary, saved as a local folder."""
+def _save_llama(out: Path, *, n_layers: int, seed: int) -> Path:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     tok = _tokenizer(bert=False)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=4, num_attention_heads=4,
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=n_layers, num_attention_heads=4,
                       num_key_value_heads=2, intermediate_size=64, max_position_embeddings=64,
                       pad_token_id=tok.pad_token_id)
-    out = tmp_path_factory.mktemp("tiny-llama")
     LlamaForCausalLM(cfg).save_pretrained(out)
     tok.save_pretrained(out)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder_dir(tmp_path_factory) -> Path:
+    """A 3-block random BERT with a 24-word tokenizer, saved as a local folder."""
+    return _save_bert(tmp_path_factory.mktemp("tiny-bert"), n_layers=3, seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_decoder_dir(tmp_path_factory) -> Path:
+    """A 4-block random Llama with the same tiny vocabulary, saved as a local folder."""
+    return _save_llama(tmp_path_factory.mktemp("tiny-llama"), n_layers=4, seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder2_dir(tmp_path_factory) -> Path:
+    """A second random BERT (4 blocks, other weights), for panels of two encoders."""
+    return _save_bert(tmp_path_factory.mktemp("tiny-bert-2"), n_layers=4, seed=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_decoder2_dir(tmp_path_factory) -> Path:
+    """A second random Llama (3 blocks, other weights), for panels of two decoders."""
+    return _save_llama(tmp_path_factory.mktemp("tiny-llama-2"), n_layers=3, seed=1)
 
 
 @pytest.fixture(scope="session")

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from lrd.tables import per_layer
-from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, judge_choice, judge_gain, judge_metrics_track,
-                                       judge_valley, label_free_choice, metric_correlations, model_gains, valley_depths,
-                                       valley_drop)
+from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
+                                       judge_metrics_track, judge_valley, label_free_choice, metric_correlations,
+                                       model_gains, panel_note, valley_depths, valley_drop)
 from lrd.verdicts.stats import mean_interval
 
 TASKS = ("sts", "cls")
@@ -87,6 +87,50 @@ def test_chance_table_flags_scores_within_the_permutation_null():
     row = chance_table(pd.concat(rows)).iloc[0]
     assert row["chance"] == pytest.approx(1.6 / 3) and row["chance max"] == pytest.approx(0.85)
     assert row["best above chance"] and not row["last above chance"]
+
+
+def _normed(model: str, off, on, *, task: str = "sst2") -> list[pd.DataFrame]:
+    """A decoder's final-norm rows, as :func:`lrd.units.mid_layer.mid_layer_model` returns them."""
+    return [per_layer(np.asarray(c, dtype=float), model=model, task=task, measurement="score").assign(
+        **{"final norm": v}) for v, c in (("on", on), ("off", off))]
+
+
+def test_final_norm_comparison_closed_form():
+    """d1's best layer moves from 1 (off) to 2 (on); d2's stays at 2; mean |on - off| over the 6 layers."""
+    normed = _normed("d1", [0.5, 0.8, 0.6], [0.5, 0.7, 0.9]) + _normed("d2", [0.4, 0.5, 0.6], [0.4, 0.5, 0.7])
+    norm = final_norm_comparison(normed, {"e": "encoder", "d1": "decoder", "d2": "decoder"}, norm_task="sst2")
+    assert norm.models == ["d1", "d2"] and norm.best_moves == 1
+    assert norm.mean_change == pytest.approx((0.1 + 0.3 + 0.1) / 6)
+    assert norm.changes.loc[("d1", 2), "change"] == pytest.approx(0.3)
+    assert norm.glued() == {"norm_finding": norm.finding, "norm_n_models": 2, "norm_mean_change": norm.mean_change,
+                            "norm_best_moves": 1}
+    assert "0.083" in norm.finding and "1 of 2 decoders" in norm.finding
+    assert set(norm.scores["final norm"]) == {"on", "off"}
+
+
+@pytest.mark.parametrize("kinds, norm_task, reason", [
+    ({"minilm": "encoder", "mpnet": "encoder"}, "sst2", "no decoder"),
+    ({"minilm": "encoder", "d": "decoder"}, "sst2", "has a final norm"),
+    ({"d": "decoder"}, "", "norm_task is empty"),
+])
+def test_final_norm_comparison_without_rows_says_why(kinds, norm_task, reason):
+    """No decoder (issue 34: the chapter crashed with KeyError 'value'), no final norm, or skipped:
+    the section says so, and glues no number."""
+    norm = final_norm_comparison([], kinds, norm_task=norm_task)
+    assert reason in norm.finding
+    assert norm.models == [] and norm.mean_change is None and norm.best_moves is None
+    assert norm.scores.empty and list(norm.scores.columns)[-1] == "final norm" and norm.changes.empty
+    assert norm.glued() == {"norm_finding": norm.finding, "norm_n_models": 0}
+
+
+def test_final_norm_comparison_needs_both_variants():
+    with pytest.raises(ValueError, match="'off'"):
+        final_norm_comparison(_normed("d", [0.1, 0.2], [0.3, 0.4])[:1], {"d": "decoder"}, norm_task="sst2")
+
+
+def test_panel_note_says_when_there_is_no_decoder():
+    note = panel_note({"a": "encoder", "b": "encoder"}, {"a": "A", "b": "B"})
+    assert "no decoder" in note and "2 encoders only" in note
 
 
 # ---- skean.gain ---------------------------------------------------------------------------------

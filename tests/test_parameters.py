@@ -243,6 +243,8 @@ BAD_VALUES = [
                                                 "type multiple choice"),
     ("cosine_vs_ablation", {"encoders": ["smollm2"]}, "'smollm2' is a decoder, but encoders takes encoders"),
     ("cosine_vs_ablation", {"models": ["minilm"]}, "'minilm' is an encoder, but models takes decoders"),
+    ("cosine_vs_ablation", {"models": []}, "models is empty: the chapter needs at least one decoder"),
+    ("cosine_vs_ablation", {"encoders": []}, "encoders is empty: the chapter needs at least one encoder"),
     ("cosine_vs_ablation", {"n_boot": 0}, "n_boot must be at least 40, got 0"),
     ("cosine_vs_ablation", {"encoder_scorer": "svm"}, "'svm' is not one of mteb, probe"),
     ("cosine_vs_ablation", {"encoder_scorer": "probe", "encoder_task": "lee50"}, "encoder_scorer 'probe' trains"),

@@ -416,7 +416,8 @@ def _problems_of(name: str, value: Any, rule: Rule, values: dict, default: Any) 
     in_list = isinstance(value, (list, tuple))
     if in_list and rule.non_empty and not value:
         example = json.dumps(default[:1]) if isinstance(default, list) and default else "[...]"
-        return [f"{name} is empty{_because(rule)}; pass at least one, e.g. -p {name} '{example}'"]
+        needs = f": the chapter needs at least one {rule.model_kind}" if rule.model_kind in ("encoder", "decoder") else ""
+        return [f"{name} is empty{needs}{_because(rule)}; pass at least one, e.g. -p {name} '{example}'"]
     default_items = list(default) if isinstance(default, (list, tuple)) else [default]
     out: list[str] = []
     for item in value if in_list else [value]:

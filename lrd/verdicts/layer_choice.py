@@ -35,6 +35,8 @@ Section 4 and Figure 1 (the gain), Figure 2a (the valley), Sections 3 and 5 (the
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -43,11 +45,13 @@ from scipy import stats as _sp
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
 from lrd.verdicts.record import Verdict
+from lrd.tables import RESULT_COLUMNS
 from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_test,
                                 two_group_permutation_test)
 
 __all__ = ["HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depths", "cross_fitted_gain",
-           "model_gains", "metric_correlations", "model_correlations", "label_free_choice", "chance_table", "panel_note", "judge_gain", "judge_valley",
+           "model_gains", "metric_correlations", "model_correlations", "label_free_choice", "chance_table", "FinalNormComparison", "final_norm_comparison", "panel_note",
+           "judge_gain", "judge_valley",
            "judge_metrics_track", "judge_choice", "GAIN_NULL", "VALLEY_NULL", "METRICS_TRACK_NULL", "CHOICE_NULL"]
 
 #: The measurements holding each layer's score on the two halves of a task's evaluation rows.
@@ -281,19 +285,118 @@ def chance_table(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def panel_note(kinds: dict[str, str], sources: dict[str, str]) -> str | None:
+@dataclass(frozen=True, eq=False)
+class FinalNormComparison:
+    """The decoders' scores with and without the final norm (:func:`final_norm_comparison`).
+
+    Attributes
+    ----------
+    scores : DataFrame
+        Tidy rows (:data:`lrd.tables.RESULT_COLUMNS` and ``"final norm"``: ``"on"`` or ``"off"``)
+        of the ``"score"`` measurement; empty, with those columns, when nothing was compared.
+    changes : DataFrame
+        Index ``(model, layer)``, columns ``off``, ``on`` and ``change`` (on minus off).
+    models : list of str
+        The decoders compared, in order.
+    mean_change : float or None
+        Mean absolute change of the score over the decoders' layers; None without a decoder.
+    best_moves : int or None
+        Decoders whose best layer differs with the norm on; None without a decoder.
+    finding : str
+        One sentence for the prose: the numbers, or why there is nothing to compare.
+    """
+
+    scores: pd.DataFrame
+    changes: pd.DataFrame
+    models: list
+    mean_change: float | None
+    best_moves: int | None
+    finding: str
+
+    def glued(self) -> dict:
+        """The chapter's glue values, by name: ``norm_finding`` and ``norm_n_models``, and,
+        when decoders were compared, ``norm_mean_change`` and ``norm_best_moves``."""
+        measured = {"norm_mean_change": self.mean_change, "norm_best_moves": self.best_moves} if self.models else {}
+        return {"norm_finding": self.finding, "norm_n_models": len(self.models), **measured}
+
+
+def _nothing_to_compare(kinds: dict[str, str], norm_task: str) -> str:
+    if not norm_task:
+        return "The comparison was skipped: norm_task is empty (pass -p norm_task with one of tasks to run it)."
+    if "decoder" not in kinds.values():
+        return ("This panel has no decoder, so there is no final norm to compare: the encoders' layers do not pass "
+                "through one. Add a decoder to the models to run the comparison.")
+    return "None of the panel's decoders has a final norm, so there is nothing to compare."
+
+
+def final_norm_comparison(normed: Sequence[pd.DataFrame], kinds: dict[str, str], *,
+                          norm_task: str) -> FinalNormComparison:
+    """The final-norm section of the mid-layer chapter: each decoder's score per layer on
+    ``norm_task`` with the final norm applied to every layer (``"on"``) and without (``"off"``).
+
+    Parameters
+    ----------
+    normed : sequence of DataFrame
+        :attr:`lrd.units.mid_layer.MidLayerTables.normed`: tidy rows with a ``"final norm"``
+        column; empty when no model of the panel is a decoder with a final norm, or when
+        ``norm_task`` is ``""``.
+    kinds : dict
+        Model -> ``"encoder"`` or ``"decoder"``, to say why nothing was compared.
+    norm_task : str
+        The chapter's ``norm_task`` parameter (``""`` skips the comparison).
+
+    Returns
+    -------
+    FinalNormComparison
+        With no rows, its ``finding`` says why (no decoder, no final norm, or skipped) and its
+        numbers are None.
+
+    Examples
+    --------
+    >>> none = final_norm_comparison([], {"minilm": "encoder"}, norm_task="sst2")
+    >>> print(none.finding)
+    This panel has no decoder, so there is no final norm to compare: the encoders' layers do not pass through one. Add a decoder to the models to run the comparison.
+    >>> none.glued()["norm_n_models"], "norm_mean_change" in none.glued()
+    (0, False)
+    """
+    columns = [*RESULT_COLUMNS, "final norm"]
+    frames = [f for f in normed if len(f)]
+    scores = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    scores = scores[scores["measurement"] == "score"]
+    if scores.empty:
+        empty = pd.DataFrame(columns=["off", "on", "change"],
+                             index=pd.MultiIndex.from_arrays([[], []], names=["model", "layer"]))
+        return FinalNormComparison(scores, empty, [], None, None, _nothing_to_compare(kinds, norm_task))
+    changes = scores.pivot_table(index=["model", "layer"], columns="final norm", values="value")
+    missing = {"on", "off"} - set(changes.columns)
+    if missing:
+        raise ValueError(f"final-norm rows lack the variant(s) {sorted(missing)}; each decoder needs 'on' and 'off'")
+    changes = changes[["off", "on"]].assign(change=lambda c: c["on"] - c["off"])
+    models = list(dict.fromkeys(scores["model"]))
+    moves = sum(int(c["on"].idxmax() != c["off"].idxmax()) for _, c in changes.groupby(level="model"))
+    mean = float(changes["change"].abs().mean())
+    finding = (f"The mean absolute change of the score over layers is {mean:.3f}; the best layer moves for "
+               f"{moves} of {_count(len(models), 'decoder')}.")
+    return FinalNormComparison(scores, changes, models, mean, moves, finding)
+
+
+def panel_note(kinds: dict[str, str], sources: dict[str, str]) -> str:
     """What a reader must know of the decoders when a claim about base LLMs is tested on them.
 
     ``kinds`` and ``sources`` map each model to its kind and to where its weights come from
-    (:meth:`lrd.engine.models.LoadedModel.summary`); None when the panel has no decoder.
+    (:meth:`lrd.engine.models.LoadedModel.summary`). A panel without a decoder gets a note that
+    says so: the claims are then tested on encoders only.
 
     >>> panel_note({"a": "decoder", "b": "decoder", "c": "encoder"},
     ...            {"a": "org/A-Instruct (GGUF Q4)", "b": "org/B (base, GGUF Q5)", "c": "org/C"})
     'instruction-tuned: 1 of 2 decoders; dequantised from GGUF: 2 of 2 (org/A-Instruct (GGUF Q4); org/B (base, GGUF Q5)); the paper tests base models'
+    >>> panel_note({"c": "encoder"}, {"c": "org/C"})
+    'the panel has no decoder, so the claims are tested on 1 encoder only; the paper tests base LLMs'
     """
     decoders = [sources.get(m, m) for m, k in kinds.items() if k == "decoder"]
     if not decoders:
-        return None
+        return (f"the panel has no decoder, so the claims are tested on {_count(len(kinds), 'encoder')} only; "
+                "the paper tests base LLMs")
     instruct = sum("instruct" in s.lower() for s in decoders)
     gguf = sum("gguf" in s.lower() for s in decoders)
     return (f"instruction-tuned: {instruct} of {_count(len(decoders), 'decoder')}; dequantised from GGUF: {gguf} of "
