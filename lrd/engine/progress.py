@@ -109,3 +109,32 @@ def relay(to: IO[str] | None = None, *, interval: float = 0.2) -> Iterator[Path]
             else:
                 os.environ[k] = v
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def notice(message: str) -> None:
+    """Say ``message`` (one line) on the terminal of the ``lrd`` command, never in a notebook.
+
+    For what a user must see but the book must not show (a damaged cache entry that is
+    recomputed, a wait on another process's lock). In a chapter's kernel under ``lrd run``
+    the line goes through the side channel of :func:`relay` when one is open, else to the
+    kernel process's own stderr (``sys.__stderr__``, which papermill's kernel inherits from
+    the ``lrd`` command), not to the captured ``sys.stderr`` that becomes the cell's output.
+    In a plain Python session it goes to stderr.
+    """
+    line = message.rstrip("\n") + "\n"
+    path = os.environ.get(ENV)
+    if path:
+        try:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(line)
+            return
+        except OSError:
+            pass  # the channel has closed: fall back to the process's stderr
+    out = sys.__stderr__ if _in_kernel() and sys.__stderr__ is not None else sys.stderr
+    out.write(line)
+    out.flush()
+
+
+def _in_kernel() -> bool:
+    """Whether this process is a Jupyter kernel (whose ``sys.stderr`` is captured into outputs)."""
+    return type(sys.stderr).__module__.startswith("ipykernel")  # its OutStream
