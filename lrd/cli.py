@@ -166,6 +166,10 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.dry_run:
         for u, s in state:
             print(f"  {s:<7}  {u.chapter}: {u.label}")
+        unbuilt = sorted({s.rsplit(" ", 1)[-1] for _, s in state if s.startswith("pack ")})
+        if unbuilt:
+            print(f"lrd sweep: a dry run builds nothing; packs not built (or damaged): {', '.join(unbuilt)} "
+                  f"(`lrd fetch {' '.join(unbuilt)}` builds them; a sweep without --dry-run does it first)")
         return 0
     if missing:
         t0 = time.perf_counter()

@@ -117,8 +117,8 @@ def notice(message: str) -> None:
     For what a user must see but the book must not show (a damaged cache entry that is
     recomputed, a wait on another process's lock). In a chapter's kernel under ``lrd run``
     the line goes through the side channel of :func:`relay` when one is open, else to the
-    kernel process's own stderr (``sys.__stderr__``, which papermill's kernel inherits from
-    the ``lrd`` command), not to the captured ``sys.stderr`` that becomes the cell's output.
+    stderr the kernel inherited from the ``lrd`` command (:func:`_to_kernel_terminal`), not to
+    the captured stream that becomes the cell's output.
     In a plain Python session it goes to stderr.
     """
     line = message.rstrip("\n") + "\n"
@@ -130,11 +130,28 @@ def notice(message: str) -> None:
             return
         except OSError:
             pass  # the channel has closed: fall back to the process's stderr
-    out = sys.__stderr__ if _in_kernel() and sys.__stderr__ is not None else sys.stderr
-    out.write(line)
-    out.flush()
+    if _in_kernel():
+        _to_kernel_terminal(line)
+        return
+    sys.stderr.write(line)
+    sys.stderr.flush()
 
 
 def _in_kernel() -> bool:
     """Whether this process is a Jupyter kernel (whose ``sys.stderr`` is captured into outputs)."""
     return type(sys.stderr).__module__.startswith("ipykernel")  # its OutStream
+
+
+def _to_kernel_terminal(line: str) -> None:
+    """Write past the kernel's capture: ipykernel points file descriptor 2 at a pipe whose
+    content becomes the cell's output, and its ``sys.stderr.fileno()`` gives the copy it kept
+    of the original descriptor (the terminal of the process that started the kernel, as for a
+    subprocess the cell starts). Without that copy, descriptor 2 is not captured."""
+    try:
+        fd = sys.stderr.fileno()
+    except (OSError, ValueError, AttributeError):
+        fd = 2
+    try:
+        os.write(fd, line.encode("utf-8", "replace"))
+    except OSError:
+        pass  # no terminal to tell
