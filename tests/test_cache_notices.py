@@ -180,6 +180,11 @@ def test_a_dry_run_on_an_empty_home_builds_no_pack(lrd_home, tiny_encoder_dir, m
         raise AssertionError(f"a dry run built pack {pack.key}")
 
     monkeypatch.setattr(packs, "fetch_pack", no_building)
+    from lrd.engine.tasks import _offline_frame
+    from lrd.units.base import _task_digest
+
+    _task_digest.cache_clear()  # rows read by earlier tests from another $LRD_HOME's data packs
+    _offline_frame.cache_clear()
     assert main(["sweep", "lrd_families", "-p", "models", json.dumps(["minilm", str(tiny_encoder_dir)]),
                  "-p", "tasks", '["sst2"]', "--dry-run"]) == 0
     out = capsys.readouterr().out

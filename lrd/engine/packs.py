@@ -532,5 +532,7 @@ def pack_path(key: str, *, auto_fetch: bool = True) -> Path:
         return pack.path
     if not auto_fetch or _NO_FETCH.get():
         raise PackNotBuilt(key, damaged=built)
-    fetch_pack(pack)
+    from lrd.engine.progress import notice  # on the terminal, not in a chapter's outputs
+
+    fetch_pack(pack, log=notice)
     return pack.path
