@@ -388,6 +388,16 @@ def source_fingerprint(name: str, dtype: torch.dtype | str = "float32") -> str |
     return None if text is None else _fingerprint(text, folder)
 
 
+@functools.cache
+def _transformers_version() -> str:
+    """The installed transformers version, read once per process (reading package metadata
+    parses its METADATA file: milliseconds, once per unit key otherwise)."""
+    try:
+        return metadata.version("transformers")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def completed_config_text(folder: Path, dtype: torch.dtype | str = "float32") -> str | None:
     """:func:`_config_text` of the config transformers loads from ``folder`` with ``dtype``; None
     when the folder holds no readable model config (:func:`load_model` then says what is wrong).
@@ -398,10 +408,7 @@ def completed_config_text(folder: Path, dtype: torch.dtype | str = "float32") ->
     config_file = Path(folder) / "config.json"
     if not config_file.is_file():
         return None
-    try:
-        version = metadata.version("transformers")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
+    version = _transformers_version()
     key = hashlib.sha256(config_file.read_bytes() + f"\0{version}\0{_dtype_name(dtype)}".encode()).hexdigest()[:32]
     memo = lrd_folder("configs") / f"{key}.json"
     if memo.is_file():

@@ -139,12 +139,12 @@ _SHA_CHUNK = 1 << 22
 
 
 def _identity(path: Path) -> tuple[str, os.stat_result]:
-    """What identifies one version of a file without reading it: its resolved path, device,
-    inode, size, modification and status-change times (``ctime`` cannot be set back by
-    ``touch``: rewriting a file in place changes it even when its mtime is restored)."""
-    resolved = path.resolve()
-    st = resolved.stat()
-    ident = f"{resolved}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
+    """What identifies one version of a file without reading it: its absolute path, and the
+    device, inode, size, modification and status-change times of the file it leads to
+    (``ctime`` cannot be set back by ``touch``: rewriting a file in place changes it even when
+    its mtime is restored)."""
+    st = os.stat(path)  # follows links: the file itself
+    ident = f"{os.path.abspath(path)}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
     return ident, st
 
 
@@ -152,13 +152,16 @@ def _same_version(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_ino, a.st_size, a.st_mtime_ns, a.st_ctime_ns) == (b.st_ino, b.st_size, b.st_mtime_ns, b.st_ctime_ns)
 
 
+_KNOWN: dict[str, str] = {}  # identity -> sha256, what this process has read from or written to the memo
+
+
 def content_sha256(path: str | Path) -> str:
     """Hex sha256 of a file's whole content, computed once per version of the file.
 
     The digest is remembered in ``$LRD_HOME/hashes`` under a hash of the file's identity
-    (resolved path, device, inode, size, ``mtime_ns``, ``ctime_ns``; :func:`_identity`),
+    (absolute path, device, inode, size, ``mtime_ns``, ``ctime_ns``; :func:`_identity`),
     written atomically, so a later call (another process, another run) pays one ``stat`` and
-    one small read. Any change to the file (rewritten in place, replaced, touched) gives a new
+    one small read (in the same process, the ``stat`` only). Any change to the file (rewritten in place, replaced, touched) gives a new
     identity and a new hash. A file that changes while it is hashed is hashed again; when the
     memo cannot be written (a read-only ``$LRD_HOME``) the hash is computed every time.
 
@@ -172,10 +175,13 @@ def content_sha256(path: str | Path) -> str:
     """
     path = Path(path)
     ident, st = _identity(path)
+    if (known := _KNOWN.get(ident)) is not None:
+        return known
     memo = folder("hashes") / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.sha256"
     try:
         known = memo.read_text()
         if len(known) == 64:
+            _KNOWN[ident] = known
             return known
     except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
         pass
@@ -191,7 +197,7 @@ def content_sha256(path: str | Path) -> str:
         memo = folder("hashes") / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.sha256"
     else:
         return h.hexdigest()  # still changing: not remembered
-    digest = h.hexdigest()
+    digest = _KNOWN[ident] = h.hexdigest()
     try:
         atomic_write(memo, lambda f: f.write(digest.encode()), ".sha256.tmp")
     except OSError:
