@@ -201,3 +201,21 @@ def test_relabel_reaches_frames_dicts_and_records():
     out = relabel(Record("a", [frame, {"a": 1}]), {"a": "b"})
     assert out.source == "b" and list(out.rows[0]["model"]) == ["b", "b"] and list(out.rows[0].index) == ["b", "b"]
     assert out.rows[1] == {"b": 1} and list(frame["model"]) == ["a", "a"]  # the original is left as it is
+
+
+def test_a_hub_model_is_fingerprinted_by_its_files_in_the_hub_cache(tiny_encoder, tiny_encoder_dir, tmp_path,
+                                                                     lrd_home, monkeypatch):
+    """A hub id's snapshot in the local hub cache is hashed like a folder (the same files give
+    the same fingerprint); tensor sampling is left for models with no files."""
+    from lrd.engine.models import fingerprint
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--some-org--tiny"
+    snapshot = Path(shutil.copytree(tiny_encoder_dir, repo / "snapshots" / commit))
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert fingerprint(tiny_encoder.model, "some-org/tiny") == tiny_encoder.fingerprint
+    _rewrite_middle(snapshot / "model.safetensors", b"\0" * 64)
+    assert fingerprint(tiny_encoder.model, "some-org/tiny") != tiny_encoder.fingerprint
+    assert fingerprint(tiny_encoder.model, "some-org/not-cached") == fingerprint(tiny_encoder.model)  # sampled
