@@ -156,13 +156,20 @@ def _sweep(args: argparse.Namespace) -> int:
 
     targets = [c for c in targets if c in CHAPTER_UNITS] if args.chapter == "all" else targets
     todo = [u for c in targets for u in units(c, plan[c], checked=True)]  # checked above, once
-    state = sweep.status(todo)
-    missing = [u for u, cached in state if not cached]
+    state = sweep.status(todo, build=not args.dry_run)  # a dry run builds no pack
+    missing = [u for u, s in state if s != sweep.CACHED]
+    damaged = sum(s == sweep.DAMAGED for _, s in state)
     print(f"lrd sweep: {len(todo)} units in {len(sweep.batches(todo))} model batches for {', '.join(targets)}; "
-          f"{len(todo) - len(missing)} cached, {len(missing)} to compute (results in {results_dir()})")
+          f"{len(todo) - len(missing)} cached, {len(missing)} to compute"
+          + (f" ({damaged} damaged entries, failing their checksum, to recompute)" if damaged else "")
+          + f" (results in {results_dir()})")
     if args.dry_run:
-        for u, cached in state:
-            print(f"  {'cached ' if cached else 'unknown' if cached is None else 'missing'}  {u.chapter}: {u.label}")
+        for u, s in state:
+            print(f"  {s:<7}  {u.chapter}: {u.label}")
+        unbuilt = sorted({s.rsplit(" ", 1)[-1] for _, s in state if s.startswith("pack ")})
+        if unbuilt:
+            print(f"lrd sweep: a dry run builds nothing; packs not built (or damaged): {', '.join(unbuilt)} "
+                  f"(`lrd fetch {' '.join(unbuilt)}` builds them; a sweep without --dry-run does it first)")
         return 0
     if missing:
         t0 = time.perf_counter()
@@ -228,7 +235,7 @@ def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
     if chapter not in sweep.SINGLE_THREADED:
         return
     todo = units(chapter, parameters, checked=True)
-    missing = [u for u, cached in sweep.status(todo) if not cached]
+    missing = [u for u, s in sweep.status(todo) if s != sweep.CACHED]
     workers = sweep.default_workers(len(missing)) if workers is None else workers
     if not missing or workers < 2:
         return

@@ -18,7 +18,8 @@ the next writer removes once no live process holds it.
 Every entry (here and in the hidden-state cache of :mod:`lrd.engine.extract`) starts with a one-line
 header holding the sha256 and length of its payload (:func:`write_checked`); the payload is
 verified before it is unpickled or used (:func:`open_checked`). An entry that fails the check,
-or whose load fails in any way, is reported (a warning naming the file), removed and recomputed:
+or whose load fails in any way, is reported (a line naming the file, on the terminal:
+:func:`lrd.engine.progress.notice`), removed and recomputed:
 a damaged file is never served, and never makes every rerun crash.
 """
 
@@ -32,7 +33,6 @@ import json
 import os
 import pickle
 import re
-import warnings
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
@@ -146,10 +146,28 @@ def open_checked(path: Path) -> Iterator[BinaryIO]:
 
 
 def discard(path: Path, err: BaseException) -> None:
-    """Report an unusable cache entry (a warning naming the file and the reason) and remove it."""
-    warnings.warn(f"cache entry {path} could not be used ({type(err).__name__}: {err}); "
-                  "it was removed and will be recomputed", RuntimeWarning, stacklevel=3)
+    """Report an unusable cache entry (one line naming the file and the reason, on the terminal
+    of the ``lrd`` command, never in a chapter's outputs: :func:`lrd.engine.progress.notice`)
+    and remove it."""
+    from lrd.engine.progress import notice
+
+    notice(f"lrd: cache entry {path} could not be used ({type(err).__name__}: {err}); "
+           "it was removed and will be recomputed")
     path.unlink(missing_ok=True)
+
+
+def verified(name: str, key: str, root: str | Path | None = None) -> str:
+    """``"cached"``, ``"missing"`` or ``"damaged"``: whether the entry exists and its payload
+    matches its checksum (:func:`open_checked`: the whole file is read, nothing is unpickled,
+    nothing is removed). For ``lrd sweep --dry-run``, which must count a damaged entry as one
+    to compute."""
+    try:
+        with open_checked(entry_path(name, key, root)):
+            return "cached"
+    except FileNotFoundError:
+        return "missing"
+    except (CorruptEntry, OSError):
+        return "damaged"
 
 
 def _module_file(name: str) -> Path | None:
@@ -272,7 +290,7 @@ def load(name: str, key: str, root: str | Path | None = None, default: Any = _MI
 
     The entry's checksum is verified before it is unpickled (:func:`open_checked`). A damaged
     entry, or one whose load fails in any way (a changed class, a MemoryError, ...), is
-    reported with a warning naming the file, deleted, and counts as missing, so the caller
+    reported (:func:`discard`: a line naming the file), deleted, and counts as missing, so the caller
     recomputes it.
     """
     path = entry_path(name, key, root)

@@ -150,7 +150,7 @@ def _cached_states(path: Path) -> np.ndarray | None:
     """The array stored at ``path``, or None when there is none or it is unusable.
 
     The checksum is verified before the array is read (:func:`lrd.engine.cache.open_checked`); a
-    damaged entry or any failed load is reported with a warning naming the file, removed, and
+    damaged entry or any failed load is reported (a line naming the file, on the terminal), removed, and
     recomputed by the caller.
     """
     try:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from lrd.engine import packs as assets
 from lrd.engine.cache import stable_json
-from lrd.engine.store import atomic_write, folder as lrd_folder
+from lrd.engine.store import atomic_write, content_sha256, folder as lrd_folder
 
 if TYPE_CHECKING:  # torch is imported where a model is loaded or probed: declaring units needs none
     import torch
@@ -293,14 +293,41 @@ def _is_decoder(config: Any) -> bool:
 
 
 def fingerprint(model: torch.nn.Module, source: str | None = None) -> str:
-    """Content hash of a model: what keys the hidden-state cache.
+    """Content hash of a model: what keys the hidden-state and result caches.
 
-    An offline pack is identified by its manifest (sha256 of every file); another local folder
-    by its config and, for every weight file, its size and the sha256 of its first and last
-    4 MiB; anything else (a hub id) by its config, revision and a strided sample of every tensor.
+    The config (as transformers completes it, :func:`_config_text`) and the full sha256 of every
+    file of the model's folder (:func:`model_files`: weights, tokenizer, config, ...), each
+    hashed once per version of the file (:func:`lrd.engine.store.content_sha256`). The folder is
+    ``source`` when it is one (an offline pack, a local folder), or, for a hub id, the model's
+    snapshot in the local hub cache. Only a model with no files known (a hub id not found in
+    the cache, a model built in memory) is identified by its config, revision and a strided
+    sample of every tensor.
     """
-    folder = Path(source) if source and Path(source).is_dir() else None
+    if source and Path(source).is_dir():
+        folder = Path(source)
+    else:
+        folder = _hub_snapshot(source, getattr(model.config, "_commit_hash", None)) if source else None
     return _fingerprint(_config_text(model.config.to_dict()), folder, model)
+
+
+def model_files(folder: Path) -> list[Path]:
+    """The files of a model folder that its fingerprint hashes, sorted: every file at its top
+    level (what ``from_pretrained`` reads from) except hidden files, Markdown documents and an
+    offline pack's manifest (which says what the files were, not what they are)."""
+    return sorted(p for p in Path(folder).iterdir()
+                  if p.is_file() and not p.name.startswith(".") and p.name != assets.MANIFEST
+                  and p.suffix.lower() != ".md")
+
+
+def _hub_snapshot(repo_id: str, revision: str | None) -> Path | None:
+    """The folder of ``repo_id``'s snapshot ``revision`` in the local hub cache, if it is there."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json", revision=revision or None)
+    except Exception:  # noqa: BLE001  (not a repo id the cache knows: no files to hash)
+        return None
+    return Path(found).parent if isinstance(found, str) and Path(found).is_file() else None
 
 
 # Config entries that say where a model was loaded from, not what it is: left out of the
@@ -316,16 +343,9 @@ def _config_text(config: dict) -> str:
 
 def _fingerprint(config_text: str, folder: Path | None, model: torch.nn.Module | None = None) -> str | None:
     h = hashlib.sha256(config_text.encode())
-    if folder is not None and (folder / assets.MANIFEST).is_file():
-        h.update(json.dumps(json.loads((folder / assets.MANIFEST).read_text())["files"], sort_keys=True).encode())
-    elif weights := sorted([*folder.glob("*.safetensors"), *folder.glob("*.bin")]) if folder else []:
-        for f in weights:
-            size = f.stat().st_size
-            with open(f, "rb") as fh:
-                head = fh.read(1 << 22)
-                fh.seek(max(size - (1 << 22), 0))
-                tail = fh.read()
-            h.update(f"{f.name}:{size}".encode() + hashlib.sha256(head + tail).digest())
+    if folder is not None:
+        for f in model_files(folder):
+            h.update(f"{f.name}\0{content_sha256(f)}\n".encode())
     elif model is None:
         return None  # a hub model: its tensors are needed
     else:
@@ -347,9 +367,12 @@ def _dtype_name(dtype: Any) -> str:
 def source_fingerprint(name: str, dtype: torch.dtype | str = "float32") -> str | None:
     """:func:`fingerprint` of what ``load_model(name, dtype=dtype)`` would load, without loading it.
 
-    Known from the files for an offline key or a local folder (reads only the config, the
-    manifest or the weight files' ends; milliseconds); ``None`` for a hub id, whose fingerprint
-    needs the loaded tensors. Builds an offline pack first if it is missing.
+    Known from the files for an offline key or a local folder (the whole of every file is hashed
+    the first time it is seen, then its hash is remembered by the file's identity: a ``stat``
+    per file, :func:`lrd.engine.store.content_sha256`); ``None`` for a hub id, whose snapshot
+    is known once it is loaded. Builds (or rebuilds) an offline pack first if it is missing or
+    its files no longer match its manifest, unless :func:`lrd.engine.packs.no_fetch` is in
+    effect (then :class:`lrd.engine.packs.PackNotBuilt`).
 
     The config enters as transformers completes it (``AutoConfig.from_pretrained(folder).to_dict()``,
     defaults included). That text is kept under ``$LRD_HOME/configs``, keyed by the sha256 of
@@ -365,6 +388,16 @@ def source_fingerprint(name: str, dtype: torch.dtype | str = "float32") -> str |
     return None if text is None else _fingerprint(text, folder)
 
 
+@functools.cache
+def _transformers_version() -> str:
+    """The installed transformers version, read once per process (reading package metadata
+    parses its METADATA file: milliseconds, once per unit key otherwise)."""
+    try:
+        return metadata.version("transformers")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def completed_config_text(folder: Path, dtype: torch.dtype | str = "float32") -> str | None:
     """:func:`_config_text` of the config transformers loads from ``folder`` with ``dtype``; None
     when the folder holds no readable model config (:func:`load_model` then says what is wrong).
@@ -375,10 +408,7 @@ def completed_config_text(folder: Path, dtype: torch.dtype | str = "float32") ->
     config_file = Path(folder) / "config.json"
     if not config_file.is_file():
         return None
-    try:
-        version = metadata.version("transformers")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
+    version = _transformers_version()
     key = hashlib.sha256(config_file.read_bytes() + f"\0{version}\0{_dtype_name(dtype)}".encode()).hexdigest()[:32]
     memo = lrd_folder("configs") / f"{key}.json"
     if memo.is_file():
@@ -395,6 +425,13 @@ def completed_config_text(folder: Path, dtype: torch.dtype | str = "float32") ->
     memo.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(memo, lambda f: f.write(text.encode()), ".json.tmp")
     return text
+
+
+def model_source(name: str) -> str:
+    """Where ``load_model(name)`` says the model comes from (``LoadedModel.summary()["source"]``):
+    an offline pack's upstream model, else the folder or hub id."""
+    source, info = _resolve(name)
+    return info.get("upstream", source)
 
 
 def offline_keys() -> list[str]:

@@ -22,6 +22,7 @@ The cache root is ``$LRD_HOME`` or ``~/.cache/lrd``.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import os
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from lrd.engine.store import folder, hold_lock, lrd_home, remove_stale_temp_files  # noqa: F401  (re-exported)
+from lrd.engine.store import content_sha256, folder, hold_lock, lrd_home, remove_stale_temp_files  # noqa: F401
 
 MANIFEST = "lrd-manifest.json"
 PACK_FORMAT = 1  # bump when the layout of a built pack changes
@@ -196,16 +197,20 @@ def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
     return h.hexdigest()
 
 
-def _manifest_of(folder: Path) -> dict[str, str]:
+def _manifest_of(folder: Path, digest: Callable[[Path], str] = sha256_file) -> dict[str, str]:
     return {
-        str(p.relative_to(folder)): sha256_file(p)
+        str(p.relative_to(folder)): digest(p)
         for p in sorted(folder.rglob("*"))
         if p.is_file() and p.name != MANIFEST
     }
 
 
-def verify(pack: Pack) -> bool:
-    """True when the pack's folder exists and every file matches its recorded sha256."""
+def verify(pack: Pack, *, remembered: bool = False) -> bool:
+    """True when the pack's folder exists and every file matches its recorded sha256.
+
+    ``remembered``: take each file's sha256 from :func:`lrd.engine.store.content_sha256` (a stat
+    per file once the file has been hashed; what loading a pack does before every use) rather
+    than reading every file (what ``lrd fetch`` does)."""
     manifest_file = pack.path / MANIFEST
     if not manifest_file.is_file():
         return False
@@ -217,7 +222,7 @@ def verify(pack: Pack) -> bool:
         p.requirement for p in pack.pieces
     ]:
         return False
-    return manifest.get("files") == _manifest_of(pack.path)
+    return manifest.get("files") == _manifest_of(pack.path, content_sha256 if remembered else sha256_file)
 
 
 def _wheel(requirement: str, wheels: Path) -> Path:
@@ -228,10 +233,13 @@ def _wheel(requirement: str, wheels: Path) -> Path:
         parts = w.name.split("-")
         if parts[0].lower() == stem and parts[1] == version:
             return w
+    from lrd.engine.progress import terminal_fd  # in a chapter's kernel: pip's messages to the terminal
+
+    out = terminal_fd()
     subprocess.run(
         [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
          "-d", str(wheels), requirement],
-        check=True,
+        check=True, stdout=out, stderr=out,
     )  # fmt: skip
     return _wheel(requirement, wheels)
 
@@ -479,13 +487,55 @@ def fetch(keys: Iterable[str] | None = None, *, force: bool = False, keep_wheels
     return {k: fetch_pack(PACKS[k], force=force, keep_wheels=keep_wheels, log=log) for k in keys}
 
 
+class PackNotBuilt(FileNotFoundError):
+    """A pack that is not built (or whose files no longer match their manifest) where building
+    it is not allowed (:func:`no_fetch`, ``auto_fetch=False``). ``key`` is the pack's key."""
+
+    def __init__(self, key: str, damaged: bool = False):
+        self.key, self.damaged = key, damaged
+        what = "files no longer match their manifest" if damaged else f"is not in {lrd_home()}"
+        super().__init__(f"pack {key!r} {what}; run `lrd fetch {key}`")
+
+
+_NO_FETCH: contextvars.ContextVar[bool] = contextvars.ContextVar("lrd_no_fetch", default=False)
+
+
+@contextmanager
+def no_fetch() -> Iterator[None]:
+    """Inside the block :func:`pack_path` builds nothing: a pack that is missing or damaged raises
+    :class:`PackNotBuilt` (``lrd sweep --dry-run`` lists such units as "pack not built")."""
+    token = _NO_FETCH.set(True)
+    try:
+        yield
+    finally:
+        _NO_FETCH.reset(token)
+
+
 def pack_path(key: str, *, auto_fetch: bool = True) -> Path:
-    """Folder of a built pack, building it first if needed (and allowed)."""
+    """Folder of a built pack whose files match its manifest, building (or rebuilding) it first
+    if needed and allowed.
+
+    Every call for a model pack checks its files against its manifest through the remembered
+    content hashes (:func:`verify` with ``remembered=True``: a ``stat`` per file once each file
+    has been hashed), so a model whose files were changed is rebuilt (:func:`fetch_pack`)
+    before it is used. (What keys results is the files' content in any case,
+    :func:`lrd.engine.models.fingerprint`; a data pack's rows key them through
+    :func:`lrd.engine.cache.task_digest`, so its thousands of files are not checked here.)
+
+    Raises
+    ------
+    PackNotBuilt
+        The pack is missing or damaged and ``auto_fetch`` is false or :func:`no_fetch` is in effect.
+    """
     if key not in PACKS:
         raise KeyError(f"unknown pack {key!r}; known packs: {sorted(PACKS)}")
     pack = PACKS[key]
-    if not (pack.path / MANIFEST).is_file():
-        if not auto_fetch:
-            raise FileNotFoundError(f"pack {key!r} is not in {lrd_home()}; run `lrd fetch {key}`")
-        fetch_pack(pack)
+    built = (pack.path / MANIFEST).is_file()
+    if built and (pack.kind != "model" or verify(pack, remembered=True)):
+        return pack.path
+    if not auto_fetch or _NO_FETCH.get():
+        raise PackNotBuilt(key, damaged=built)
+    from lrd.engine.progress import notice  # on the terminal, not in a chapter's outputs
+
+    fetch_pack(pack, log=notice)
     return pack.path

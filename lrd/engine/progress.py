@@ -109,3 +109,58 @@ def relay(to: IO[str] | None = None, *, interval: float = 0.2) -> Iterator[Path]
             else:
                 os.environ[k] = v
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def notice(message: str) -> None:
+    """Say ``message`` (one line) on the terminal of the ``lrd`` command, never in a notebook.
+
+    For what a user must see but the book must not show (a damaged cache entry that is
+    recomputed, a wait on another process's lock). In a chapter's kernel under ``lrd run``
+    the line goes through the side channel of :func:`relay` when one is open, else to the
+    stderr the kernel inherited from the ``lrd`` command (:func:`_to_kernel_terminal`), not to
+    the captured stream that becomes the cell's output.
+    In a plain Python session it goes to stderr.
+    """
+    line = message.rstrip("\n") + "\n"
+    path = os.environ.get(ENV)
+    if path:
+        try:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(line)
+            return
+        except OSError:
+            pass  # the channel has closed: fall back to the process's stderr
+    if _in_kernel():
+        _to_kernel_terminal(line)
+        return
+    sys.stderr.write(line)
+    sys.stderr.flush()
+
+
+def _in_kernel() -> bool:
+    """Whether this process is a Jupyter kernel (whose ``sys.stderr`` is captured into outputs)."""
+    return type(sys.stderr).__module__.startswith("ipykernel")  # its OutStream
+
+
+def terminal_fd() -> int | None:
+    """In a Jupyter kernel, the file descriptor of the stderr the kernel inherited (the ``lrd``
+    command's terminal), for subprocesses whose output must not land in the notebook (``pip``
+    building a pack); None elsewhere (inherit stderr as usual).
+
+    ipykernel points descriptors 1 and 2 at pipes whose content becomes the cell's output, and
+    its ``sys.stderr.fileno()`` gives the copy it kept of the original descriptor 2. Without
+    that copy, descriptor 2 is not captured."""
+    if not _in_kernel():
+        return None
+    try:
+        return sys.stderr.fileno()
+    except (OSError, ValueError, AttributeError):
+        return 2
+
+
+def _to_kernel_terminal(line: str) -> None:
+    """Write past the kernel's capture (:func:`terminal_fd`)."""
+    try:
+        os.write(terminal_fd() or 2, line.encode("utf-8", "replace"))
+    except OSError:
+        pass  # no terminal to tell

@@ -332,8 +332,8 @@ def _section(answers: dict, errors: dict, name: str, build: Callable[[], Any]) -
 def _panel_scores(chapter_params: dict, model: str, *, root=None) -> pd.DataFrame | None:
     """``lrd_families`` model-level scores of the offline panel models whose units are cached at
     these parameters (nothing is computed)."""
-    from lrd.engine import cache
     from lrd.engine.packs import MODEL_PACKS
+    from lrd.units.base import load_result
     from lrd.units.lrd_families import lrd_families_units
 
     from lrd.book.notebooks import default_parameters
@@ -346,7 +346,8 @@ def _panel_scores(chapter_params: dict, model: str, *, root=None) -> pd.DataFram
         todo = lrd_families_units([other], params["tasks"], params["n_samples"], params["pooling"], params["k"],
                                   params["variance"])
         if all(u.is_cached(root) for u in todo):  # the same tasks as this model's, or none
-            rows += [cache.load(u.name, u.key(), root).scores for u in todo]
+            got = [load_result(u, u.key(), root) for u in todo]
+            rows += [g.scores for g in got] if all(g is not None for g in got) else []
     return pd.DataFrame(rows) if rows else None
 
 

@@ -38,9 +38,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from lrd.engine import cache
-from lrd.engine.models import LoadedModel, load_model, source_fingerprint
+from lrd.engine.models import LoadedModel, load_model, model_source, source_fingerprint
 from lrd.engine.perturb import perturbation_level
 from lrd.engine.tasks import load_task
+from lrd.units.records import relabel
 
 #: Modules every unit depends on besides its own code: model loading and tasks.
 COMMON_MODULES = ("lrd.engine.models", "lrd.engine.tasks")
@@ -247,22 +248,52 @@ class ModelSlot:
         gc.collect()
 
 
+@dataclass(frozen=True)
+class Stored:
+    """A unit's result as the cache holds it: the record, and the labels of the request that
+    computed it (``{"name": ..., "source": ...}``, :func:`request_labels`). The key is the
+    model's content, so two folders with the same files share the entry; the record is given
+    the labels of the request that reads it (:func:`load_result`)."""
+
+    value: Any
+    labels: dict
+
+
+def request_labels(unit: Unit) -> dict[str, str]:
+    """What a record names a unit's model by: ``name`` (what the request says, as
+    :attr:`lrd.engine.models.LoadedModel.name`) and ``source`` (as its ``summary()`` gives it)."""
+    return {"name": unit.model, "source": model_source(unit.model)}
+
+
+def load_result(unit: Unit, key: str, root=None) -> Any | None:
+    """The unit's cached record under ``key``, labelled for this request (:func:`relabel`:
+    model name and source replaced where they differ), or None when there is none. An entry
+    without labels (an older lrd's) counts as missing."""
+    stored = cache.load(unit.name, key, root, default=None)
+    if not isinstance(stored, Stored):
+        return None
+    now = request_labels(unit)
+    return relabel(stored.value, {stored.labels[k]: now[k] for k in now if k in stored.labels})
+
+
 def run_unit(unit: Unit, slot: ModelSlot | None = None, *, root=None) -> tuple[Any, str]:
     """The unit's result, from the cache or computed and cached; and ``"cached"`` or ``"computed"``.
 
     The model is loaded (through ``slot``, which keeps it for the next unit of the same
     model) only when the result must be computed, or to learn a hub model's fingerprint.
+    A cached result names the model as this unit does (:func:`load_result`), whichever
+    request computed it.
     """
     slot = slot or ModelSlot()
     key = unit.key()
     if key is None:
         key = unit.key(slot.get(unit.model, unit.device, unit.dtype).fingerprint)
-    value = cache.load(unit.name, key, root, default=None)
+    value = load_result(unit, key, root)
     if value is not None:
         return value, "cached"
     model = slot.get(unit.model, unit.device, unit.dtype)
     value = unit.func(model, **unit.params)
-    cache.save(unit.name, key, value, root)
+    cache.save(unit.name, key, Stored(value, request_labels(unit)), root)
     return value, "computed"
 
 

@@ -127,23 +127,44 @@ def release_kept() -> None:
     _kept = None
 
 
-def status(units: Sequence[Unit], root=None) -> list[tuple[Unit, bool | None]]:
-    """Each unit with whether its result is cached (None: unknown until its hub model is loaded).
+#: What :func:`status` says of a unit, besides ``"pack not built: lrd fetch KEY"``.
+CACHED, MISSING, DAMAGED, UNKNOWN = "cached", "missing", "damaged", "unknown"
 
-    Each model's fingerprint is read once (:func:`lrd.engine.models.source_fingerprint` reads
-    its config), not once per unit.
+
+def status(units: Sequence[Unit], root=None, *, build: bool = True) -> list[tuple[Unit, str]]:
+    """Each unit with the state of its result: ``"cached"`` (the entry is there and its payload
+    matches its checksum: :func:`lrd.engine.cache.verified` reads it whole), ``"missing"``,
+    ``"damaged"`` (there, but failing its checksum: to compute again), ``"unknown"`` (a hub
+    model, known once loaded) or, with ``build=False``, ``"pack not built: lrd fetch KEY"``
+    for a unit whose model or data pack is not built (or no longer matches its manifest).
+
+    ``build=False`` builds nothing (:func:`lrd.engine.packs.no_fetch`): what ``lrd sweep
+    --dry-run`` does; otherwise missing packs are built here, once, before units are dispatched.
+    Each model's fingerprint is read once (:func:`lrd.engine.models.source_fingerprint`), not
+    once per unit. Everything but ``"cached"`` is to compute.
     """
-    from lrd.engine.cache import contains
-    from lrd.engine.models import source_fingerprint
+    from contextlib import nullcontext
 
-    fingerprints: dict[tuple[str, str], str | None] = {}
+    from lrd.engine.cache import verified
+    from lrd.engine.models import source_fingerprint
+    from lrd.engine.packs import PackNotBuilt, no_fetch
+
+    fingerprints: dict[tuple[str, str], str | PackNotBuilt | None] = {}
     out = []
-    for u in units:
-        if (u.model, u.dtype) not in fingerprints:
-            fingerprints[u.model, u.dtype] = source_fingerprint(u.model, u.dtype)
-        fp = fingerprints[u.model, u.dtype]
-        key = u.key(fp) if fp is not None else None
-        out.append((u, None if key is None else contains(u.name, key, root)))
+    with nullcontext() if build else no_fetch():
+        for u in units:
+            try:
+                if (u.model, u.dtype) not in fingerprints:
+                    fingerprints[u.model, u.dtype] = source_fingerprint(u.model, u.dtype)
+                fp = fingerprints[u.model, u.dtype]
+                if isinstance(fp, PackNotBuilt):
+                    raise fp
+                key = u.key(fp) if fp is not None else None
+            except PackNotBuilt as err:
+                fingerprints.setdefault((u.model, u.dtype), err)
+                out.append((u, f"pack {'damaged' if err.damaged else 'not built'}: lrd fetch {err.key}"))
+                continue
+            out.append((u, UNKNOWN if key is None else verified(u.name, key, root)))
     return out
 
 
