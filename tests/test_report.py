@@ -45,6 +45,18 @@ def test_the_page_and_its_json_are_written_with_every_section(tiny_report, tiny_
     assert any("computed" in line for line in lines)  # progress, one line per unit
 
 
+def test_the_movement_section_names_its_curves_prompt_entropy_included(tiny_report):
+    """Issue 28: the README says the movement section gives prompt entropy per layer, and the
+    page seemed to have none: it was drawn, but only as pixels of a PNG whose text said "figure"."""
+    page, data, _, _ = tiny_report
+    (report,) = json.loads(data.read_text())["models"]
+    assert list(report["sections"]["movement"]["curves"]) == ["velocity", "NRS (adjusted)", "GFMI", "prompt entropy"]
+    text = page.read_text()
+    movement = text[text.index('<h2 id="movement">'):text.index('<h2 id="aggregation">')]
+    assert 'alt="per-layer curves of velocity, NRS (adjusted), GFMI, prompt entropy"' in movement
+    assert "The figure draws the per-layer curves of velocity, NRS (adjusted), GFMI, prompt entropy" in movement
+
+
 def test_the_json_equals_the_units_records(tiny_report, tiny_encoder_dir):
     """The numbers are the chapters' units' numbers, read back from the cache (no second implementation)."""
     from lrd.engine import cache

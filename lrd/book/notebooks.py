@@ -276,7 +276,7 @@ def check_chapters(values: dict[str, dict], *, defaults: dict[str, dict] | None 
 
     plan, notes, errors, found = {}, [], [], {}
     for chapter, given in values.items():
-        known = (defaults or {}).get(chapter) or default_parameters(chapter)
+        known = defaults[chapter] if defaults is not None and chapter in defaults else default_parameters(chapter)
         try:  # the types first: a wrong one is named once, as validate_parameters names it
             plan[chapter], said = coerce_parameters(chapter, given, defaults=known, unknown=unknown)
         except ValueError as err:
