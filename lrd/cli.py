@@ -46,30 +46,21 @@ def _at_least_one(what: str):
 
 
 def _checked_parameters(targets: list[str], params: dict, profile: str) -> dict[str, dict]:
-    """Validated parameters per chapter (:func:`lrd.book.validate_parameters`), notes on stderr.
+    """Validated parameters per chapter (:func:`lrd.book.check_chapters`, as ``lrd report``),
+    notes on stderr.
 
     With several chapters, a name some chapter knows is passed only to those that know it; a
-    name none knows is an error; the bad values of every chapter are reported together.
+    name none knows is an error naming the closest known one; the bad values of every chapter
+    are reported together.
     """
     import lrd.book as book
 
     defaults = {c: book.default_parameters(c) for c in targets}
-    known = {name for d in defaults.values() for name in d}
-    if unknown := [k for k in params if k not in known]:
-        where = f"chapter {targets[0]!r}" if len(targets) == 1 else "any chapter"
-        raise ValueError(f"unknown parameter {unknown[0]!r} for {where}; known parameters: {', '.join(sorted(known))}")
-    plan, errors = {}, []
-    for chapter in targets:
-        given = {**book.profile(profile, chapter), **params}
-        try:
-            plan[chapter], notes = book.validate_parameters(chapter, given, defaults=defaults[chapter], unknown="drop")
-        except ValueError as err:
-            errors.append(str(err))
-            continue
-        for note in notes:
-            print(f"lrd run: note: {note}", file=sys.stderr)
-    if errors:
-        raise ValueError("\n".join(errors))
+    book.check_names(params, defaults, where=f"chapter {targets[0]!r}" if len(targets) == 1 else "any chapter")
+    plan, notes = book.check_chapters({c: {**book.profile(profile, c), **params} for c in targets},
+                                      defaults=defaults, unknown="drop")
+    for note in notes:
+        print(f"lrd run: note: {note}", file=sys.stderr)
     return plan
 
 
@@ -90,7 +81,7 @@ def _execute(command: str, chapter: str, **kwargs) -> Path:
 def _run(args: argparse.Namespace) -> int:
     import lrd.book as book
 
-    params = {k: book.parse_parameter(v) for k, v in args.parameters}
+    params = book.parse_parameters(args.parameters)  # a key given twice is an error
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
     plan = _checked_parameters(targets, params, args.profile)  # every chapter, before any runs
     for chapter in targets:
@@ -146,7 +137,7 @@ def _sweep(args: argparse.Namespace) -> int:
     import lrd.book as book
     from lrd.units import sweep
 
-    params = {k: book.parse_parameter(v) for k, v in args.parameters}
+    params = book.parse_parameters(args.parameters)  # a key given twice is an error
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
     plan = _checked_parameters(targets, params, args.profile)  # before torch loads: a bad value fails in seconds
     if args.scheduler:
@@ -261,7 +252,7 @@ def _report(args: argparse.Namespace) -> int:
     import lrd.book as book
     from lrd.report import build_report
 
-    params = {k: book.parse_parameter(v) for k, v in args.parameters}
+    params = book.parse_parameters(args.parameters)  # a key given twice is an error
     command = " ".join(shlex.quote(a) for a in ["lrd", *sys.argv[1:]]) if sys.argv[1:2] == ["report"] else "lrd report"
     t0 = time.perf_counter()
     page, data = build_report(args.models, output=args.output, profile=args.profile, parameters=params,

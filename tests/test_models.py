@@ -56,6 +56,16 @@ def test_missing_local_folder_is_named(tmp_path):
         lrd.load_model(str(tmp_path / "nowhere"))
 
 
+def test_a_file_given_as_a_model_is_named_a_file(tiny_encoder_dir):
+    """Issue 28: a path to a weight file said "does not exist or has no config.json"."""
+    from lrd.engine.models import model_config
+
+    weights = next(tiny_encoder_dir.glob("*.safetensors"))
+    with pytest.raises(ValueError, match="is a file, not a model folder") as err:
+        model_config(str(weights))
+    assert repr(str(tiny_encoder_dir)) in str(err.value)  # the folder to pass instead
+
+
 def test_a_family_without_a_row_has_its_anatomy_derived(tiny_encoder_dir, monkeypatch):
     """Failing derivations name the row to add: tests/test_anatomy.py."""
     model = lrd.load_model(str(tiny_encoder_dir))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lrd import book
@@ -112,18 +114,18 @@ def test_every_chapter_opens_with_one_call_right_after_its_imports(chapter):
 
 @pytest.fixture
 def checks(monkeypatch):
-    """The chapters whose parameters were checked, in order (validate_parameters, counted where
-    the CLI and run_chapter call it)."""
-    from lrd.book import notebooks, run
+    """The chapters whose parameters were checked, in order (coerce_parameters, the first step of
+    every check: validate_parameters, check_chapters)."""
+    from lrd.book import notebooks
 
     calls = []
+    original = notebooks.coerce_parameters
 
     def counting(chapter, parameters, **kw):
         calls.append(chapter)
-        return notebooks.validate_parameters(chapter, parameters, **kw)
+        return original(chapter, parameters, **kw)
 
-    monkeypatch.setattr(book, "validate_parameters", counting)
-    monkeypatch.setattr(run, "validate_parameters", counting)
+    monkeypatch.setattr(notebooks, "coerce_parameters", counting)
     return calls
 
 
@@ -409,3 +411,175 @@ def test_declaring_a_chapter_s_units_checks_the_values_too():
         units.units("mid_layer", {"n_views": 1})
     with pytest.raises(ValueError, match="max_epochs must be at least 1"):
         units.units("cayley_aggregation", {"max_epochs": 0})
+
+
+# ---- issue 28: every parameter typed, duplicates, the device, seeds, -p twice ---------------------
+
+def _wrong_values(chapter: str, name: str) -> list:
+    """Values of the wrong type for a parameter: by its default's type, or, for a ``None``
+    default, by its rule's example (none declared: the test fails, naming the parameter)."""
+    from lrd.book import parameters as parameter_rules
+
+    default = book.default_parameters(chapter)[name]
+    if default is None:
+        rule = parameter_rules.RULES.get(chapter, {}).get(name)
+        assert rule is not None and rule.example is not None, (
+            f"{chapter}.{name} defaults to None: declare its rule in lrd/book/parameters.py with an example "
+            "(the type every other value must have)")
+        default = rule.example
+    if isinstance(default, bool):
+        return ["yes", 1]
+    if isinstance(default, int):
+        return ["ten", 10.5, True, [1]]
+    if isinstance(default, float):
+        return ["high", True, [0.5]]
+    if isinstance(default, str):
+        return [3, ["a", "b"], {"a": 1}]
+    if isinstance(default, list):
+        return [{"a": 1}, [{"a": 1}]]
+    pytest.fail(f"{chapter}.{name}: no wrong values known for a default of type {type(default).__name__}")
+
+
+@pytest.mark.parametrize("chapter, name", [(c, n) for c in book.chapters() for n in book.default_parameters(c)])
+def test_every_parameter_of_every_chapter_rejects_a_wrong_type(chapter, name):
+    """Issue 28 (8): models_and_tasks' n_samples (default None) took 'ten', 10.5 and true, which
+    failed in the kernel seconds later; a None default now needs a declared example."""
+    for value in _wrong_values(chapter, name):
+        with pytest.raises(ValueError, match=f"parameter {name!r} expects"):
+            book.validate_parameters(chapter, {name: value})
+
+
+@pytest.mark.parametrize("value", ["ten", 10.5, True])
+def test_models_and_tasks_n_samples_is_type_checked(executed, capsys, value):
+    import json
+
+    assert main(["run", "models_and_tasks", "-p", "n_samples", json.dumps(value) if value != "ten" else value]) == 2
+    assert "'n_samples' expects an integer (default null)" in capsys.readouterr().err
+    assert executed == []
+    assert book.validate_parameters("models_and_tasks", {"n_samples": None})[0] == {"n_samples": None}  # the whole task
+
+
+@pytest.mark.parametrize("chapter, name, value, fix", [
+    ("lrd_families", "models", ["minilm", "mpnet", "minilm"], '-p models \'["minilm", "mpnet"]\''),
+    ("lrd_families", "tasks", ["sst2", "sst2"], '-p tasks \'["sst2"]\''),
+    ("cayley_aggregation", "seeds", [0, 1, 0], "-p seeds '[0, 1]'"),
+    ("cayley_aggregation", "methods", ["last", "cayley", "last"], '-p methods \'["last", "cayley"]\''),
+    ("selection_and_pruning", "budgets", [0.1, 0.10], "-p budgets '[0.1]'"),
+    ("cosine_vs_ablation", "pruning_ks", [2, 2], "-p pruning_ks '[2]'"),
+])
+def test_a_list_that_names_an_item_twice_is_an_error_with_the_fix(executed, capsys, chapter, name, value, fix):
+    """Issue 28 (6): -p models '["minilm","minilm"]' gave "2 encoders" (lrd_families failed 12 s
+    later in cell 11); every list parameter's items must be distinct."""
+    import json
+
+    assert main(["run", chapter, "-p", name, json.dumps(value)]) == 2
+    err = capsys.readouterr().err
+    assert f"{name} lists" in err and "twice" in err and fix in err
+    assert executed == []
+
+
+def test_two_spellings_of_one_model_folder_are_duplicates(tiny_encoder_dir, tmp_path, monkeypatch):
+    """./x, x/ and a symlink to x are one model: compared by resolved path."""
+    monkeypatch.chdir(tiny_encoder_dir.parent)
+    (tmp_path / "link").symlink_to(tiny_encoder_dir)
+    here = tiny_encoder_dir.name
+    for a, b in [(f"./{here}", f"{here}/"), (str(tiny_encoder_dir), str(tmp_path / "link"))]:
+        with pytest.raises(ValueError, match="one model folder") as err:
+            book.validate_parameters("lrd_families", {"models": [a, "minilm", b]})
+        assert f"-p models '{json.dumps([a, 'minilm'])}'" in str(err.value)
+
+
+def test_a_device_torch_cannot_parse_is_an_error_before_any_kernel(executed, capsys):
+    """Issue 28 (7): -p device banana succeeded on a warm cache and failed cold after 11-12 s."""
+    assert main(["run", "models_and_tasks", "-p", "device", "banana"]) == 2
+    err = capsys.readouterr().err
+    assert "device 'banana' is not a device torch can parse" in err and "pass -p device cpu" in err
+    assert executed == []
+    assert main(["run", "lrd_families", "-p", "device", "meta"]) == 2
+    assert "not on meta" in capsys.readouterr().err
+
+
+def test_a_device_this_machine_lacks_is_an_error(monkeypatch):
+    import torch
+
+    from lrd.book.parameters import problems
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    (problem,) = problems("lrd_families", {"device": "cuda"})
+    assert "device 'cuda': no CUDA device is available on this machine" in problem and "pass -p device cpu" in problem
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert problems("lrd_families", {"device": "cuda"}) == problems("lrd_families", {"device": "cuda:1"}) == []
+    (problem,) = problems("lrd_families", {"device": "cuda:2"})
+    assert "this machine has 2 CUDA devices (cuda:0 to cuda:1)" in problem
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    (problem,) = problems("mid_layer", {"device": "mps"})
+    assert "no MPS (Apple GPU) device is available" in problem
+
+
+def test_the_cpu_device_is_checked_without_importing_torch():
+    """torch's import (a second or two) is paid only when a device other than the cpu is asked."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from lrd.book.parameters import problems; "
+            "assert problems('lrd_families', {'device': 'cpu', 'models': ['minilm', 'mpnet']}) == []; "
+            "print('torch loaded' if 'torch' in sys.modules else 'torch not loaded')")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "torch not loaded"
+
+
+@pytest.mark.parametrize("chapter, parameters, message", [
+    ("cayley_aggregation", {"seeds": [-1]}, "every item of seeds must be at least 0, got -1"),
+    ("cayley_aggregation", {"seeds": [0, 2 ** 32]}, "every item of seeds must be at least 0 and below 4294967296"),
+    ("null_calibration", {"seed": 2 ** 32}, "seed must be at least 0 and below 4294967296"),
+])
+def test_seeds_are_numpy_seeds(executed, capsys, chapter, parameters, message):
+    """Issue 28 (13): seeds '[-1]' passed the check and failed after 12 s in numpy."""
+    import json
+
+    args = [a for k, v in parameters.items() for a in ("-p", k, json.dumps(v))]
+    assert main(["run", chapter, *args]) == 2
+    assert message in capsys.readouterr().err
+    assert book.validate_parameters("cayley_aggregation", {"seeds": [0, 2 ** 32 - 1]})[0] == {"seeds": [0, 2 ** 32 - 1]}
+
+
+def test_a_parameter_given_twice_is_an_error_naming_both_values(executed, capsys):
+    assert main(["run", "lrd_families", "-p", "k", "5", "-p", "n_samples", "40", "-p", "k", "6"]) == 2
+    assert "-p k is given twice (5 and 6); pass it once" in capsys.readouterr().err
+    assert executed == []
+    assert book.parse_parameters([("k", "5"), ("tasks", '["sst2"]')]) == {"k": 5, "tasks": ["sst2"]}
+
+
+def test_a_list_for_a_string_parameter_suggests_its_one_string(executed, capsys):
+    assert main(["run", "models_and_tasks", "-p", "task", '["sst2"]']) == 2
+    err = capsys.readouterr().err
+    assert "pass it as -p task sst2" in err and "['sst2']\"" not in err  # not -p task '"['sst2']"'
+    assert main(["run", "models_and_tasks", "-p", "pooling", "3"]) == 2
+    assert "-p pooling '\"3\"' (quoted" in capsys.readouterr().err  # a number meant as text: quoted
+
+
+def test_an_unknown_name_or_profile_names_the_closest_without_stray_quotes(executed, capsys):
+    assert main(["run", "lrd_families", "-p", "n_sample", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown parameter 'n_sample' for chapter 'lrd_families' (did you mean 'n_samples'?)" in err
+    assert main(["run", "lrd_families", "--profile", "cii"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lrd run: error: unknown profile 'cii'")  # not a KeyError's quotes around it
+    assert "did you mean 'ci'?" in err
+
+
+def test_a_model_given_as_a_file_is_named_a_file(executed, capsys, tiny_encoder_dir):
+    weights = next(tiny_encoder_dir.glob("*.safetensors"))
+    assert main(["run", "lrd_families", "-p", "models", json.dumps([str(weights)])]) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a model folder" in err and repr(str(tiny_encoder_dir)) in err and "does not exist" not in err
+
+
+def test_an_unknown_model_name_offline_is_an_error_with_the_closest_key(executed, capsys, monkeypatch):
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    assert main(["run", "lrd_families", "-p", "models", '["minilmm"]']) == 2
+    err = capsys.readouterr().err
+    assert "cannot find model 'minilmm'" in err and "Did you mean 'minilm'?" in err
+    assert executed == []

@@ -4,13 +4,14 @@ their records, bad input fails before any model loads, and the page reads in a b
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from lrd.report import build_report, check_models, check_tasks
+from lrd.report import build_report, check_models, check_parameters
 from lrd.report.data import (aggregation_answer, block_answer, chapter_parameters, layer_answer, report_units,
                              summary_lines)
 
@@ -42,6 +43,18 @@ def test_the_page_and_its_json_are_written_with_every_section(tiny_report, tiny_
     assert text.startswith("<!DOCTYPE html>") and "http://" not in text and "https://" not in text  # self-contained
     assert text.count("data:image/png;base64,") >= 3
     assert any("computed" in line for line in lines)  # progress, one line per unit
+
+
+def test_the_movement_section_names_its_curves_prompt_entropy_included(tiny_report):
+    """Issue 28: the README says the movement section gives prompt entropy per layer, and the
+    page seemed to have none: it was drawn, but only as pixels of a PNG whose text said "figure"."""
+    page, data, _, _ = tiny_report
+    (report,) = json.loads(data.read_text())["models"]
+    assert list(report["sections"]["movement"]["curves"]) == ["velocity", "NRS (adjusted)", "GFMI", "prompt entropy"]
+    text = page.read_text()
+    movement = text[text.index('<h2 id="movement">'):text.index('<h2 id="aggregation">')]
+    assert 'alt="per-layer curves of velocity, NRS (adjusted), GFMI, prompt entropy"' in movement
+    assert "The figure draws the per-layer curves of velocity, NRS (adjusted), GFMI, prompt entropy" in movement
 
 
 def test_the_json_equals_the_units_records(tiny_report, tiny_encoder_dir):
@@ -119,11 +132,73 @@ def test_bad_input_fails_before_any_model_loads(monkeypatch):
     with pytest.raises(ValueError, match="at least one model"):
         check_models([])
     with pytest.raises(ValueError, match="unknown task 'sst3'"):
-        check_tasks({"tasks": ["sst3"]})
-    with pytest.raises(ValueError, match="non-empty list"):
-        check_tasks({"tasks": []})
+        check_parameters(["minilm"], {"tasks": ["sst3"]})
+    with pytest.raises(ValueError, match="tasks is empty"):
+        check_parameters(["minilm"], {"tasks": []})
     with pytest.raises(ValueError, match="n_samples"):
         report_units("minilm", parameters={"n_samples": "many"})
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """A report that gets past its checks stops where the work would start."""
+    class Started(Exception):
+        pass
+
+    def started(*a, **k):
+        raise Started("the work started")
+
+    monkeypatch.setattr("lrd.report.compute_report_units", started)
+    return Started
+
+
+@pytest.mark.parametrize("parameters, message", [
+    ({"n_sample": 10, "bogus_param": 1}, "unknown parameter 'n_sample' for the report's chapters"),
+    ({"bogus_param": 1}, "unknown parameter 'bogus_param'"),
+    ({"encoders": ["minilm"]}, "unknown parameter 'encoders'"),  # cosine_vs_ablation's: no section reads it
+    ({"models": ["minilm", "mpnet"]}, "a report's models are its MODEL arguments"),
+    ({"pruning_models": ["mpnet"]}, "-p pruning_models: a report's models are its MODEL arguments"),
+    ({"device": "banana"}, "device 'banana' is not a device torch can parse"),
+    ({"seeds": [-1]}, "every item of seeds must be at least 0, got -1"),
+    ({"tasks": ["sst2", "sst2"]}, "tasks lists 'sst2' twice"),
+])
+def test_report_parameters_get_the_checks_of_lrd_run(no_work, parameters, message):
+    """Issue 28 (3): -p n_sample 10 -p bogus_param 1 ran minutes at the defaults, and report.json
+    listed both as applied; -p models was ignored the same way."""
+    with pytest.raises(ValueError, match=re.escape(message)) as err:
+        build_report(["minilm"], parameters=parameters)
+    if "n_sample" in parameters:
+        assert "did you mean 'n_samples'?" in str(err.value)
+    if "models" in parameters:
+        assert "lrd report minilm mpnet" in str(err.value)  # the fix: name them as MODEL arguments
+
+
+def test_a_string_for_a_list_is_taken_by_lrd_report_as_by_lrd_run(no_work):
+    """One rule for both: lrd run made -p tasks sst2 a one-item list, lrd report rejected it."""
+    plans, notes = check_parameters(["minilm"], {"tasks": "sst2"})
+    assert all(p["tasks"] == ["sst2"] for p in plans["minilm"].values())
+    assert notes == ["parameter 'tasks' expects a list; using ['sst2'] "
+                     "(pass several as -p tasks '[\"sst2\", \"sst2\"]')"]
+    with pytest.raises(no_work):
+        build_report(["minilm"], parameters={"tasks": "sst2"}, log=lambda line: None)
+
+
+def test_a_model_named_twice_is_an_error_with_the_fix(tiny_encoder_dir, monkeypatch):
+    """Issue 28 (6): lrd report minilm minilm drew two identical columns; two spellings of one
+    folder are one model too."""
+    with pytest.raises(ValueError, match="'minilm' twice") as err:
+        check_models(["minilm", "mpnet", "minilm"])
+    assert "lrd report minilm mpnet" in str(err.value)
+    monkeypatch.chdir(tiny_encoder_dir.parent)
+    with pytest.raises(ValueError, match="one model folder"):
+        check_models([f"./{tiny_encoder_dir.name}", f"{tiny_encoder_dir.name}/"])
+
+
+def test_a_parameter_given_twice_to_lrd_report_is_an_error(no_work, capsys):
+    from lrd.cli import main
+
+    assert main(["report", "minilm", "-p", "n_samples", "10", "-p", "n_samples", "20"]) == 2
+    assert "-p n_samples is given twice (10 and 20); pass it once" in capsys.readouterr().err
 
 
 def test_the_chapters_parameters_follow_the_report_s_model_and_tasks():

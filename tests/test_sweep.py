@@ -167,11 +167,15 @@ def test_a_bfloat16_model_is_what_its_key_says_and_close_to_float32(tiny_encoder
     ({"dtype": "float16"}, "needs an accelerator"),
     ({"dtype": "half"}, "is not one of float32, bfloat16, float16"),
 ])
-def test_a_dtype_is_checked_before_anything_loads(values, message):
+def test_a_dtype_is_checked_before_anything_loads(values, message, monkeypatch):
+    import torch
+
     from lrd.book.parameters import check_values
 
     with pytest.raises(ValueError, match=message):
         check_values("lrd_families", {"device": "cpu", **values})
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the device is checked too: say there is one
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     check_values("lrd_families", {"device": "cuda", "dtype": "float16"})  # on an accelerator it is fine
 
 

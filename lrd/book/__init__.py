@@ -17,7 +17,8 @@ from lrd._lazy import lazy_attributes
 _SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening")
 _EXPORTS = {
     **dict.fromkeys(["ROOT", "NOTEBOOKS", "BOOK", "NBVAL", "chapters", "profile", "source_notebook",
-                     "default_parameters", "validate_parameters", "check_parameters", "parse_parameter"],
+                     "default_parameters", "validate_parameters", "coerce_parameters", "check_parameters",
+                     "check_names", "check_chapters", "parse_parameter", "parse_parameters"],
                     "lrd.book.notebooks"),
     **dict.fromkeys(["HEADER_PACKAGES", "rerun_command", "rerun_header", "add_rerun_header", "run_chapter",
                      "build_book"], "lrd.book.run"),

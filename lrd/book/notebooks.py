@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import difflib
 import functools
 import json
 import sys
@@ -49,7 +50,8 @@ def profile(name: str, chapter: str) -> dict:
         return {}
     profiles = yaml.safe_load((NOTEBOOKS / "profiles.yml").read_text())
     if name not in profiles:
-        raise KeyError(f"unknown profile {name!r}; declared in notebooks/profiles.yml: {sorted(profiles)}")
+        raise ValueError(f"unknown profile {name!r}; declared in notebooks/profiles.yml: "
+                         f"{', '.join(sorted(profiles))}{_closest(name, profiles)}")
     return dict(profiles[name].get(chapter, {}))
 
 
@@ -103,44 +105,70 @@ def _is_a(value: Any, kind: type) -> bool:
     return isinstance(value, (int, float)) if kind is float else isinstance(value, kind)
 
 
-def _check_value(name: str, value: Any, default: Any, notes: list[str]) -> Any:
-    """``value`` for a parameter whose default is ``default``: coerced, or a ValueError."""
+def _closest(name: str, choices) -> str:
+    """``" (did you mean 'x'?)"`` for the closest of ``choices`` (difflib), or ``""``."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _string_example(name: str, value: Any, default: Any) -> str:
+    """The ``-p`` that gives string parameter ``name`` a string: a number or ``true`` quoted
+    (``-p results_dir '"2024"'``), the one string of a one-item list (``'["sst2"]'`` ->
+    ``sst2``), else the default."""
+    if isinstance(value, (int, float)):
+        return f"-p {name} '\"{json.dumps(value)}\"' (quoted, so it is not read as JSON)"
+    if isinstance(value, (list, tuple)) and len(value) == 1 and isinstance(value[0], str):
+        return f"-p {name} {value[0]}"
+    return f"-p {name} {default}"
+
+
+def _check_value(name: str, value: Any, default: Any, notes: list[str], *, typed_as: Any = None) -> Any:
+    """``value`` for a parameter whose default is ``default``: coerced, or a ValueError.
+
+    ``typed_as``: for a ``None`` default, a typical value whose type ``value`` must have (the
+    rule's :attr:`lrd.book.parameters.Rule.example`); ``None`` still passes.
+    """
+    shown = "null" if default is None else repr(default)
+    template = default if default is not None else typed_as
+
     def wrong(expected: str, example: str) -> ValueError:
-        return ValueError(f"parameter {name!r} expects {expected} (default {default!r}), got "
+        return ValueError(f"parameter {name!r} expects {expected} (default {shown}), got "
                           f"{_type_name(value)} {value!r}; pass it as {example}")
 
-    if default is None or value is None and isinstance(default, (int, float)) and not isinstance(default, bool):
-        return value  # a None default takes anything; numbers take None (e.g. n_samples=None: all)
-    if isinstance(default, list):
-        item = _item_type(default)
+    if template is None or value is None and isinstance(template, (int, float)) and not isinstance(template, bool):
+        return value  # numbers take None (e.g. n_samples=None: all); the rules say where None is meaningless
+    if value is None and default is None:
+        return value
+    if isinstance(template, list):
+        item = _item_type(template)
         if not isinstance(value, (list, tuple)) and _is_a(value, item):
             notes.append(f"parameter {name!r} expects a list; using [{value!r}] "
                          f"(pass several as -p {name} '{json.dumps([value, value])}')")
             value = [value]
         if not isinstance(value, (list, tuple)):
-            raise wrong("a list", f"JSON, e.g. -p {name} '{json.dumps(default[:1])}'")
+            raise wrong("a list", f"JSON, e.g. -p {name} '{json.dumps(template[:1])}'")
         if not all(_is_a(v, item) for v in value):
             plural = {str: "strings", int: "integers", float: "numbers"}.get(item, "values")
-            raise wrong(f"a list of {plural}", f"JSON, e.g. -p {name} '{json.dumps(default[:2])}'")
+            raise wrong(f"a list of {plural}", f"JSON, e.g. -p {name} '{json.dumps(template[:2])}'")
         return list(value)
-    if isinstance(default, bool):
+    if isinstance(template, bool):
         if not isinstance(value, bool):
             raise wrong("true or false", f"-p {name} true")
         return value
-    if isinstance(default, int):
+    if isinstance(template, int):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise wrong("an integer", f"-p {name} {default}")
+            raise wrong("an integer", f"-p {name} {template}")
         return value
-    if isinstance(default, float):
+    if isinstance(template, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise wrong("a number", f"-p {name} {default}")
+            raise wrong("a number", f"-p {name} {template}")
         return float(value)
-    if isinstance(default, str):
+    if isinstance(template, str):
         if not isinstance(value, str):
-            raise wrong("a string", f"-p {name} '\"{value}\"' (quoted, so it is not read as JSON)")
+            raise wrong("a string", _string_example(name, value, template))
         return value
-    if isinstance(default, dict) and not isinstance(value, dict):
-        raise wrong("a mapping", f"JSON, e.g. -p {name} '{json.dumps(default)}'")
+    if isinstance(template, dict) and not isinstance(value, dict):
+        raise wrong("a mapping", f"JSON, e.g. -p {name} '{json.dumps(template)}'")
     return value
 
 
@@ -150,7 +178,8 @@ def validate_parameters(chapter: str, parameters: dict, *, defaults: dict | None
 
     Each value must have its default's type: a string given for a list parameter becomes a
     one-item list (with a note), a list of strings must hold strings, an integer parameter
-    takes an integer (or None), a float one a number; a None default takes anything. Then the
+    takes an integer (or None), a float one a number; a None default takes None or a value of
+    the type of its rule's example (``n_samples``: an integer). Then the
     values the chapter would run with (these over its defaults) must satisfy the chapter's
     rules (:mod:`lrd.book.parameters`: ranges, non-empty lists, kinds of task and model,
     ``token_task`` one of ``tasks``, ...), without loading a model or a data set.
@@ -179,18 +208,85 @@ def validate_parameters(chapter: str, parameters: dict, *, defaults: dict | None
     from lrd.book import parameters as parameter_rules
 
     defaults = default_parameters(chapter) if defaults is None else defaults
+    out, notes = coerce_parameters(chapter, parameters, defaults=defaults, unknown=unknown)
+    parameter_rules.check_values(chapter, {**defaults, **out}, defaults)
+    return out, notes
+
+
+def coerce_parameters(chapter: str, parameters: dict, *, defaults: dict | None = None,
+                      unknown: str = "error") -> tuple[dict, list[str]]:
+    """The type half of :func:`validate_parameters`: each value checked against its default's
+    type (a ``None`` default against its rule's :attr:`~lrd.book.parameters.Rule.example`) and
+    coerced; no value rule is applied. Returns the coerced parameters and the notes."""
+    from lrd.book import parameters as parameter_rules
+
+    defaults = default_parameters(chapter) if defaults is None else defaults
+    rules = parameter_rules.RULES.get(chapter, {})
     notes: list[str] = []
     out = {}
     for name, value in parameters.items():
         if name not in defaults:
             if unknown == "error":
-                raise ValueError(f"unknown parameter {name!r} for chapter {chapter!r}; "
+                raise ValueError(f"unknown parameter {name!r} for chapter {chapter!r}{_closest(name, defaults)}; "
                                  f"its parameters are: {', '.join(defaults)}")
             notes.append(f"{chapter}: no parameter {name!r}; not passed to it")
             continue
-        out[name] = _check_value(name, value, defaults[name], notes)
-    parameter_rules.check_values(chapter, {**defaults, **out}, defaults)
+        rule = rules.get(name)
+        out[name] = _check_value(name, value, defaults[name], notes, typed_as=rule.example if rule else None)
     return out, notes
+
+
+def check_names(parameters: dict, defaults: dict[str, dict], *, where: str) -> None:
+    """A ``ValueError`` for the first name in ``parameters`` that no chapter of ``defaults``
+    (chapter -> its defaults) has, with the closest known name and the list of them; ``where``
+    names the chapters in the message (``"chapter 'mid_layer'"``, ``"any chapter"``)."""
+    known = sorted({name for d in defaults.values() for name in d})
+    if unknown := [k for k in parameters if k not in known]:
+        raise ValueError(f"unknown parameter {unknown[0]!r} for {where}{_closest(unknown[0], known)}; "
+                         f"known parameters: {', '.join(known)}")
+
+
+def check_chapters(values: dict[str, dict], *, defaults: dict[str, dict] | None = None,
+                   unknown: str = "error") -> tuple[dict, list[str]]:
+    """Validate the parameters of several chapters at once (the checks of :func:`validate_parameters`),
+    before any of them runs: what ``lrd run``, ``lrd sweep``, ``lrd book`` and ``lrd report``
+    check. A problem several chapters share (``-p device banana``) is named once.
+
+    Parameters
+    ----------
+    values : dict
+        chapter -> the parameters it is given.
+    defaults : dict, optional
+        chapter -> its defaults (read when omitted).
+    unknown : {"error", "drop"}
+        What a name a chapter lacks is (:func:`validate_parameters`); ``"drop"`` for names
+        meant for some of the chapters (``lrd run all``), checked by :func:`check_names`.
+
+    Returns
+    -------
+    (dict, list of str)
+        chapter -> checked parameters, and the notes of every chapter (each once).
+
+    Raises
+    ------
+    ValueError
+        The problems of every chapter together.
+    """
+    from lrd.book import parameters as parameter_rules
+
+    plan, notes, errors, found = {}, [], [], {}
+    for chapter, given in values.items():
+        known = defaults[chapter] if defaults is not None and chapter in defaults else default_parameters(chapter)
+        try:  # the types first: a wrong one is named once, as validate_parameters names it
+            plan[chapter], said = coerce_parameters(chapter, given, defaults=known, unknown=unknown)
+        except ValueError as err:
+            errors.append(str(err))
+            continue
+        notes += [n for n in said if n not in notes]
+        found[chapter] = parameter_rules.problems(chapter, {**known, **plan[chapter]}, known)
+    if errors or any(found.values()):
+        raise ValueError("\n".join([*dict.fromkeys(errors), parameter_rules.chapters_problems_text(found)]).strip())
+    return plan, notes
 
 
 def check_parameters(chapter: str, namespace: dict) -> dict:
@@ -242,3 +338,15 @@ def parse_parameter(value: str) -> Any:
         return json.loads(value)
     except json.JSONDecodeError:
         return value
+
+
+def parse_parameters(pairs) -> dict:
+    """``-p KEY VALUE`` pairs as a dict (:func:`parse_parameter`); a key given twice is an error
+    naming both values, never silently resolved."""
+    out: dict = {}
+    raw: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"-p {key} is given twice ({raw[key]} and {value}); pass it once")
+        out[key], raw[key] = parse_parameter(value), value
+    return out

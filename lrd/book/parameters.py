@@ -69,6 +69,16 @@ class Rule:
         Each value must be an item of this other (list) parameter.
     empty_ok : bool
         The empty string means "skip" and is allowed (``norm_task=""``).
+    distinct : bool
+        A list may not name an item twice (a second model, task, seed or budget would repeat
+        the same work and, in the tables, the same rows); models are compared by what they
+        load (two spellings of one folder are the same model).
+    check : callable, optional
+        ``check(name, value) -> problem or None`` for a string value (``device``: one that
+        torch knows and this machine has).
+    example : optional
+        For a parameter whose default is ``None``: a typical value, whose type every other
+        value must have (``None`` aside); what the type error suggests.
     """
 
     why: str = ""
@@ -83,6 +93,9 @@ class Rule:
     model_kind: str | None = None
     one_of: str | None = None
     empty_ok: bool = False
+    distinct: bool = True
+    check: Callable[[str, str], str | None] | None = None
+    example: Any = None
 
 
 def _poolings() -> Sequence[str]:
@@ -101,6 +114,41 @@ def _encoder_scorers() -> Sequence[str]:
     from lrd.methods.relevance import ENCODER_SCORERS
 
     return list(ENCODER_SCORERS)
+
+
+def _device_problem(name: str, device: str) -> str | None:
+    """Why ``device`` cannot compute here, or ``None``: a name torch cannot parse, a kind lrd
+    does not run on, or a device this machine lacks (no CUDA, an index past the last GPU).
+    ``"cpu"`` is answered without importing torch (about a second otherwise)."""
+    if device == "cpu":
+        return None
+    import torch
+
+    fix = f"pass -p {name} cpu"
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError, TypeError) as err:  # torch's text lists every device type it parses
+        why = "a kind, then an optional :index" if "Expected one of" in str(err) else str(err).strip().split("\n")[0]
+        return f"{name} {device!r} is not a device torch can parse ({why}); {fix}, or cuda, cuda:1, mps"
+    backends = {"cuda": ("CUDA", torch.cuda), "xpu": ("XPU", getattr(torch, "xpu", None)),
+                "mps": ("MPS (Apple GPU)", None)}
+    if parsed.type == "cpu":
+        return None
+    if parsed.type not in backends:
+        return f"{name} {device!r}: lrd computes on cpu, cuda, mps or xpu, not on {parsed.type}; {fix}"
+    label, backend = backends[parsed.type]
+    if parsed.type == "mps":
+        count = 1 if torch.backends.mps.is_available() else 0
+    else:
+        count = backend.device_count() if backend is not None and backend.is_available() else 0
+    if count == 0:
+        built = " (this torch is built without CUDA)" if parsed.type == "cuda" and torch.version.cuda is None else ""
+        return f"{name} {device!r}: no {label} device is available on this machine{built}; {fix}"
+    if parsed.index is not None and parsed.index >= count:
+        have = f"{parsed.type}:0" if count == 1 else f"{parsed.type}:0 to {parsed.type}:{count - 1}"
+        return (f"{name} {device!r}: this machine has {count} {label} device{'s' if count > 1 else ''} ({have}); "
+                f"pass -p {name} {parsed.type}:0, or {parsed.type}")
+    return None
 
 
 # ---- rules shared by several chapters --------------------------------------------------------
@@ -122,20 +170,25 @@ DTYPES = ("float32", "bfloat16", "float16")
 DTYPE = Rule("the models' weights and activations; pooled states and scores stay float32", choices=lambda: DTYPES)
 N_RANDOM = Rule("random pruning orders, the baseline of every rule", at_least=1)
 N_CALIBRATION = Rule("calibration items per multiple-choice task rank the blocks", at_least=1)
+DEVICE = Rule("where the models compute", check=_device_problem)
+#: numpy's seeds (``np.random.seed``, ``RandomState``): 0 <= seed < 2**32.
+SEED_BELOW = 2 ** 32
 EMBEDDING_TASK_LIST = Rule("every layer is scored by the task type's MTEB protocol", non_empty=True,
                            task_types=EMBEDDING_TASKS)
 
 #: chapter -> parameter -> rule. A parameter not listed is checked for its type only.
 RULES: dict[str, dict[str, Rule]] = {
     "models_and_tasks": {
+        "device": DEVICE,
         "dtype": DTYPE,
         "models": MODELS,
         "task": Rule("its texts feed the per-layer figure", task_types=ANY_TASK),
         "n_samples": Rule("the mean pairwise cosine needs two texts; null takes the whole task",
-                          at_least=2, none_ok=True),
+                          at_least=2, none_ok=True, example=300),
         "pooling": POOLING,
     },
     "lrd_families": {
+        "device": DEVICE,
         "dtype": DTYPE,
         "models": MODELS,
         "tasks": Rule("each task is one panel of every figure", non_empty=True, task_types=ANY_TASK),
@@ -145,6 +198,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "variance": VARIANCE,
     },
     "mid_layer": {
+        "device": DEVICE,
         "dtype": DTYPE,
         "models": MODELS,
         "tasks": EMBEDDING_TASK_LIST,
@@ -159,6 +213,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "norm_task": Rule("its forward pass also gives the final-norm variant", one_of="tasks", empty_ok=True),
     },
     "cosine_vs_ablation": {
+        "device": DEVICE,
         "dtype": DTYPE,
         "models": Rule("accuracy relevance scores answer continuations with a language-model head",
                        non_empty=True, model_kind="decoder"),
@@ -179,13 +234,15 @@ RULES: dict[str, dict[str, Rule]] = {
         "threads": THREADS,
     },
     "cayley_aggregation": {
+        "device": DEVICE,
         "dtype": DTYPE,
         "models": MODELS,
         "tasks": Rule("the aggregators are trained on labelled texts or, for STS, scored pairs", non_empty=True,
                       task_types=LABELLED_TEXTS + ("sts",)),
         "n_samples": EMBEDDING_TEXTS,
         "methods": Rule("every method is trained on every model and task", non_empty=True, choices=_methods),
-        "seeds": Rule("scores are the mean and spread over seeds", non_empty=True),
+        "seeds": Rule("scores are the mean and spread over seeds; numpy takes seeds 0 to 2**32 - 1", non_empty=True,
+                      at_least=0, below=SEED_BELOW),
         "gnn_layers": Rule("GIN layers of the graph encoders", at_least=1),
         "max_epochs": Rule("with 0 epochs nothing is trained", at_least=1),
         "patience": Rule("epochs without improvement before a seed stops", at_least=1),
@@ -201,6 +258,7 @@ RULES: dict[str, dict[str, Rule]] = {
                               none_ok=True),
     },
     "selection_and_pruning": {
+        "device": DEVICE,
         "dtype": DTYPE,
         "models": MODELS,
         "tasks": EMBEDDING_TASK_LIST,
@@ -227,7 +285,8 @@ RULES: dict[str, dict[str, Rule]] = {
     },
     "null_calibration": {
         "n_simulations": Rule("null panels per claim; the Monte Carlo bound needs some", at_least=10),
-        "seed": Rule("seed of the simulated null panels", at_least=0),
+        "seed": Rule("seed of the simulated null panels; numpy takes seeds 0 to 2**32 - 1", at_least=0,
+                     below=SEED_BELOW),
     },
 }
 
@@ -279,6 +338,60 @@ def _cached_hub_config(repo_id: str) -> Path | None:
     except Exception:  # an id the hub client rejects: not cached, so unknown here
         return None
     return Path(found) if isinstance(found, str) else None
+
+
+# ---- duplicates ---------------------------------------------------------------------------------
+
+def model_identity(name: str) -> str:
+    """What a model name loads, for comparing names: an offline key's pack folder, an existing
+    folder's resolved path (``./x``, ``x/`` and a symlink to it are one model), else the name."""
+    from lrd.engine.packs import MODEL_PACKS
+
+    if name in MODEL_PACKS:
+        return str(MODEL_PACKS[name].path.resolve())
+    folder = Path(name).expanduser()
+    return str(folder.resolve()) if folder.is_dir() else name
+
+
+def duplicates(items: Sequence, identity: Callable[[Any], Any] = lambda x: x) -> list[list]:
+    """The groups of ``items`` with the same ``identity``, for each identity met more than once
+    (in order of first appearance); ``[]`` when every item is distinct."""
+    groups: dict[Any, list] = {}
+    for item in items:
+        groups.setdefault(identity(item), []).append(item)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def duplicate_text(groups: list[list]) -> str:
+    """``"'minilm' twice"``, ``"'./x' and 'x/' (one model folder)"``: the groups of :func:`duplicates` in words."""
+    def one(group: list) -> str:
+        if len(set(map(json.dumps, group))) == 1:
+            return f"{group[0]!r} {'twice' if len(group) == 2 else f'{len(group)} times'}"
+        return f"{' and '.join(repr(g) for g in group)} (one model folder)"
+
+    return "; ".join(one(g) for g in groups)
+
+
+def unique(items: Sequence, identity: Callable[[Any], Any] = lambda x: x) -> list:
+    """``items`` without repeats (by ``identity``), first occurrences kept, in order."""
+    seen: set = set()
+    return [x for x in items if not ((key := identity(x)) in seen or seen.add(key))]
+
+
+def _identity(rule: Rule) -> Callable[[Any], str]:
+    """How the items of a list under ``rule`` are compared: models by what they load, anything
+    else by its JSON (so ``0.1`` and ``0.10`` are one budget)."""
+    if rule.model_kind is None:
+        return json.dumps
+    return lambda x: model_identity(x) if isinstance(x, str) else json.dumps(x)
+
+
+def _duplicate_problem(name: str, value: list, rule: Rule) -> str | None:
+    identity = _identity(rule)
+    if not (groups := duplicates(value, identity)):
+        return None
+    return (f"{name} lists {duplicate_text(groups)}; a repeat only repeats the work (and its rows in the tables), "
+            f"so pass each once: -p {name} '{json.dumps(unique(value, identity))}'")
 
 
 # ---- checks of several parameters together ---------------------------------------------------
@@ -370,9 +483,21 @@ def _model_problem(name: str, model: str, rule: Rule) -> str | None:
     from lrd.engine.packs import MODEL_PACKS
 
     folder = Path(model).expanduser()
-    if model not in MODEL_PACKS and model.startswith((".", "/", "~")) and not (folder / "config.json").is_file():
-        return (f"{name}: model folder {model!r} does not exist or has no config.json; pass an offline key "
-                f"({', '.join(MODEL_PACKS)}), a folder written by save_pretrained, or a hub id")
+    instead = f"pass an offline key ({', '.join(MODEL_PACKS)}), a folder written by save_pretrained, or a hub id"
+    if model not in MODEL_PACKS and folder.is_file():
+        return (f"{name}: {model!r} is a file, not a model folder; pass the folder that holds config.json, the "
+                f"weights and the tokenizer (e.g. {str(folder.parent)!r}), or {instead.removeprefix('pass ')}")
+    if model not in MODEL_PACKS and model.startswith((".", "/", "~")) and not folder.is_dir():
+        return f"{name}: model folder {model!r} does not exist; {instead}"
+    if model not in MODEL_PACKS and folder.is_dir() and not (folder / "config.json").is_file():
+        return f"{name}: model folder {model!r} has no config.json; {instead}"
+    if model not in MODEL_PACKS and not folder.exists() and _cached_hub_config(model) is None:
+        from lrd.engine.models import hub_reachable, suggest
+
+        if not hub_reachable():  # what load_model would find: nothing (the hub is probed once, in milliseconds to 3 s)
+            return (f"{name}: cannot find model {model!r}: it is not an offline key, not a local folder, and not in "
+                    f"the local Hugging Face cache while the hub is unreachable.{suggest(model, list(MODEL_PACKS))} "
+                    f"Offline, pass an offline key ({', '.join(MODEL_PACKS)}) or a folder written by save_pretrained")
     kind = model_kind(model)
     if rule.model_kind == "any" or kind is None or kind == rule.model_kind:
         return None
@@ -398,6 +523,8 @@ def _item_problems(name: str, item: Any, rule: Rule, values: dict, in_list: bool
                     f"{rule.one_of}, or pass one of them (e.g. -p {name} {among[0] if among else '...'}){skip}"]
     if item in default_items:
         return []  # the notebook's defaults are valid (tested); no need to look them up
+    if rule.check is not None and (problem := rule.check(name, item)):
+        return [problem]
     if rule.choices is not None and item not in (choices := list(rule.choices())):
         return [f"{name}: {item!r} is not one of {', '.join(choices)}{_because(rule)}; pass one of them"]
     if rule.task_types is not None and (problem := _task_problem(name, item, rule)):
@@ -418,6 +545,8 @@ def _problems_of(name: str, value: Any, rule: Rule, values: dict, default: Any) 
         example = json.dumps(default[:1]) if isinstance(default, list) and default else "[...]"
         needs = f": the chapter needs at least one {rule.model_kind}" if rule.model_kind in ("encoder", "decoder") else ""
         return [f"{name} is empty{needs}{_because(rule)}; pass at least one, e.g. -p {name} '{example}'"]
+    if in_list and rule.distinct and (problem := _duplicate_problem(name, list(value), rule)):
+        return [problem]
     default_items = list(default) if isinstance(default, (list, tuple)) else [default]
     out: list[str] = []
     for item in value if in_list else [value]:
@@ -441,7 +570,8 @@ def problems(chapter: str, values: dict, defaults: dict | None = None) -> list[s
     """
     defaults = defaults or {}
     found: list[str] = []
-    for name, rule in RULES.get(chapter, {}).items():
+    unruled = {n: Rule() for n, v in values.items() if isinstance(v, (list, tuple))}  # no duplicates either
+    for name, rule in {**unruled, **RULES.get(chapter, {})}.items():
         if name in values:
             found += _problems_of(name, values[name], rule, values, defaults.get(name))
     found += [p for check in RELATIONS.get(chapter, []) + EVERY_CHAPTER if (p := check(values)) is not None]
@@ -450,9 +580,26 @@ def problems(chapter: str, values: dict, defaults: dict | None = None) -> list[s
 
 def check_values(chapter: str, values: dict, defaults: dict | None = None) -> None:
     """Raise one ``ValueError`` naming every problem of ``values`` (:func:`problems`)."""
-    found = problems(chapter, values, defaults)
+    if found := problems(chapter, values, defaults):
+        raise ValueError(problems_text(chapter, found))
+
+
+def problems_text(chapter: str, found: list[str]) -> str:
+    """The message of :func:`check_values` for ``found`` problems of ``chapter``."""
     if len(found) == 1:
-        raise ValueError(f"chapter {chapter!r}: {found[0]}")
-    if found:
-        raise ValueError(f"chapter {chapter!r} has {len(found)} bad parameter values:\n"
-                         + "\n".join(f"  - {p}" for p in found))
+        return f"chapter {chapter!r}: {found[0]}"
+    return f"chapter {chapter!r} has {len(found)} bad parameter values:\n" + "\n".join(f"  - {p}" for p in found)
+
+
+def chapters_problems_text(found: dict[str, list[str]]) -> str:
+    """The problems of several chapters (chapter -> its problems) in one message: a problem
+    that several chapters share (a bad ``device``) once, naming them, then each chapter's own
+    (:func:`problems_text`)."""
+    chapters_of: dict[str, list[str]] = {}
+    for chapter, ps in found.items():
+        for p in ps:
+            chapters_of.setdefault(p, []).append(chapter)
+    own = {c: [p for p in ps if len(chapters_of[p]) == 1] for c, ps in found.items()}
+    lines = [problems_text(c, ps) for c, ps in own.items() if ps]
+    shared = [f"chapters {', '.join(map(repr, cs))}: {p}" for p, cs in chapters_of.items() if len(cs) > 1]
+    return "\n".join(shared + lines)

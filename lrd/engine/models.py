@@ -518,8 +518,16 @@ def _config(name: str, source: str):
     try:
         return AutoConfig.from_pretrained(source, local_files_only=offline)
     except (OSError, ValueError) as err:
+        if Path(source).expanduser().is_file():
+            raise ValueError(f"model {name!r} is a file, not a model folder: pass the folder that holds its "
+                             f"config.json, weights and tokenizer (save_pretrained output), e.g. "
+                             f"{str(Path(source).expanduser().parent)!r}") from err
+        if local:
+            why = str(err).strip().split("\n")[0]
+            raise ValueError(f"model folder {name!r} has no loadable config.json "
+                             f"({type(err).__name__}: {why})") from err
         if name.startswith((".", "/", "~")) or name.count("/") > 1:
-            raise ValueError(f"model folder {name!r} does not exist (or has no config.json)") from err
+            raise ValueError(f"model folder {name!r} does not exist") from err
         hub = ("the Hugging Face hub is unreachable and the model is not in its local cache" if offline
                else "the Hugging Face hub did not provide it")
         raise ValueError(

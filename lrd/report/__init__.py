@@ -19,33 +19,84 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from lrd.report.data import DEFAULT_PROFILE, SECTIONS, compute_report_units, model_report, report_units
+from lrd.report.data import (DEFAULT_PROFILE, SECTIONS, compute_report_units, model_report, report_parameters,
+                             report_units)
+
+#: Chapter parameters a report sets itself: its models (and the model it prunes) are its MODEL arguments.
+OWN_PARAMETERS = ("models", "pruning_models")
 
 
 def check_models(models: Sequence[str]) -> None:
     """Fail before anything loads when a model cannot be found: an unknown key (with the closest
     one), a folder that does not exist, or a hub id while the hub is unreachable and the model is
-    not in the local hub cache (:func:`lrd.engine.models.model_config`)."""
+    not in the local hub cache (:func:`lrd.engine.models.model_config`); or when a model is named
+    twice (two spellings of one folder included: :func:`lrd.book.parameters.model_identity`)."""
+    from lrd.book.parameters import duplicate_text, duplicates, model_identity, unique
     from lrd.engine.models import model_config
 
     if not models:
         raise ValueError("name at least one model: an offline key (minilm, mpnet, smollm2, gemma3, qwen), "
                          "a local folder or a hub id")
+    if groups := duplicates(models, model_identity):
+        raise ValueError(f"the models name {duplicate_text(groups)}; a report has one column per model, so "
+                         f"name each once: lrd report {' '.join(unique(models, model_identity))}")
     for name in models:
         model_config(name)
 
 
-def check_tasks(parameters: dict) -> None:
-    """Fail early on a task name lrd cannot evaluate (:func:`lrd.engine.tasks.task_type` names the offline tasks)."""
-    from lrd.engine.tasks import task_type
+def check_parameter_names(models: Sequence[str], parameters: dict) -> None:
+    """Fail at once (milliseconds) on a parameter no section's chapter has (with the closest
+    known name: :func:`lrd.book.notebooks.check_names`, as ``lrd run``), and on ``models`` or
+    ``pruning_models``: the report's models are its MODEL arguments."""
+    from lrd.book.notebooks import check_names, default_parameters
 
-    tasks = parameters.get("tasks")
-    if tasks is None:
-        return
-    if isinstance(tasks, str) or not tasks:
-        raise ValueError(f"tasks must be a non-empty list of task names, got {tasks!r}; e.g. -p tasks '[\"sst2\"]'")
-    for t in tasks:
-        task_type(t)
+    for name in OWN_PARAMETERS:
+        if name in parameters:
+            given = parameters[name]
+            named = " ".join(given) if isinstance(given, list) and given and all(isinstance(g, str) for g in given) \
+                else " ".join(models)
+            raise ValueError(f"-p {name}: a report's models are its MODEL arguments (each is measured, pruned and "
+                             f"reported in its own column), not a parameter; drop -p {name} and name them: "
+                             f"lrd report {named}")
+    check_names(parameters, {c: default_parameters(c) for c in SECTIONS.values()},
+                where=f"the report's chapters {', '.join(SECTIONS.values())}")
+
+
+def check_parameters(models: Sequence[str], parameters: dict, *, profile: str = DEFAULT_PROFILE,
+                     device: str = "cpu") -> tuple[dict[str, dict[str, dict]], list[str]]:
+    """The checked chapter parameters of every model's report, before anything loads: the
+    checks of ``lrd run`` (:func:`check_parameter_names`; :func:`lrd.book.notebooks.check_chapters`:
+    types, values, models, the device), on the parameters each section's chapter runs with.
+
+    Returns
+    -------
+    (dict, list of str)
+        model -> chapter -> parameters (:func:`lrd.report.data.report_parameters`), and notes
+        for the user (a string given for a list, ...).
+
+    Raises
+    ------
+    ValueError
+        ``models`` or ``pruning_models`` among ``parameters`` (the report's models are its MODEL
+        arguments), an unknown name, or every bad value.
+    """
+    from lrd.book.notebooks import coerce_parameters, default_parameters
+
+    check_parameter_names(models, parameters)
+    defaults = {c: default_parameters(c) for c in SECTIONS.values()}
+    notes: list[str] = []
+    for chapter, known in defaults.items():
+        _, found = coerce_parameters(chapter, {k: v for k, v in parameters.items() if k in known}, defaults=known)
+        notes += [n for n in found if n not in notes]
+    plans, errors = {}, []
+    for m in models:
+        try:
+            plans[m] = report_parameters(m, profile=profile, parameters=parameters, device=device)
+        except ValueError as err:
+            errors += [line for line in str(err).split("\n") if line not in errors]
+    if errors:
+        raise ValueError("\n".join(errors))
+    return plans, notes
 
 
 def build_report(models: Sequence[str], *, output: str | Path = "report.html", profile: str = DEFAULT_PROFILE,
@@ -54,18 +105,23 @@ def build_report(models: Sequence[str], *, output: str | Path = "report.html", p
     """Compute and write the report of ``models``: ``output`` (HTML) and its JSON beside it
     (``report.html`` -> ``report.json``).
 
-    Every input is checked before the first model loads: the models, the tasks, and each
-    chapter's parameters (by the chapters' rules). Returns the two paths.
+    Every input is checked before the first model loads: the models (:func:`check_models`) and
+    each chapter's parameters, as ``lrd run`` checks them (:func:`check_parameters`). Returns
+    the two paths.
     """
     from lrd.engine.store import atomic_write
     from lrd.report.page import render_page, to_json
 
     parameters = dict(parameters or {})
     device = parameters.pop("device", device)
-    check_models(models)
-    check_tasks(parameters)
-    planned = {m: report_units(m, profile=profile, parameters=parameters, device=device) for m in models}
     log = log or (lambda line: print(f"lrd report: {line}", file=sys.stderr, flush=True))
+    check_parameter_names(models, parameters)  # milliseconds, before the models' configs (seconds)
+    check_models(models)
+    plans, notes = check_parameters(models, parameters, profile=profile, device=device)
+    for note in notes:
+        log(f"note: {note}")
+    parameters = _applied(parameters, plans[models[0]])
+    planned = {m: report_units(m, plan=plans[m]) for m in models}
     reports = []
     for m in models:
         t0 = time.perf_counter()
@@ -82,4 +138,10 @@ def build_report(models: Sequence[str], *, output: str | Path = "report.html", p
     return output, json_path
 
 
-__all__ = ["SECTIONS", "build_report", "check_models", "check_tasks", "model_report", "report_units"]
+def _applied(parameters: dict, plan: dict[str, dict]) -> dict:
+    """The given parameters as the chapters took them (a string for a list is a one-item list)."""
+    return {k: next((p[k] for p in plan.values() if k in p), v) for k, v in parameters.items()}
+
+
+__all__ = ["OWN_PARAMETERS", "SECTIONS", "build_report", "check_models", "check_parameter_names", "check_parameters",
+           "model_report", "report_units"]

@@ -54,15 +54,18 @@ MOVEMENT_MEASUREMENTS = ("velocity", "NRS (adjusted)", "GFMI")
 def chapter_parameters(chapter: str, model: str, *, profile: str = DEFAULT_PROFILE, parameters: dict | None = None,
                        device: str = "cpu") -> dict:
     """One chapter's parameters for a report on ``model``: the profile's values, then the given
-    ``parameters`` that the chapter knows, with ``models`` set to ``[model]`` (and the pruned
-    model, for the blocks section). A task option (``token_task``, ``aug_task``, ``norm_task``)
-    that is not among the tasks becomes the first task, as the chapters require."""
-    from lrd.book.notebooks import default_parameters, profile as profile_of
+    ``parameters`` that the chapter knows (of their types: :func:`lrd.book.notebooks.coerce_parameters`),
+    with ``models`` set to ``[model]`` (and the pruned model, for the blocks section). A task
+    option (``token_task``, ``aug_task``, ``norm_task``) that is not among the tasks becomes the
+    first task, as the chapters require. The value rules are checked by
+    :func:`report_parameters`; the names by :func:`lrd.report.check_parameters`."""
+    from lrd.book.notebooks import coerce_parameters, default_parameters, profile as profile_of
 
     defaults = default_parameters(chapter)
-    values = {**profile_of(profile, chapter), **{k: v for k, v in (parameters or {}).items() if k in defaults}}
+    given = {**profile_of(profile, chapter), **{k: v for k, v in (parameters or {}).items() if k in defaults}}
+    values, _ = coerce_parameters(chapter, given, defaults=defaults)  # a task string is a list below
     values["models"] = [model]
-    if "device" in defaults:
+    if "device" in defaults and "device" not in (parameters or {}):
         values["device"] = device
     if chapter == "selection_and_pruning":
         values["pruning_models"] = [model]
@@ -73,20 +76,33 @@ def chapter_parameters(chapter: str, model: str, *, profile: str = DEFAULT_PROFI
     return values
 
 
+def report_parameters(model: str, *, profile: str = DEFAULT_PROFILE, parameters: dict | None = None,
+                      device: str = "cpu") -> dict[str, dict]:
+    """chapter -> the checked parameters of each section's chapter for ``model``
+    (:func:`chapter_parameters`, then the chapters' own checks, :func:`lrd.book.notebooks.check_chapters`,
+    as ``lrd run``'s); a ``ValueError`` naming every bad value."""
+    from lrd.book.notebooks import check_chapters
+
+    plan, _ = check_chapters({c: chapter_parameters(c, model, profile=profile, parameters=parameters, device=device)
+                              for c in SECTIONS.values()})
+    return plan
+
+
 def report_units(model: str, *, profile: str = DEFAULT_PROFILE, parameters: dict | None = None,
-                 device: str = "cpu") -> dict[str, list]:
+                 device: str = "cpu", plan: dict[str, dict] | None = None) -> dict[str, list]:
     """The units of every section for ``model``: section -> list of :class:`lrd.units.base.Unit`.
 
-    Parameters are checked by the chapters' own rules (:func:`lrd.book.notebooks.validate_parameters`)
-    before any model loads. The aggregation section keeps only the per-task scores (no ablation,
-    no few-shot runs).
+    Parameters are checked by the chapters' own rules (:func:`report_parameters`) before any
+    model loads, unless ``plan`` gives them checked. The aggregation section keeps only the
+    per-task scores (no ablation, no few-shot runs).
     """
     from lrd.units.registry import units
 
+    if plan is None:
+        plan = report_parameters(model, profile=profile, parameters=parameters, device=device)
     out = {}
     for section, chapter in SECTIONS.items():
-        declared = units(chapter, chapter_parameters(chapter, model, profile=profile, parameters=parameters,
-                                                     device=device))
+        declared = units(chapter, plan[chapter], checked=True)
         if section == "aggregation":
             declared = [u for u in declared if u.name == "cayley_task_scores"]
         out[section] = declared

@@ -51,17 +51,17 @@ def _table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def _png(fig) -> str:
+def _png(fig, alt: str = "figure") -> str:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
-    return f'<img alt="figure" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+    return f'<img alt="{_esc(alt)}" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
 
 
-def _figure(draw) -> str:
-    """A figure drawn in the book's style, as an inline PNG."""
+def _figure(draw, alt: str = "figure") -> str:
+    """A figure drawn in the book's style, as an inline PNG (``alt``: what it shows, in words)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -72,7 +72,7 @@ def _figure(draw) -> str:
     with use_book_style():
         fig, ax = plt.subplots(figsize=(5.6, 3.2))
         draw(ax)
-        return _png(fig)
+        return _png(fig, alt)
 
 
 def _layers(a: dict) -> str:
@@ -152,14 +152,17 @@ def _movement(a: dict) -> str:
         ax.set_ylabel("value (min-max scaled)")
         ax.legend(fontsize=8, frameon=False)
 
-    out = _figure(draw) if names else ""
+    drawn = f"per-layer curves of {', '.join(names)}"
+    out = _figure(draw, alt=drawn) if names else ""
     rows = []
     for name, value in a["scores"].items():
         pos = a["panel position"].get(name)
         rows.append((name, _num(value), f"{pos['rank']} of {pos['of']}" if pos else "no cached panel model"))
     out += _table(["model-level score (mean over tasks)", "value", "rank among the panel (1 = highest)"], rows)
-    return out + ('<p class="note">Curves are scaled to their own range so that they share one axis; '
-                  'the table gives the values.</p>')
+    said = f"The figure draws the {_esc(drawn)} (mean over tasks; prompt entropy on mid_layer's token task). " \
+        if names else ""
+    return out + (f'<p class="note">{said}Curves are scaled to their own range so that they share one axis; '
+                  'the table gives the model-level values.</p>')
 
 
 def _aggregation(a: dict) -> str:
