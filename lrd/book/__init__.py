@@ -20,7 +20,7 @@ _EXPORTS = {
                      "default_parameters", "validate_parameters", "check_parameters", "parse_parameter"],
                     "lrd.book.notebooks"),
     **dict.fromkeys(["HEADER_PACKAGES", "rerun_command", "rerun_header", "add_rerun_header", "run_chapter",
-                     "build_book"], "lrd.book.run"),
+                     "build_book", "BuildFailed"], "lrd.book.run"),
     **dict.fromkeys(["Glue", "save_results", "VERDICT_FIELDS"], "lrd.book.glue"),
     "open_chapter": "lrd.book.opening",
 }
