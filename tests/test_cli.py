@@ -364,6 +364,22 @@ def test_a_chapter_failing_in_its_kernel_prints_one_line(tiny_encoder_dir, tmp_p
 # Smaller: Dask's kill notice, the kernel's TCP warning
 
 
+def test_cluster_workers_start_ignoring_ctrl_c_and_lrd_keeps_it():
+    """Ctrl-C reaches every process of the terminal's group: a LocalCluster's workers printed a
+    traceback each; started inside sigint_ignored they ignore it (inherited across exec)."""
+    import signal
+    import sys
+
+    from lrd.units.sweep import sigint_ignored
+
+    before = signal.getsignal(signal.SIGINT)
+    code = "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"
+    with sigint_ignored():
+        child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert child.strip() == "True"
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_the_nanny_s_kill_notice_and_only_it_is_silenced_while_a_cluster_closes(caplog):
     from lrd.units.sweep import quiet_worker_kill
 

@@ -195,12 +195,33 @@ def environ_kept():
 def local_cluster(n_workers: int, **kwargs):
     """A ``distributed.LocalCluster`` of ``n_workers`` one-thread worker processes (no memory
     limit: a model may need more than an equal share; the OS decides), started with
-    :data:`WORKER_ENVIRON`."""
+    :data:`WORKER_ENVIRON` and ignoring Ctrl-C (:func:`sigint_ignored`)."""
     import dask
     from distributed import LocalCluster
 
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}), environ_kept():
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}), environ_kept(), sigint_ignored():
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0, **kwargs)
+
+
+@contextmanager
+def sigint_ignored():
+    """Ignore SIGINT in this process while the block runs, so that the processes it starts
+    ignore it too (an ignored signal stays ignored across ``exec``, and Python then installs no
+    KeyboardInterrupt handler): Ctrl-C in a terminal reaches every process of its group, and a
+    LocalCluster's workers would each print a traceback of their interrupted event loop; this
+    way only ``lrd`` sees it, and closing the cluster stops them. Off the main thread (where
+    signals cannot be set) nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 class _WorkerKillNotice:
