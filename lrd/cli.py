@@ -80,7 +80,7 @@ class ChapterFailed(RuntimeError):
 
     def __init__(self, chapter: str, notebook: Path, error) -> None:
         self.chapter, self.notebook, self.error = chapter, notebook, error
-        evalue = (error.evalue or "").strip()
+        evalue = (error.evalue or "").strip().removesuffix(".")
         kernel_log = getattr(error, "kernel_log", None)
         super().__init__(f"{chapter} failed in cell {error.exec_count}: {error.ename}"
                          + (f": {evalue}" if evalue else "") + f"; the executed notebook shows it: {notebook}"
@@ -104,14 +104,14 @@ def _writable_folder(folder: Path, what: str) -> None:
                          "choose a writable folder") from None
 
 
-def _check_output_file(path: Path | None, option: str) -> None:
+def _check_output_file(path: Path | None, option: str, *, example: str, hint: str = "") -> None:
     """Fail before any work unless a file can be written at ``path`` (given as ``option``):
-    not an existing folder, in a folder that exists or can be made, and is writable."""
+    not an existing folder, in a folder that exists or can be made, and is writable. ``example``:
+    a file name the message suggests in the folder; ``hint``: what else to do."""
     if path is None:
         return
     if path.is_dir():
-        raise ValueError(f"{option} {path} is an existing folder; name the file to write"
-                         f" (e.g. {path / 'out.ipynb'}){' or use --output-dir' if option == '-o' else ''}")
+        raise ValueError(f"{option} {path} is an existing folder; name the file to write (e.g. {path / example}){hint}")
     _writable_folder(path.parent, f"{option} {path}")
 
 
@@ -148,7 +148,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.chapter == "all" and args.output:
         raise ValueError("-o names one notebook, and 'all' writes one per chapter; use --output-dir FOLDER")
-    _check_output_file(args.output, "-o")
+    _check_output_file(args.output, "-o", example=f"{args.chapter}.ipynb", hint=", or use --output-dir for a folder")
     _check_output_folder(args.output_dir, "--output-dir")
     params = {k: book.parse_parameter(v) for k, v in args.parameters}
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
@@ -329,8 +329,8 @@ def _report(args: argparse.Namespace) -> int:
     import lrd.book as book
     from lrd.report import build_report
 
-    _check_output_file(args.output, "-o")
-    _check_output_file(args.output.with_suffix(".json"), "-o (its JSON beside it)")
+    _check_output_file(args.output, "-o", example="report.html")
+    _check_output_file(args.output.with_suffix(".json"), "-o (its JSON beside it)", example="report.json")
     params = {k: book.parse_parameter(v) for k, v in args.parameters}
     command = " ".join(shlex.quote(a) for a in ["lrd", *sys.argv[1:]]) if sys.argv[1:2] == ["report"] else "lrd report"
     t0 = time.perf_counter()
@@ -350,7 +350,9 @@ def _report_failures(data: Path) -> int:
     if not missing:
         return 0
     total = sum(len(r["sections"]) + len(r["missing"]) for r in reports)
-    print(f"lrd report: {len(missing)} of {total} sections failed; the page shows the others:\n"
+    head = (f"all {total} sections failed; the page says why" if len(missing) == total else
+            f"{len(missing)} of {total} sections failed; the page shows the others")
+    print(f"lrd report: {head}:\n"
           + "\n".join(f"  {model}: {section}: {why}" for model, section, why in missing), file=sys.stderr)
     return 1
 

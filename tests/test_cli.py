@@ -168,7 +168,7 @@ def test_a_report_whose_sections_fail_is_written_and_exits_1(weightless_dir, tmp
     page = tmp_path / "out" / "report.html"
     assert main(["report", str(weightless_dir), "-o", str(page), "-p", "tasks", '["sst2"]']) == 1
     err = capsys.readouterr().err
-    assert "lrd report: 4 of 4 sections failed; the page shows the others:" in err
+    assert "lrd report: all 4 sections failed; the page says why:" in err
     assert f"{weightless_dir}: layers: its units failed:" in err
     (report,) = json.loads(page.with_suffix(".json").read_text())["models"]
     assert set(report["missing"]) == {"layers", "blocks", "movement", "aggregation"}
