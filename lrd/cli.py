@@ -360,7 +360,7 @@ def _report_failures(data: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lrd", description=__doc__.split("\n\n")[0])
     parser.add_argument("--debug", action="store_true",
-                        help="print the full traceback of a failure (otherwise written to a log file the message names)")
+                        help="print the full traceback of a failure (else it goes to a log file the message names)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     f = sub.add_parser("fetch", help="materialise offline models and data packs into $LRD_HOME")

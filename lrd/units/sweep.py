@@ -262,10 +262,10 @@ def check_scheduler(address: str, *, timeout: float | None = None) -> None:
 
     A TCP address (``tcp://host:port``, ``tls://host:port`` or ``host:port``) is first probed
     with one connection; then Dask's own handshake and an ``identity`` request must complete
-    within ``timeout`` seconds (default :data:`HANDSHAKE_TIMEOUT_S`; :func:`scheduler_identity`), and the server must call itself a
-    scheduler. A server that accepts connections but is no scheduler (a silent listener, a web
-    server) is described by :func:`describe_server`. Other protocols (``inproc://``,
-    ``ucx://``) are left to Dask.
+    within ``timeout`` seconds (default :data:`HANDSHAKE_TIMEOUT_S`; :func:`scheduler_identity`),
+    and the server must call itself a scheduler. A server that accepts connections but is no
+    scheduler (a silent listener, a web server) is described by :func:`describe_server`. Other
+    protocols (``inproc://``, ``ucx://``) are left to Dask.
 
     Raises
     ------
