@@ -13,6 +13,7 @@ Examples
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -64,6 +65,56 @@ def _checked_parameters(targets: list[str], params: dict, profile: str) -> dict[
     return plan
 
 
+class ChapterFailed(RuntimeError):
+    """A chapter's cell raised: the chapter, the executed notebook (kept, with the error) and
+    papermill's error (``ename``, ``evalue``, ``exec_count``, the notebook's ``traceback``)."""
+
+    def __init__(self, chapter: str, notebook: Path, error) -> None:
+        self.chapter, self.notebook, self.error = chapter, notebook, error
+        evalue = (error.evalue or "").strip().removesuffix(".")
+        kernel_log = getattr(error, "kernel_log", None)
+        super().__init__(f"{chapter} failed in cell {error.exec_count}: {error.ename}"
+                         + (f": {evalue}" if evalue else "") + f"; the executed notebook shows it: {notebook}"
+                         + (f"; the kernel's own messages: {kernel_log}" if kernel_log else ""))
+
+
+def _writable_folder(folder: Path, what: str) -> None:
+    """Fail unless files can be created in ``folder``, or in the nearest folder above it that
+    exists (where ``folder`` would be made): by creating one there and removing it."""
+    import tempfile
+
+    existing = Path(os.path.abspath(folder))
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{what}: {existing} is a file, not a folder; choose a path under a folder")
+    try:
+        tempfile.TemporaryFile(dir=existing, prefix=".lrd-write-check-").close()
+    except OSError as err:
+        raise ValueError(f"{what}: cannot write in {existing} ({err.strerror or type(err).__name__}); "
+                         "choose a writable folder") from None
+
+
+def _check_output_file(path: Path | None, option: str, *, example: str, hint: str = "") -> None:
+    """Fail before any work unless a file can be written at ``path`` (given as ``option``):
+    not an existing folder, in a folder that exists or can be made, and is writable. ``example``:
+    a file name the message suggests in the folder; ``hint``: what else to do."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise ValueError(f"{option} {path} is an existing folder; name the file to write (e.g. {path / example}){hint}")
+    _writable_folder(path.parent, f"{option} {path}")
+
+
+def _check_output_folder(path: Path | None, option: str) -> None:
+    """Fail before any work unless ``path`` (given as ``option``) is, or can be made, a writable folder."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option} {path} is a file; name a folder (one notebook per chapter is written into it)")
+    _writable_folder(path, f"{option} {path}")
+
+
 def _execute(command: str, chapter: str, **kwargs) -> Path:
     """Run one chapter, showing which chapter runs and, from a terminal, the kernel's progress
     bars (one per extraction, naming model and task) through :func:`lrd.engine.progress.relay`;
@@ -71,16 +122,25 @@ def _execute(command: str, chapter: str, **kwargs) -> Path:
     import lrd.book as book
     from lrd.engine import progress
 
+    from papermill.exceptions import PapermillExecutionError
+
     print(f"{command}: running {chapter} ...", file=sys.stderr, flush=True)
-    if not sys.stderr.isatty():
-        return book.run_chapter(chapter, progress=True, **kwargs)
-    with progress.relay():
-        return book.run_chapter(chapter, progress=False, **kwargs)
+    try:
+        if not sys.stderr.isatty():
+            return book.run_chapter(chapter, progress=True, **kwargs)
+        with progress.relay():
+            return book.run_chapter(chapter, progress=False, **kwargs)
+    except PapermillExecutionError as err:
+        raise ChapterFailed(chapter, Path(kwargs.get("output") or book.BOOK / f"{chapter}.ipynb"), err) from err
 
 
 def _run(args: argparse.Namespace) -> int:
     import lrd.book as book
 
+    if args.chapter == "all" and args.output:
+        raise ValueError("-o names one notebook, and 'all' writes one per chapter; use --output-dir FOLDER")
+    _check_output_file(args.output, "-o", example=f"{args.chapter}.ipynb", hint=", or use --output-dir for a folder")
+    _check_output_folder(args.output_dir, "--output-dir")
     params = book.parse_parameters(args.parameters)  # a key given twice is an error
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
     plan = _checked_parameters(targets, params, args.profile)  # every chapter, before any runs
@@ -120,7 +180,8 @@ def _on_cluster(units: list, *, scheduler: str | None = None, workers: int | Non
         finally:
             client.close()
             if cluster is not None:
-                cluster.close()
+                with sweep.quiet_worker_kill():  # every result is stored by now
+                    cluster.close()
 
 
 def _print_outcomes(command: str, outcomes: list, t0: float) -> None:
@@ -137,6 +198,8 @@ def _sweep(args: argparse.Namespace) -> int:
     import lrd.book as book
     from lrd.units import sweep
 
+    if not (args.dry_run or args.no_run):
+        _check_output_folder(args.output_dir or book.BOOK, "--output-dir")
     params = book.parse_parameters(args.parameters)  # a key given twice is an error
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
     plan = _checked_parameters(targets, params, args.profile)  # before torch loads: a bad value fails in seconds
@@ -184,26 +247,38 @@ def _sweep(args: argparse.Namespace) -> int:
 
 def _book(args: argparse.Namespace) -> int:
     """Execute every chapter (a failing one is reported, kept as executed, and shown as failed on
-    the landing page), then build the book; exit status 1 when a chapter failed."""
-    from papermill.exceptions import PapermillExecutionError
-
+    the landing page), then build the book; exit status 1 when a chapter failed. The output
+    folders are checked first."""
     import lrd.book as book
 
     t0 = time.perf_counter()
     failed = []
+    _check_output_folder(book.ROOT / "_build", "the book's build folder")
     if not args.no_execute:
+        _check_output_folder(book.BOOK, "the book's folder")
         plan = _checked_parameters(book.chapters(), {}, args.profile)  # every profile, once, before any runs
         for chapter in book.chapters():
             t1 = time.perf_counter()
             try:
                 _book_units(chapter, plan[chapter], workers=args.workers)
                 _execute("lrd book", chapter, parameters=plan[chapter], profile_name=args.profile, checked=True)
-            except PapermillExecutionError as err:
+            except ChapterFailed as failure:
                 failed.append(chapter)
-                print(f"lrd book: {chapter} FAILED ({err.ename}: {err.evalue})", file=sys.stderr)
+                err = failure.error
+                log = _write_log(args, failure)
+                print(f"lrd book: {chapter} FAILED ({err.ename}: {(err.evalue or '').strip()}) in cell "
+                      f"{err.exec_count}; the executed notebook shows it: {failure.notebook}; full traceback: {log}",
+                      file=sys.stderr)
                 continue
             print(f"lrd book: executed {chapter} ({time.perf_counter() - t1:.1f} s)")
-    index = book.build_book(strict=not args.lenient)
+    print(f"lrd book: building the HTML book (jupyter-book's output: {book.ROOT / '_build' / 'jupyter-book.log'}) ...",
+          file=sys.stderr, flush=True)
+    try:
+        index = book.build_book(strict=not args.lenient)
+    except book.BuildFailed as err:  # names its first warnings and its log: no traceback of ours to add
+        print(f"lrd book: error: {err}" + (f"\nlrd book: failed chapters: {', '.join(failed)}" if failed else ""),
+              file=sys.stderr)
+        return 1
     print(f"lrd book: {index} ({time.perf_counter() - t0:.1f} s)"
           + (f"; failed chapters: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
@@ -252,17 +327,38 @@ def _report(args: argparse.Namespace) -> int:
     import lrd.book as book
     from lrd.report import build_report
 
+    _check_output_file(args.output, "-o", example="report.html")
+    _check_output_file(args.output.with_suffix(".json"), "-o (its JSON beside it)", example="report.json")
     params = book.parse_parameters(args.parameters)  # a key given twice is an error
     command = " ".join(shlex.quote(a) for a in ["lrd", *sys.argv[1:]]) if sys.argv[1:2] == ["report"] else "lrd report"
     t0 = time.perf_counter()
     page, data = build_report(args.models, output=args.output, profile=args.profile, parameters=params,
                               command=command)
     print(f"lrd report: {page} and {data} ({time.perf_counter() - t0:.1f} s)")
-    return 0
+    return _report_failures(data)
+
+
+def _report_failures(data: Path) -> int:
+    """Exit status of a written report: 1, with one line on stderr saying how many sections
+    failed and why, when any section of any model is missing (the page shows what worked); else 0."""
+    import json
+
+    reports = json.loads(data.read_text())["models"]
+    missing = [(r["model"], section, why) for r in reports for section, why in r["missing"].items()]
+    if not missing:
+        return 0
+    total = sum(len(r["sections"]) + len(r["missing"]) for r in reports)
+    head = (f"all {total} sections failed; the page says why" if len(missing) == total else
+            f"{len(missing)} of {total} sections failed; the page shows the others")
+    print(f"lrd report: {head}:\n"
+          + "\n".join(f"  {model}: {section}: {why}" for model, section, why in missing), file=sys.stderr)
+    return 1
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lrd", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--debug", action="store_true",
+                        help="print the full traceback of a failure (else it goes to a log file the message names)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     f = sub.add_parser("fetch", help="materialise offline models and data packs into $LRD_HOME")
@@ -276,8 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("-p", "--parameter", dest="parameters", nargs=2, action="append", default=[],
                    metavar=("KEY", "VALUE"), help="override a parameter (VALUE parsed as JSON when it can be)")
     r.add_argument("--profile", default="default", help="declared profile in notebooks/profiles.yml (e.g. ci)")
-    r.add_argument("-o", "--output", type=Path, help="executed notebook path (default book/CHAPTER.ipynb)")
-    r.add_argument("--output-dir", type=Path, help="folder for executed notebooks (with 'all')")
+    out = r.add_mutually_exclusive_group()
+    out.add_argument("-o", "--output", type=Path, help="executed notebook path (default book/CHAPTER.ipynb)")
+    out.add_argument("--output-dir", type=Path, help="folder for executed notebooks (with 'all')")
     r.set_defaults(func=_run)
 
     b = sub.add_parser("book", help="execute every chapter into book/ and build the HTML book")
@@ -331,11 +428,64 @@ def main(argv: list[str] | None = None) -> int:
     rp.set_defaults(func=_report)
 
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # for the log
+    return _guarded(args)
+
+
+#: Errors of bad input (a usage error: exit status 2), raised by the checks before any work.
+USAGE_ERRORS = (KeyError, ValueError, FileNotFoundError, TimeoutError)
+
+
+def _guarded(args: argparse.Namespace) -> int:
+    """Run the command; every failure is one message on stderr: exit status 2 for bad input
+    (:data:`USAGE_ERRORS`), 1 for a failure during the work (the full traceback in a log file
+    the message names, :func:`_write_log`, or on stderr with ``--debug``), 130 for Ctrl-C."""
+    import traceback
+
+    name = f"lrd {args.command}"
     try:
         return args.func(args)
-    except (KeyError, ValueError, FileNotFoundError, TimeoutError) as err:
-        print(f"lrd {args.command}: error: {err}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 130
+    except ChapterFailed as err:
+        if err.error.ename == "KeyboardInterrupt":  # Ctrl-C reaches the kernel too
+            print(f"{name}: interrupted", file=sys.stderr)
+            return 130
+        error, status, text = err, 1, str(err)
+    except USAGE_ERRORS as err:
+        error, status, text = err, 2, err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+    except Exception as err:  # noqa: BLE001  (one message; the traceback goes to the log)
+        error, status, text = err, 1, f"{type(err).__name__}: {err}"
+    if args.debug:
+        traceback.print_exception(error)
+    elif status == 1:
+        text += f"; full traceback: {_write_log(args, error)} (or run with --debug)"
+    print(f"{name}: error: {text}", file=sys.stderr)
+    return status
+
+
+def _write_log(args: argparse.Namespace, err: BaseException) -> Path:
+    """Write the command line and ``err``'s full traceback (a failed chapter's includes its
+    notebook's, papermill's error being its cause) to a new file under ``$LRD_HOME/logs`` (else
+    the temporary folder); its path."""
+    import shlex
+    import tempfile
+    import traceback
+    from datetime import datetime, timezone
+
+    from lrd.engine.store import lrd_home
+
+    text = [shlex.join(["lrd", *getattr(args, "argv", [args.command])]), "", *traceback.format_exception(err)]
+    name = f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{args.command}-{os.getpid()}.log"
+    for folder in (lrd_home() / "logs", Path(tempfile.gettempdir()) / "lrd-logs"):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text("\n".join(line.rstrip("\n") for line in text) + "\n")
+            return folder / name
+        except OSError:
+            continue
+    return Path("(no log: neither $LRD_HOME/logs nor the temporary folder is writable)")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ _EXPORTS = {
                      "check_names", "check_chapters", "parse_parameter", "parse_parameters"],
                     "lrd.book.notebooks"),
     **dict.fromkeys(["HEADER_PACKAGES", "rerun_command", "rerun_header", "add_rerun_header", "run_chapter",
-                     "build_book"], "lrd.book.run"),
+                     "build_book", "BuildFailed"], "lrd.book.run"),
     **dict.fromkeys(["Glue", "save_results", "VERDICT_FIELDS"], "lrd.book.glue"),
     "open_chapter": "lrd.book.opening",
 }

@@ -7,6 +7,7 @@ the executed notebook is put in place whole (:func:`lrd.engine.store.atomic_writ
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shlex
 import subprocess
@@ -118,15 +119,78 @@ def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: s
         nbformat.write(source_notebook(chapter), src)
         # executed into scratch, then put in place whole: a full disk or an interrupted run never
         # leaves a truncated notebook at `output`; a chapter that raised is kept, to show the error
+        kernel_log = _kernel_log_path(chapter)
         try:
-            papermill.execute_notebook(str(src), str(executed), parameters=params, kernel_name="python3",
-                                       cwd=str(output.parent), progress_bar=progress, log_output=False)
-        except PapermillExecutionError:
+            with open(kernel_log, "wb") as klog:
+                papermill.execute_notebook(str(src), str(executed), parameters=params, kernel_name="python3",
+                                           cwd=str(output.parent), progress_bar=progress, log_output=False,
+                                           config=kernel_config(), kernel_manager_class=kernel_manager(klog))
+        except PapermillExecutionError as err:
+            err.kernel_log = _kept_log(kernel_log)
             _put_in_place(executed, output)
             raise
+        finally:
+            _kept_log(kernel_log)
         add_rerun_header(executed, chapter, parameters=parameters, profile_name=profile_name)
         _put_in_place(executed, output)
     return output
+
+
+def _kernel_log_path(chapter: str) -> Path:
+    """A new file for a kernel's own stderr: under ``$LRD_HOME/logs``, else the temporary folder."""
+    from datetime import datetime, timezone
+
+    from lrd.engine.store import lrd_home
+
+    name = f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-kernel-{chapter}-{os.getpid()}.log"
+    for folder in (lrd_home() / "logs", Path(tempfile.gettempdir()) / "lrd-logs"):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / name).touch()
+            return folder / name
+        except OSError:
+            continue
+    return Path(os.devnull)
+
+
+def _kept_log(path: Path) -> Path | None:
+    """``path`` if it holds anything; an empty log is removed (None)."""
+    try:
+        if path.stat().st_size:
+            return path
+        if path != Path(os.devnull):
+            path.unlink()
+    except OSError:
+        pass
+    return None
+
+
+def kernel_manager(stderr):
+    """The kernel manager class papermill starts a chapter's kernel with: the kernel process's
+    own stderr goes to the open file ``stderr`` instead of the terminal. What a cell writes still
+    reaches the notebook (ipykernel forwards it as messages); what goes to the file is ipykernel's
+    log (its notices when the kernel is interrupted or shut down mid-cell, e.g. after Ctrl-C or
+    a failed cell: a traceback of a closed socket) and ipykernel's echo of the cells' low-level
+    output (``os.write(2, ...)``, C libraries), which the notebook has too."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LrdKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            kw.setdefault("stderr", stderr)
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    return LrdKernelManager
+
+
+def kernel_config():
+    """The ``traitlets`` configuration of the kernels papermill starts: CurveZMQ transport
+    encryption where the kernel declares support (``KernelManager.transport_encryption="auto"``,
+    jupyter_client 8.10), so that ipykernel does not warn on every run that it is "running over TCP
+    without encryption" (its code and outputs in plain text on local ports). A kernel without
+    support starts as before, with ipykernel's warning."""
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport_encryption": "auto"}})
 
 
 def _put_in_place(executed: Path, output: Path) -> None:
@@ -142,11 +206,44 @@ def _put_in_place(executed: Path, output: Path) -> None:
     atomic_write(output, lambda f: f.write(text), ".ipynb.tmp")
 
 
+class BuildFailed(RuntimeError):
+    """``jupyter-book build`` failed: its first warnings and errors (``problems``) and the log
+    file with its whole output (``log``)."""
+
+    def __init__(self, problems: list[str], log: Path, strict: bool) -> None:
+        self.problems, self.log = problems, log
+        first = "".join(f"\n  {p}" for p in problems[:BUILD_PROBLEMS_SHOWN])
+        more = f"\n  ... {len(problems) - BUILD_PROBLEMS_SHOWN} more" if len(problems) > BUILD_PROBLEMS_SHOWN else ""
+        hint = "; `lrd book --no-execute --lenient` builds without turning warnings into errors" if strict else ""
+        super().__init__(f"jupyter-book build failed with {len(problems)} warning(s) or error(s); the whole output is "
+                         f"in {log}{hint}:{first}{more}" if problems else
+                         f"jupyter-book build failed; its whole output is in {log}{hint}")
+
+
+#: How many of a failed build's warnings :class:`BuildFailed` names.
+BUILD_PROBLEMS_SHOWN = 5
+
+
+def build_problems(text: str) -> list[str]:
+    """The warning and error lines of Sphinx / jupyter-book output, in order, each once."""
+    marks = ("WARNING:", "ERROR:", "CRITICAL:", "Exception occurred", "Error:")
+    return list(dict.fromkeys(line.strip() for line in text.splitlines() if any(m in line for m in marks)))
+
+
 def build_book(root: Path = ROOT, *, strict: bool = True) -> Path:
-    """``jupyter-book build`` of ``root``; with ``strict``, warnings fail (``-W -n --keep-going``)."""
+    """``jupyter-book build`` of ``root``; with ``strict``, warnings fail (``-W -n --keep-going``).
+
+    Its output goes to ``root/_build/jupyter-book.log``; a failed build raises
+    :class:`BuildFailed`, which names its first warnings and that log.
+    """
     exe = Path(sys.executable).parent / "jupyter-book"
     cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(root)]
     if strict:
         cmd += ["-W", "-n", "--keep-going"]
-    subprocess.run(cmd, check=True)
+    log = Path(root) / "_build" / "jupyter-book.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as f:
+        done = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        raise BuildFailed(build_problems(log.read_text(errors="replace")), log, strict)
     return root / "_build" / "html" / "index.html"
