@@ -122,7 +122,14 @@ def test_a_notice_goes_through_the_side_channel_when_one_is_open(tmp_path, monke
     assert channel.read_text() == "lrd: something to see\n" and capsys.readouterr().err == ""
 
 
-def test_a_damaged_entry_is_reported_on_the_terminal_not_in_the_notebook(tmp_path):
+LRD_RUNNER = ("import sys, papermill\nfrom lrd.book.run import _notices_relayed, kernel_config, kernel_manager\n"
+              "with open(sys.argv[3], 'wb') as klog, _notices_relayed():\n"
+              "    papermill.execute_notebook(sys.argv[1], sys.argv[2], kernel_name='python3', progress_bar=False, "
+              "log_output=False, config=kernel_config(), kernel_manager_class=kernel_manager(klog))")
+
+
+@pytest.mark.parametrize("runner", ["papermill", "lrd"])
+def test_a_damaged_entry_is_reported_on_the_terminal_not_in_the_notebook(tmp_path, runner):
     """Before: the report was a RuntimeWarning, which a chapter's kernel writes into the cell's
     outputs (and so into the book). Now it goes to the kernel's own stderr, which is the
     terminal of the command that runs the notebook (papermill's kernel inherits it)."""
@@ -136,7 +143,10 @@ def test_a_damaged_entry_is_reported_on_the_terminal_not_in_the_notebook(tmp_pat
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]), src)
     run = ("import sys, papermill; papermill.execute_notebook(sys.argv[1], sys.argv[2], kernel_name='python3', "
            "progress_bar=False, log_output=False)")
-    done = subprocess.run([sys.executable, "-c", run, str(src), str(out)], capture_output=True, text=True,
+    # lrd's runner sends the kernel's own stderr to a log file; the notice must still reach ours
+    run = LRD_RUNNER if runner == "lrd" else run
+    done = subprocess.run([sys.executable, "-c", run, str(src), str(out), str(tmp_path / "kernel.log")],
+                          capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT), "LRD_HOME": str(tmp_path / "home")},
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

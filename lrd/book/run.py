@@ -120,8 +120,8 @@ def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: s
         # executed into scratch, then put in place whole: a full disk or an interrupted run never
         # leaves a truncated notebook at `output`; a chapter that raised is kept, to show the error
         kernel_log = _kernel_log_path(chapter)
-        try:
-            with open(kernel_log, "wb") as klog:
+        try:  # the kernel's stderr goes to its log: its notices reach ours through a side channel
+            with open(kernel_log, "wb") as klog, _notices_relayed():
                 papermill.execute_notebook(str(src), str(executed), parameters=params, kernel_name="python3",
                                            cwd=str(output.parent), progress_bar=progress, log_output=False,
                                            config=kernel_config(), kernel_manager_class=kernel_manager(klog))
@@ -134,6 +134,17 @@ def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: s
         add_rerun_header(executed, chapter, parameters=parameters, profile_name=profile_name)
         _put_in_place(executed, output)
     return output
+
+
+def _notices_relayed():
+    """The side channel of :func:`lrd.engine.progress.notice` (a damaged cache entry recomputed, a
+    lock wait, a pack rebuilt), opened unless the caller opened one (``lrd run`` from a terminal,
+    with its progress bars): the kernel's own stderr goes to a log file, not to ours."""
+    import contextlib
+
+    from lrd.engine import progress
+
+    return contextlib.nullcontext() if os.environ.get(progress.NOTICE_ENV) else progress.relay(bars=False)
 
 
 def _kernel_log_path(chapter: str) -> Path:

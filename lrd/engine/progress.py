@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import IO, Iterator, Sequence
 
 ENV = "LRD_PROGRESS_FILE"
+#: The side channel for one-line notices (:func:`notice`); :func:`relay` opens it also where the
+#: bars stay off (stderr not a terminal), so a notice always reaches the command's stderr.
+NOTICE_ENV = "LRD_NOTICE_FILE"
 COLUMNS_ENV = "LRD_PROGRESS_COLUMNS"
 _names: dict[tuple, str] = {}
 
@@ -65,16 +68,19 @@ def describe(texts: Sequence[str]) -> str:
 
 
 @contextlib.contextmanager
-def relay(to: IO[str] | None = None, *, interval: float = 0.2) -> Iterator[Path]:
-    """Open the side channel: kernels started inside see ``LRD_PROGRESS_FILE`` and their bars
-    are copied to ``to`` (stderr) while the block runs. Restores the environment on exit."""
+def relay(to: IO[str] | None = None, *, interval: float = 0.2, bars: bool = True) -> Iterator[Path]:
+    """Open the side channel: kernels started inside see ``LRD_NOTICE_FILE`` (and, with ``bars``,
+    ``LRD_PROGRESS_FILE``), and what their notices (and bars) write there is copied to ``to``
+    (stderr) while the block runs. Restores the environment on exit."""
     to = to or sys.stderr
     folder = tempfile.mkdtemp(prefix="lrd-progress-")
     path = Path(folder) / "progress"
     path.touch()
-    old = {k: os.environ.get(k) for k in (ENV, COLUMNS_ENV)}
-    os.environ[ENV] = str(path)
-    os.environ[COLUMNS_ENV] = str(shutil.get_terminal_size((100, 20)).columns)
+    old = {k: os.environ.get(k) for k in (ENV, COLUMNS_ENV, NOTICE_ENV)}
+    os.environ[NOTICE_ENV] = str(path)
+    if bars:
+        os.environ[ENV] = str(path)
+        os.environ[COLUMNS_ENV] = str(shutil.get_terminal_size((100, 20)).columns)
     stop = threading.Event()
     copied = [0]  # characters the pump has copied
 
@@ -122,7 +128,7 @@ def notice(message: str) -> None:
     In a plain Python session it goes to stderr.
     """
     line = message.rstrip("\n") + "\n"
-    path = os.environ.get(ENV)
+    path = os.environ.get(NOTICE_ENV) or os.environ.get(ENV)
     if path:
         try:
             with open(path, "a", encoding="utf-8") as f:
