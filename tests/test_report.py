@@ -59,7 +59,7 @@ def test_the_movement_section_names_its_curves_prompt_entropy_included(tiny_repo
 
 def test_the_json_equals_the_units_records(tiny_report, tiny_encoder_dir):
     """The numbers are the chapters' units' numbers, read back from the cache (no second implementation)."""
-    from lrd.engine import cache
+    from lrd.units.base import load_result
     from lrd.units.cayley_aggregation import TaskScores
     from lrd.units.mid_layer import mid_layer_tables
     from lrd.verdicts.layer_choice import cross_fitted_gain
@@ -68,12 +68,12 @@ def test_the_json_equals_the_units_records(tiny_report, tiny_encoder_dir):
     (report,) = json.loads(data.read_text())["models"]
     planned = report_units(str(tiny_encoder_dir), parameters=TINY)
     (mid_unit,) = planned["layers"]
-    mid = mid_layer_tables([mid_unit.model], [cache.load(mid_unit.name, mid_unit.key(), out / "results")])
+    mid = mid_layer_tables([mid_unit.model], [load_result(mid_unit, mid_unit.key(), out / "results")])
     gains = cross_fitted_gain(mid.results).set_index("task")
     for t in report["sections"]["layers"]["tasks"]:
         assert t["gain"] == pytest.approx(gains.loc[t["task"], "gain"], abs=0, rel=1e-12)
         assert t["last"] == pytest.approx(gains.loc[t["task"], "last"], abs=0, rel=1e-12)
-    records = [cache.load(u.name, u.key(), out / "results") for u in planned["aggregation"]]
+    records = [load_result(u, u.key(), out / "results") for u in planned["aggregation"]]
     scores = pd.concat([r.scores for r in records if isinstance(r, TaskScores)])
     for task, methods in report["sections"]["aggregation"]["tasks"].items():
         for method, v in methods.items():
