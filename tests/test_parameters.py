@@ -577,6 +577,19 @@ def test_a_model_given_as_a_file_is_named_a_file(executed, capsys, tiny_encoder_
     assert "is a file, not a model folder" in err and repr(str(tiny_encoder_dir)) in err and "does not exist" not in err
 
 
+def test_a_model_folder_without_weights_is_refused_before_any_kernel(executed, capsys, tiny_encoder_dir, tmp_path):
+    """Before: the chapter started and failed in its third cell with transformers' OSError."""
+    folder = tmp_path / "no-weights"
+    folder.mkdir()
+    for f in tiny_encoder_dir.iterdir():
+        if f.suffix != ".safetensors":
+            (folder / f.name).write_bytes(f.read_bytes())
+    assert main(["run", "lrd_families", "-p", "models", json.dumps([str(folder)])]) == 2
+    err = capsys.readouterr().err
+    assert "holds no weights" in err and "save_pretrained" in err
+    assert executed == []
+
+
 def test_an_unknown_model_name_offline_is_an_error_with_the_closest_key(executed, capsys, monkeypatch):
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
     assert main(["run", "lrd_families", "-p", "models", '["minilmm"]']) == 2

@@ -480,6 +480,16 @@ def _task_problem(name: str, task: str, rule: Rule) -> str | None:
             f"{_because(rule)}; offline ones: {', '.join(offline)}")
 
 
+#: Weight files ``from_pretrained`` reads from a folder (by suffix), and sharded checkpoints' indexes.
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".h5", ".msgpack")
+
+
+def _has_weights(folder: Path) -> bool:
+    """Whether a model folder holds weights that ``from_pretrained`` could read."""
+    return any(p.is_file() and (p.suffix in WEIGHT_SUFFIXES or p.name.endswith(".index.json"))
+               for p in folder.iterdir())
+
+
 def _model_problem(name: str, model: str, rule: Rule) -> str | None:
     from lrd.engine.packs import MODEL_PACKS
 
@@ -492,6 +502,9 @@ def _model_problem(name: str, model: str, rule: Rule) -> str | None:
         return f"{name}: model folder {model!r} does not exist; {instead}"
     if model not in MODEL_PACKS and folder.is_dir() and not (folder / "config.json").is_file():
         return f"{name}: model folder {model!r} has no config.json; {instead}"
+    if model not in MODEL_PACKS and folder.is_dir() and not _has_weights(folder):
+        return (f"{name}: model folder {model!r} holds no weights (no *.safetensors, *.bin or *.gguf file, and no "
+                f"sharded index); save them beside its config with model.save_pretrained(folder), or {instead.removeprefix('pass ')}")
     if model not in MODEL_PACKS and not folder.exists() and _cached_hub_config(model) is None:
         from lrd.engine.models import hub_reachable, suggest
 
