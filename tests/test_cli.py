@@ -155,21 +155,25 @@ def panel_home(tmp_path, monkeypatch, require_panel) -> Path:
 
 
 @pytest.fixture
-def weightless_dir(tiny_encoder_dir, tmp_path) -> Path:
-    """The tiny BERT's folder without its weights: every section of a report fails to load it."""
-    out = tmp_path / "no-weights"
-    shutil.copytree(tiny_encoder_dir, out, ignore=shutil.ignore_patterns("*.safetensors", "*.bin"))
+def unloadable_dir(tiny_encoder_dir, tmp_path) -> Path:
+    """The tiny BERT's folder with its weight file garbled: it passes the parameter check (a
+    folder without weights is refused there, before any work), and every section of a report
+    fails to load it."""
+    out = tmp_path / "garbled-weights"
+    shutil.copytree(tiny_encoder_dir, out)
+    (weights,) = out.glob("*.safetensors")
+    weights.write_bytes(b"not a safetensors file")
     return out
 
 
-def test_a_report_whose_sections_fail_is_written_and_exits_1(weightless_dir, tmp_path, panel_home, capsys):
+def test_a_report_whose_sections_fail_is_written_and_exits_1(unloadable_dir, tmp_path, panel_home, capsys):
     import json
 
     page = tmp_path / "out" / "report.html"
-    assert main(["report", str(weightless_dir), "-o", str(page), "-p", "tasks", '["sst2"]']) == 1
+    assert main(["report", str(unloadable_dir), "-o", str(page), "-p", "tasks", '["sst2"]']) == 1
     err = capsys.readouterr().err
     assert "lrd report: all 4 sections failed; the page says why:" in err
-    assert f"{weightless_dir}: layers: its units failed:" in err
+    assert f"{unloadable_dir}: layers: its units failed:" in err
     (report,) = json.loads(page.with_suffix(".json").read_text())["models"]
     assert set(report["missing"]) == {"layers", "blocks", "movement", "aggregation"}
     assert page.read_text().startswith("<!DOCTYPE html>")
