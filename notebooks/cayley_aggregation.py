@@ -114,7 +114,7 @@ from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX
                                  ILSE_TABLE_ROWS)
 from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, judge_baselines,
                                  judge_cayley_efficiency, judge_cayley_performance, judge_fc, judge_few_shot,
-                                 judge_gain, judge_mapping, judge_parameters)
+                                 judge_gain, judge_mapping, judge_parameters, in_param_scope, OUT_OF_SCOPE)
 from lrd.verdicts.stats import sign_flip_p_min
 
 glue = lrd.book.open_chapter("cayley_aggregation", globals(), claims={"claim_{name}": "text", "claim_{name}_source": "source"})
@@ -257,8 +257,11 @@ _ = glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES), section=bas
 # reject "every cell gains at most {glue:text}`cayley_aggregation-paper_gain` points" (the
 # largest gain minus the 95% quantile of the largest resampled deviation must exceed it);
 # "contradicted" needs every cell's gain to be significantly below it (the effect smaller
-# than the paper's). Our tasks' last layers may simply leave less room: in the paper's table
-# the last layer sits far below the best methods on Emotion and Banking77.
+# than the paper's). Only cells whose last layer leaves at least
+# {glue:text}`cayley_aggregation-paper_gain` points below 100 are in the claim's scope (the
+# paper's Emotion and Poem Sentiment last layers are at 27-43%): elsewhere a gain that large is
+# impossible, so those cells are named and not counted, and with none the verdict is "not
+# testable".
 
 # %% tags=["hide-input"]
 glue("paper_gain", ILSE_MAX_GAIN_PP)
@@ -275,7 +278,10 @@ _ = glue.verdict(judge_gain(items, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot), se
 # ({glue:text}`cayley_aggregation-n_classes_share` classes) as a share of each base model. The
 # projection to 256 dimensions dominates, so the share falls with the model's size: the same
 # encoder on the paper's smallest model (Pythia-410M, hidden size 1024, with Banking77's 77
-# classes) would add {glue:text}`cayley_aggregation-pythia_share` of its parameters.
+# classes) would add {glue:text}`cayley_aggregation-pythia_share` of its parameters. The paper
+# states its share for models of 410M to 8B parameters: only the panel's models of that size
+# count, with the arithmetic on Pythia-410M itself; smaller models are shown, labelled, and
+# not counted for or against.
 
 # %% tags=["hide-input"]
 glue("n_classes_share", task_data[tasks[0]].n_classes or 2)
@@ -283,8 +289,10 @@ pythia = parameter_share(ILSE_PYTHIA_410M["params"], ILSE_PYTHIA_410M["hidden_si
                          ILSE_PYTHIA_410M["n_classes"], gnn_layers=gnn_layers)
 glue("pythia_share", f"{pythia['share']:.3%}")
 glue("paper_share", f"{ILSE_MAX_PARAM_SHARE:.1%}")
-glue.verdict(judge_parameters(shares, paper_share=ILSE_MAX_PARAM_SHARE), section="parameters")
-shares.set_index("model").assign(share=lambda d: d["share"].map("{:.3%}".format))
+paper_scale = pd.DataFrame([{"model": "Pythia-410M (the paper's smallest)", **pythia}])
+glue.verdict(judge_parameters(shares, paper_share=ILSE_MAX_PARAM_SHARE, reference=paper_scale), section="parameters")
+shares.assign(scope=in_param_scope(shares).map({True: "410M-8B (counted)", False: OUT_OF_SCOPE})).set_index(
+    "model").assign(share=lambda d: d["share"].map("{:.3%}".format))
 
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_parameters`
@@ -326,13 +334,14 @@ for key, group in [("identity", "identity mapping"), ("positional", "positional 
 # ### Random layer-to-node mappings
 #
 # The claim ({glue:text}`cayley_aggregation-claim_mapping_source`): "{glue:text}`cayley_aggregation-claim_mapping`"
-# The paper's number is the spread of one training run per mapping, so ours is too: the
-# standard deviation over the mappings for each seed, averaged (as a variance) over seeds.
-# It is tested against {glue:text}`cayley_aggregation-paper_mapping_std` points by the
-# chi-square law of a sample variance ($m$ mappings, $m-1$ degrees of freedom; the seeds
-# share the mappings, so counting them as more would overstate the evidence): reproduced if
-# the spread is significantly below the bound, contradicted if significantly above. One
-# model and task, as the paper's ablation.
+# The paper's number is the spread of one training run per mapping; on our small training and
+# test sets that spread is mostly training noise (the seeds at one mapping spread as much), so
+# it would measure the noise, not the mapping. We read the claim as the mapping's own
+# variance component on the mapping x seed grid (two-way random model, seeds as blocks),
+# against {glue:text}`cayley_aggregation-paper_mapping_std` points: reproduced if the
+# chi-square bound of the mapping means (the seed noise counting against) is significantly
+# below it, contradicted if the component beyond the seed noise is significantly above it (a
+# generalized p-value). One model and task, as the paper's ablation.
 
 # %% tags=["hide-input"]
 glue("paper_mapping_std", ILSE_MAPPING_STD_PP)

@@ -74,7 +74,7 @@ from lrd.units.cosine_vs_ablation import (collect_decoders, cosine_vs_ablation_u
                                           pruning_curves_table)
 from lrd.verdicts.agreement import (agreement_summary, agreement_table, chance_table, estimation_by_margin,
                                     judge_correlation, judge_dataset, judge_misestimate, judge_olmo, judge_pruning,
-                                    judge_theory, replicates_of, task_agreement_table)
+                                    judge_theory, replicates_of, task_agreement_table, unrelated_draws)
 
 glue = lrd.book.open_chapter("cosine_vs_ablation", globals(), claims={
     "claim_{name}": "text", "claim_{name}_source": "source", "claim_{name}_number": "paper_effect"})
@@ -189,17 +189,23 @@ lrd.tables.rounded(estimation_by_margin(reps).rename(columns={"ours": "share mis
                                                                "unrelated": "share mis-estimated (unrelated rankings)"}))
 
 # %% [markdown]
-# **The test** (`judge_misestimate`): per decoder, the share at the chosen margin averaged over
-# its tasks above chance, against the paper's 90% by a one-sided bootstrap test over items in
-# each direction ("reproduced" above 90%, "contradicted" below), every decoder
-# (intersection-union). Because noise moves the share towards the unrelated rankings' share, a
-# resample counts only where every task's ranking reliability is at least
-# {glue:text}`cosine_vs_ablation-min_reliability`. **Verdict:**
+# **The test** (`judge_misestimate`): unrelated rankings already reach most of any share, so
+# the paper's 90% is its description, not our threshold (above it cosine would have to be worse
+# than random). Per decoder, the share at the chosen margin averaged over its tasks above
+# chance is compared with the unrelated rankings' share: "contradicted" when cosine places the
+# blocks better than random assignments of the measured relevance in every decoder (a
+# permutation test of the share, intersection-union). The opposite, "no better than random",
+# cannot be shown from measured drops: item noise alone pulls the share towards the unrelated
+# rankings' share, so a verdict here is "contradicted" or "inconclusive", never "reproduced".
+# The difference from unrelated rankings is shown with its bootstrap interval (resamples whose
+# ranking reliability is below {glue:text}`cosine_vs_ablation-min_reliability` left out).
+# **Verdict:**
 # {glue:text}`cosine_vs_ablation-verdict_misestimate`
 
 # %% tags=["hide-input"]
 glue("min_reliability", min_reliability)
-glue.verdict(judge_misestimate(agreement, chance, min_reliability=min_reliability),
+unrelated = unrelated_draws(reps, margin=margin, n_perm=n_boot)
+glue.verdict(judge_misestimate(agreement, chance, unrelated, min_reliability=min_reliability),
              section="does-cosine-mis-estimate-more-than-90-of-the-blocks")
 lrd.tables.rounded(summary[["model", "task", "items", "rank reliability", "mis-estimated", "over", "under", "unrelated"]])
 

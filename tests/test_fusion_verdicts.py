@@ -18,7 +18,8 @@ from scipy import stats as sp
 from lrd.aggregation.summary import cell_wins, layer_graphs, paper_summary, summarize
 from lrd.verdicts.claims import ILSE_TABLE_ROWS
 from lrd.verdicts.fusion import (judge_baselines, judge_cayley_efficiency, judge_cayley_performance, judge_fc,
-                                 judge_few_shot, judge_gain, judge_mapping, judge_parameters, model_differences)
+                                 judge_few_shot, judge_gain, judge_mapping, judge_parameters, model_differences,
+                                 gain_headroom, in_param_scope, mapping_components, sparser_from)
 from lrd.verdicts.stats import sign_flip_test
 
 
@@ -220,31 +221,89 @@ def mapping_table(scores: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_mapping_spread_is_a_chi_square_test_of_the_per_run_std():
+def test_mapping_components_are_the_two_way_anova():
+    """Closed form: the mapping's component is (MS_a - MS_e) / n; the reproduction test is the
+    chi-square bound of the mapping means, in points."""
     scores = np.array([[0.80, 0.81], [0.82, 0.80], [0.79, 0.83], [0.81, 0.82]])
+    runs = scores * 100
+    means = runs.mean(1)
+    ms_a = 2 * means.var(ddof=1)
+    resid = runs - means[:, None] - runs.mean(0) + runs.mean()
+    ms_e = (resid ** 2).sum() / 3
+    c = mapping_components(runs)
+    assert c["ms_a"] == pytest.approx(ms_a) and c["ms_e"] == pytest.approx(ms_e) and c["df_e"] == 3
     v = judge_mapping(mapping_table(scores))
-    var = scores.var(axis=0, ddof=1).mean() * 100 ** 2  # per seed over mappings, averaged over seeds
-    x = 3 * var / 1.5 ** 2
-    assert v.effect == pytest.approx(np.sqrt(var)) and v.statistic == pytest.approx(x)
-    assert v.p_value == pytest.approx(sp.chi2.cdf(x, 3)) and v.p_against == pytest.approx(sp.chi2.sf(x, 3))
-    assert v.ci[0] < v.effect < v.ci[1]
+    x = 3 * ms_a / (2 * 1.5 ** 2)
+    assert v.statistic == pytest.approx(x) and v.p_value == pytest.approx(sp.chi2.cdf(x, 3))
+    assert v.effect == pytest.approx(np.sqrt(max(0.0, (ms_a - ms_e) / 2)))
+
+
+def test_mapping_spread_that_is_seed_noise_is_not_contradicted():
+    """The issue's case: seeds spread as much as mappings (7 points each) and the mapping has no
+    effect. The old per-run chi-square test said "contradicted" (std 7 >> 1.5); the mapping's
+    component is zero, so nothing contradicts the claim (and the noise forbids reproducing it)."""
+    rng = np.random.default_rng(3)
+    scores = 0.7 + 0.07 * rng.normal(size=(20, 3))
+    v = judge_mapping(mapping_table(scores))
+    assert v.outcome == "inconclusive"
+    assert "std over seeds at one mapping" in v.evidence
 
 
 def test_mapping_outcomes():
     rng = np.random.default_rng(0)
     assert judge_mapping(mapping_table(0.8 + 0.001 * rng.normal(size=(10, 3)))).outcome == "reproduced"
-    assert judge_mapping(mapping_table(0.8 + 0.05 * rng.normal(size=(10, 3)))).outcome == "contradicted"
+    big = 0.8 + 0.05 * rng.normal(size=(10, 1)) + 0.002 * rng.normal(size=(10, 3))  # the mapping moves 5 points
+    assert judge_mapping(mapping_table(big)).outcome == "contradicted"
     assert judge_mapping(mapping_table(np.full((1, 3), 0.8))).outcome == "not testable"
+    one_seed = judge_mapping(mapping_table(0.8 + 0.05 * rng.normal(size=(10, 1))))
+    assert one_seed.p_against is None and one_seed.outcome != "contradicted"
+
+
+# ---- scope: the paper's headroom, sizes and layer counts ----------------------------------------------
+
+def test_gain_is_judged_only_where_the_last_layer_leaves_the_papers_headroom():
+    """Last layer at 75%: a 40-point gain is impossible, so the old judge's "contradicted" (every
+    cell below 40) was an artefact of headroom; now those cells are shown and not counted."""
+    rows = []
+    for model, task, last, cay in (("a", "x", 0.75, 0.9), ("b", "x", 0.8, 0.95)):
+        for method, p in (("last", last), ("cayley", cay)):
+            for s in (0, 1):
+                rows.append(pd.DataFrame({"model": model, "task": task, "method": method, "seed": s,
+                                          "item": np.arange(500), "correct": (np.arange(500) < p * 500).astype(np.int8)}))
+    items = pd.concat(rows, ignore_index=True)
+    v = judge_gain(items, n_boot=99)
+    assert v.outcome == "not testable" and "headroom" in v.evidence and "a / x (25)" in v.evidence
+    # one cell with headroom: judged on it alone, the other named out of scope
+    low = items_table({("c", "x"): 0.2}, n_items=500)  # last layer at 30%: 70 points of room
+    v = judge_gain(pd.concat([items, low], ignore_index=True), n_boot=99)
+    assert v.outcome == "contradicted" and "c / x" in v.evidence and "out of the paper's scope" in v.evidence
+    assert v.effect == pytest.approx(20.0)
+
+
+def test_gain_headroom_is_the_last_layers_accuracy():
+    h = gain_headroom(items_table({("a", "x"): 0.5}, n_items=100))
+    assert h[["accuracy", "headroom_pp"]].values.tolist() == [[pytest.approx(0.3), pytest.approx(70.0)]]
 
 
 # ---- demonstrations ----------------------------------------------------------------------------
 
-def test_parameter_share_is_arithmetic():
-    shares = pd.DataFrame({"model": ["a", "b"], "params": [10, 10], "base_params": [20_000, 5_000],
-                           "share": [0.0005, 0.002]})
+def test_parameter_share_is_judged_on_the_papers_sizes():
+    """A 22M model at 0.8% does not contradict a claim stated for 410M-8B models (the old judge
+    said "contradicted"); an in-scope model above the share does."""
+    shares = pd.DataFrame({"model": ["tiny", "qwen"], "params": [180_000, 450_000],
+                           "base_params": [22_700_000, 494_000_000], "share": [0.0079, 0.00091]})
     v = judge_parameters(shares)
-    assert v.kind == "demonstration" and v.outcome == "contradicted" and "1 of 2 models" in v.evidence
-    assert judge_parameters(shares.iloc[:1]).outcome == "demonstrated"
+    assert v.kind == "demonstration" and v.outcome == "demonstrated"
+    assert "1 of 1 within" in v.evidence and "tiny 0.790% (23M)" in v.evidence and "out of the paper's scope" in v.evidence
+    heavy = shares.assign(share=[0.0079, 0.002])
+    assert judge_parameters(heavy).outcome == "contradicted"
+    pythia = pd.DataFrame({"model": ["Pythia-410M"], "params": [350_000], "base_params": [405_334_016],
+                           "share": [0.00086]})
+    v = judge_parameters(shares.iloc[:1], reference=pythia)  # no panel model in scope: the paper's own scale
+    assert v.outcome == "demonstrated" and "Pythia-410M 0.086%" in v.evidence
+    with pytest.raises(ValueError, match="scope"):
+        judge_parameters(shares.iloc[:1])
+    assert in_param_scope(shares).tolist() == [False, True]
 
 
 def test_efficiency_counts_edges_and_reads_measured_memory():
@@ -252,10 +311,20 @@ def test_efficiency_counts_edges_and_reads_measured_memory():
                            "edges": [2352, 600, 9506, 1200], "peak_bytes": [9e6, 2e6, np.nan, 3e6]})
     v = judge_cayley_efficiency(layer_graphs({"deep": 25, "mid": 13}), memory)
     assert v.outcome == "demonstrated" and "4 tokens" in v.evidence  # 8 tokens: FC not run
+    # 7 states: more edges than FC, but below the layer counts where the graph is meant to gain (old: contradicted)
     v = judge_cayley_efficiency(layer_graphs({"deep": 25, "shallow": 7}), memory)
-    assert v.outcome == "contradicted" and "shallow: 7 states give 24 nodes and 96 edges against 42" in v.evidence
+    assert v.outcome == "demonstrated" and "shallow: 7 states give 24 nodes and 96 edges against 42" in v.evidence
+    assert "out of the paper's scope" in v.evidence and "from 11 states on" in v.evidence
     heavy = memory.assign(peak_bytes=[1e6, 2e6, np.nan, 3e6])
     assert judge_cayley_efficiency(layer_graphs({"deep": 25}), heavy).outcome == "contradicted"
+
+
+def test_sparser_from_is_the_edge_count_crossing():
+    """Closed form: 10 states sit on SL(2, Z_3) (24 nodes, 96 edges) against 90; 11 give 110."""
+    assert sparser_from(33) == 11
+    g = layer_graphs({"ten": 10, "eleven": 11}).set_index("model")
+    assert g.loc["ten", "cayley_edges"] >= g.loc["ten", "fc_edges"]
+    assert g.loc["eleven", "cayley_edges"] < g.loc["eleven", "fc_edges"]
 
 
 # ---- the paper's own table -------------------------------------------------------------------------

@@ -75,7 +75,7 @@ from lrd.verdicts.stats import mean_interval, sign_flip_test
 
 __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spearman_brown", "corrected_correlation",
            "estimation_shares", "agreement_table", "task_agreement_table", "chance_table", "agreement_summary",
-           "estimation_by_margin", "judge_theory", "judge_correlation", "judge_misestimate", "judge_dataset",
+           "estimation_by_margin", "unrelated_draws", "judge_theory", "judge_correlation", "judge_misestimate", "judge_dataset",
            "judge_pruning", "judge_olmo", "STRONG_CORRELATION", "ESTIMATION_MARGIN", "MIN_RELIABILITY",
            "SAME_RELEVANCE", "CORRELATION_NULL", "MISESTIMATE_NULL", "DATASET_NULL", "PRUNING_NULL"]
 
@@ -322,6 +322,39 @@ def _unrelated_share(cosine: np.ndarray, accuracy: np.ndarray, margin: float) ->
     pc = (_sp.rankdata(cosine) - 1) / (n - 1)
     pa = (_sp.rankdata(accuracy) - 1) / (n - 1)
     return float((np.abs(pc[:, None] - pa[None, :]) > margin + 1e-9).mean())
+
+
+def unrelated_draws(replicates: Mapping[tuple[str, str], RelevanceReplicates], *, margin: float = ESTIMATION_MARGIN,
+                    n_perm: int = 2000, seed: int = 0) -> pd.DataFrame:
+    r"""The permutation null of the mis-estimation share: the measured accuracy relevance assigned
+    to blocks at random, ``n_perm`` times per model and task.
+
+    Draw :math:`k` pairs cosine's percentile ranks with a uniformly random permutation
+    :math:`\pi_k` of the measured accuracy ranks (the items as measured, replicate 0):
+    :math:`s_k = rac1L \sum_l 1[|p^{\cos}_l - p^{\mathrm{acc}}_{\pi_k(l)}| > m]`. If cosine
+    relevance is unrelated to removal cost, the observed share is one more draw of this law;
+    its mean is the ``unrelated`` column of :func:`agreement_table` (an exact expectation).
+
+    Returns
+    -------
+    DataFrame ``model, task, permutation, misestimated`` (``margin`` must be the one of the
+    agreement table it is judged with).
+    """
+    if isinstance(n_perm, bool) or not isinstance(n_perm, int) or n_perm < 19:
+        raise ValueError(f"n_perm must be an integer >= 19 (so that p can reach 0.05), got {n_perm!r}")
+    rng = np.random.default_rng(seed)
+    frames = []
+    for (model, task), rep in replicates.items():
+        n = len(rep.cosine)
+        pc = (_sp.rankdata(rep.cosine) - 1) / (n - 1)
+        pa = (_sp.rankdata(rep.accuracy[0]) - 1) / (n - 1)
+        perm = rng.permuted(np.broadcast_to(pa, (n_perm, n)), axis=1)
+        share = (np.abs(pc[None, :] - perm) > margin + 1e-9).mean(1)
+        frames.append(pd.DataFrame({"model": model, "task": task, "permutation": np.arange(n_perm),
+                                    "misestimated": share}))
+    if not frames:
+        raise ValueError("no model-task pairs given")
+    return pd.concat(frames, ignore_index=True)
 
 
 # --- tidy tables -------------------------------------------------------------------------------
@@ -629,28 +662,46 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
                    note=_CHAPTER_NOTE)
 
 
-def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, *, share: float = COSINE_MISESTIMATE_SHARE,
-                      min_reliability: float = MIN_RELIABILITY, alpha: float = ALPHA) -> Verdict:
+def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: pd.DataFrame, *,
+                      share: float = COSINE_MISESTIMATE_SHARE, min_reliability: float = MIN_RELIABILITY,
+                      alpha: float = ALPHA) -> Verdict:
     r"""Verdict on "in more than 90% of the cases cosine over- or under-estimates a layer's
-    relevance" (Introduction): a one-sided bootstrap test of the share against 0.9 per model.
+    relevance" (Introduction), judged against the share that unrelated rankings give.
 
-    The share of mis-estimated blocks (:func:`estimation_shares` at the margin of
-    ``agreement``) is averaged over a model's tasks (above measured chance). Noise in the
-    accuracy drops pulls the share towards what unrelated rankings give (column
-    ``unrelated``), so a replicate counts only where every task's ranking reliability is at
-    least ``min_reliability`` (else it supports no conclusion). Reproduced:
-    :math:`p = (1 + \#\{b: s_b \le 0.9\})/(1 + B)`; contradicted: the same for
-    :math:`s_b \ge 0.9`; both intersection-union over models.
+    The share of mis-estimated blocks (:func:`estimation_shares` at the margin of ``agreement``)
+    depends on the margin, and rankings unrelated to each other already mis-estimate 80-84% of
+    18-30 blocks at ours: a share above 90% would need cosine to be *worse* than random. So the
+    paper's 90% is shown as its description, and the claim is read on the scale it implies:
+    cosine places blocks no better than rankings unrelated to removal cost, up to the 10% of
+    cases the paper leaves (:math:`\delta = 1 - 0.9`). Per model, :math:`s` is the share averaged
+    over its tasks above measured chance and :math:`u` the unrelated rankings' (exact) share:
+
+    * **reproduced** ("no better than unrelated rankings", :math:`s > u - \delta`) cannot be shown
+      by the measured share: item noise in the accuracy drops pulls :math:`s` towards :math:`u`
+      without bound (pure noise gives :math:`s = u`) and the bootstrap over items does not
+      reproduce that pull (simulated at the edge :math:`s = u - 0.105`, 64 items: the measured
+      :math:`d = s - u` averages -0.067, its resamples -0.059; a bootstrap equivalence test says
+      "reproduced" on 13% of such panels). So :math:`p = 1`: the verdict is "contradicted" or
+      "inconclusive", and the difference with its bootstrap interval is shown as evidence;
+    * **contradicted** (cosine ranks blocks better than unrelated rankings): the permutation test
+      of the share, :math:`p_\text{against} = (1 + \#\{k: \bar s_k \le s\})/(1 + K)` with
+      :math:`\bar s_k` the mean over tasks of :func:`unrelated_draws` (exact under independence);
+
+    both intersection-union over models.
 
     Parameters
     ----------
+    agreement : DataFrame from :func:`agreement_table`
+    chance : DataFrame from :func:`chance_table`
+    unrelated : DataFrame from :func:`unrelated_draws` (same replicates and margin)
     share : float
-        The paper's share (0.9).
+        The paper's share (0.9); :math:`\delta = 1 - ` ``share``.
     min_reliability : float
         Default :data:`MIN_RELIABILITY`.
     """
     if not 0 < share < 1:
         raise ValueError(f"share must be in (0, 1), got {share!r}")
+    delta = 1 - share
     kept = _above_chance(agreement, chance, alpha)
     claim = "cosine.misestimate"
     if kept.empty:
@@ -658,33 +709,49 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, *, share: f
                                   note=_CHAPTER_NOTE)
     arrays = _per_model(kept, ("misestimated", "rank_reliability", "unrelated"))
     observed = {m: a.mean(0) for m, a in arrays["misestimated"].items()}
+    chance_share = {m: a.mean(0) for m, a in arrays["unrelated"].items()}
+    kept_pairs = set(zip(kept["model"], kept["task"]))
+    null = unrelated[[(m, t) in kept_pairs for m, t in zip(unrelated["model"], unrelated["task"])]]
     with np.errstate(invalid="ignore"):
-        per_model = {m: np.where((arrays["rank_reliability"][m] >= min_reliability).all(0), v, np.nan)
-                     for m, v in observed.items()}
+        excess = {m: np.where((arrays["rank_reliability"][m] >= min_reliability).all(0), v - chance_share[m], np.nan)
+                  for m, v in observed.items()}
     p_claim, p_against, parts = [], [], []
-    for model, v in per_model.items():
+    n_perm = None
+    for model, v in excess.items():
+        draws = null[null["model"] == model].pivot_table(index="permutation", columns="task",
+                                                         values="misestimated").mean(1).to_numpy()
+        if not len(draws):
+            raise ValueError(f"{model}: no permutation draws in `unrelated` (run unrelated_draws on the same replicates)")
+        n_perm = len(draws) if n_perm is None else min(n_perm, len(draws))
+        s0 = observed[model][0]
         boot = v[1:]
-        p_claim.append(_bootstrap_p(boot, lambda x: x > share))
-        p_against.append(_bootstrap_p(boot, lambda x: x < share))
-        parts.append(f"{model}: {observed[model][0]:.0%} [{_low(boot, 0.025, 0):.0%}, {_high(boot, 0.975, 1):.0%}] "
-                     f"(unrelated rankings {arrays['unrelated'][model][:, 0].mean():.0%}, ranking reliability "
+        p_claim.append(1.0)  # no valid test of "no better than random" under item noise (see above)
+        p_against.append((1 + int((draws <= s0 + 1e-12).sum())) / (1 + len(draws)))
+        parts.append(f"{model}: {s0:.0%} against unrelated rankings' {chance_share[model][0]:.0%} (difference "
+                     f"{s0 - chance_share[model][0]:+.0%} [{_low(boot, 0.025, -1):+.0%}, {_high(boot, 0.975, 1):+.0%}], "
+                     f"permutation p = {p_against[-1]:.3f}; ranking reliability "
                      f"{arrays['rank_reliability'][model][:, 0].mean():.2f})")
-    stack = np.vstack(list(per_model.values()))
-    effect = float(np.mean([v[0] for v in observed.values()]))
+    stack = np.vstack(list(excess.values()))
+    effect = float(np.mean([observed[m][0] - chance_share[m][0] for m in observed]))
     n_boot = stack.shape[1] - 1
     mean_boot = stack[:, 1:].mean(0)
-    return Verdict(claim, "test", f"share of blocks mis-estimated by cosine [95% bootstrap interval]: "
-                                  f"{'; '.join(parts)} ({_chance_words(chance, alpha)})",
-                   test=f"one-sided bootstrap test of the share against {share:.0%} per model ({n_boot} resamples of "
-                        f"items; resamples whose ranking reliability is below {min_reliability} count against), all "
-                        f"{len(per_model)} models (intersection-union)",
+    return Verdict(claim, "test", f"share of blocks mis-estimated by cosine: {'; '.join(parts)} "
+                                  f"({_chance_words(chance, alpha)})",
+                   test=(f"permutation test of the share against unrelated rankings ({n_perm} random assignments "
+                         f"of the measured relevance to blocks) in every one of the {len(excess)} models "
+                         f"(intersection-union); 'no better than random' is not testable under item noise (p = 1); "
+                         f"intervals: {n_boot} bootstrap resamples of items"),
                    statistic=effect, p_value=max(p_claim), p_against=max(p_against),
-                   against=f"share below the paper's {share:.0%} in every model", p_min=1 / (1 + n_boot),
-                   effect=effect, ci=(_low(mean_boot, 0.025, 0.0), _high(mean_boot, 0.975, 1.0)),
-                   effect_label="share of blocks mis-estimated, mean over decoders", effect_format="{:.0%}",
-                   reconstruction="over/under-estimation is our reconstruction (percentile ranks more than a margin "
-                                  "apart); the paper's definition is not in the text we have, and the share depends "
-                                  "on the margin",
+                   against="cosine ranks blocks better than unrelated rankings in every model (permutation test)",
+                   p_min=1 / (1 + n_boot), effect=effect,
+                   ci=(_low(mean_boot, 0.025, -1.0), _high(mean_boot, 0.975, 1.0)),
+                   effect_label="share mis-estimated minus the unrelated rankings' share, mean over decoders",
+                   effect_format="{:+.0%}",
+                   paper_effect=f"> {share:.0%} of cases (the paper's description; its margin is not in our text)",
+                   reconstruction=(f"over/under-estimation is our reconstruction (percentile ranks more than a margin "
+                                   f"apart); the paper's {share:.0%} is read as 'no better than unrelated rankings, up "
+                                   f"to the {delta:.0%} of cases it leaves', because the share itself depends on the "
+                                   f"margin and unrelated rankings reach most of it"),
                    note=_CHAPTER_NOTE)
 
 
@@ -844,12 +911,15 @@ def _simulate_correlation(rng: np.random.Generator) -> dict:
 
 
 def _simulate_misestimate(rng: np.random.Generator) -> dict:
-    """Least favourable null of "over 90% mis-estimated": decoder "a" at 90% exactly (true ranks), "b" at 100%."""
+    """Least favourable null of "no better than unrelated rankings, up to 10%": cosine ranks whose
+    expected share is 10 points below the unrelated rankings' in decoder "a"; "b" unrelated."""
     drop = np.linspace(0.0, 0.5, 20)  # distinct true relevances, so the true share is defined
-    at_share = np.r_[0, 1, (np.arange(18) + 9) % 18 + 2].astype(float)  # 2 blocks in place, 18 moved by 9 ranks
-    all_off = ((np.arange(20) + 10) % 20).astype(float)
-    reps = _sim_replicates(rng, {("a", "t"): at_share, ("b", "t"): all_off}, {("a", "t"): drop, ("b", "t"): drop})
-    return {"agreement": agreement_table(reps, margin=ESTIMATION_MARGIN), "chance": _sim_chance(reps)}
+    # "a": 5 blocks in place, 15 moved 7-8 ranks: share 0.75 against the unrelated 1 - 58/400 = 0.855
+    close = np.r_[np.arange(5), 5 + (np.arange(15) + 7) % 15].astype(float)
+    reps = _sim_replicates(rng, {("a", "t"): close, ("b", "t"): rng.permutation(20).astype(float)},
+                           {("a", "t"): drop, ("b", "t"): drop})
+    return {"agreement": agreement_table(reps, margin=ESTIMATION_MARGIN), "chance": _sim_chance(reps),
+            "unrelated": unrelated_draws(reps, margin=ESTIMATION_MARGIN, n_perm=199, seed=int(rng.integers(2 ** 31)))}
 
 
 def _simulate_dataset(rng: np.random.Generator) -> dict:
@@ -878,8 +948,8 @@ CORRELATION_NULL = NullModel(_simulate_correlation, judge_correlation,
                              f"2 decoders x 1 task, {_SIM_LAYERS} blocks, {_SIM_ITEMS} items; decoder a at r = "
                              f"{STRONG_CORRELATION} exactly, b at 0.1 (least favourable)")
 MISESTIMATE_NULL = NullModel(_simulate_misestimate, judge_misestimate,
-                             f"2 decoders x 1 task, 20 blocks, {_SIM_ITEMS} items; decoder a mis-estimates 90% of "
-                             f"blocks exactly (true ranks), b 100% (least favourable)")
+                             f"2 decoders x 1 task, 20 blocks, {_SIM_ITEMS} items; decoder a's true share 75%, 10.5 "
+                             f"points below unrelated rankings' 85.5% (the null's edge), b unrelated")
 DATASET_NULL = NullModel(_simulate_dataset, judge_dataset,
                          f"1 decoder x 2 tasks of different difficulty, {_SIM_LAYERS} blocks, {_SIM_ITEMS} items; "
                          f"drops proportional between the tasks")

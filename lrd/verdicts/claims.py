@@ -17,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Paper", "Claim", "CLAIMS", "PAPERS", "claim", "claims_of", "LRD", "SKEAN", "ABLATION", "ILSE",
+__all__ = ["Paper", "Scope", "Claim", "CLAIMS", "PAPERS", "claim", "claims_of", "LRD", "SKEAN", "ABLATION", "ILSE",
            "SKEAN_GAIN_RANGE", "ILSE_MAX_GAIN_PP", "ILSE_MAX_PARAM_SHARE", "ILSE_MAPPING_STD_PP", "ILSE_PYTHIA_410M",
            "ILSE_DEFAULTS",
-           "ILSE_TABLE_ROWS", "COSINE_MISESTIMATE_SHARE"]
+           "ILSE_TABLE_ROWS", "COSINE_MISESTIMATE_SHARE", "ILSE_PARAMS_RANGE", "ILSE_MIN_HEADROOM_PP",
+           "ILSE_PAPER_STATES"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,37 @@ class Paper:
 
     def cite(self) -> str:
         return f"{self.authors}, “{self.title}”, {self.venue}"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The scope a paper states for a claim, as data: a judge counts only what lies inside it.
+
+    Models or cells outside the scope are shown, labelled "out of the paper's scope", and never
+    counted for or against the claim (a claim stated for 410M-8B models says nothing about a 22M one).
+
+    Attributes
+    ----------
+    text : str
+        The scope in words, with its source in the paper.
+    params : (float, float), optional
+        Base-model parameters, inclusive bounds (the paper's smallest and largest models).
+    min_headroom_pp : float, optional
+        A cell is in scope when its reference (the last layer) leaves at least this many
+        accuracy points below 100: a gain of that size must be possible at all.
+    sparser_graph : bool
+        Only layer counts at which the construction is sparser than the complete graph, as
+        every model of the paper is (the threshold is arithmetic: :func:`lrd.verdicts.fusion.sparser_from`).
+    """
+
+    text: str
+    params: tuple[float, float] | None = None
+    min_headroom_pp: float | None = None
+    sparser_graph: bool = False
+
+    def in_params(self, base_params: float) -> bool:
+        """Whether a model of ``base_params`` parameters is within :attr:`params` (True without bounds)."""
+        return self.params is None or self.params[0] <= base_params <= self.params[1]
 
 
 @dataclass(frozen=True)
@@ -58,6 +90,8 @@ class Claim:
         For tests: the smallest panel on which the test can reach p <= 0.05.
     sweep : str, optional
         The ``lrd sweep`` command that would run such a panel (needs the hub).
+    scope : Scope, optional
+        The scope the paper states (models, cells, layer counts); None: every model of the panel.
     """
 
     id: str
@@ -70,6 +104,7 @@ class Claim:
     paper_effect: str | None = None
     panel: str | None = None
     sweep: str | None = None
+    scope: Scope | None = None
 
     @property
     def name(self) -> str:
@@ -113,6 +148,33 @@ _PRUNING_PANEL = ("at least 5 pruned models whose intact scores are above measur
                   "models: p >= 2^-n)")
 _PRUNING_SWEEP = (_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")
                   + f" -p pruning_models '[{_EMBEDDERS}, {_DECODERS}]' -p mc_tasks '[\"sciq\"]' -p n_items 100")
+
+
+# --- the papers' scopes (quoted facts, not measurements) ----------------------------------------
+
+#: The ILSE paper's models span Pythia-410M to Llama3-8B (Sec. 4 and Table 1 of the digest,
+#: ``shared/papers/004``: "Pythia-410M, Gemma2-2B, Llama3-8B"; the limitations: "experiments cover up to
+#: 8B"): total parameters of Pythia-410M (Biderman et al., ICML 2023, Table 1) and of Llama-3-8B
+#: (8.03B, Meta's model card).
+ILSE_PARAMS_RANGE = (405_334_016, 8_030_261_248)
+#: "Up to 40 points" needs a last layer at most 60% accurate: the headroom the claim presumes
+#: (the paper's Emotion and Poem Sentiment last layers are at 27-43%, Table 1).
+ILSE_MIN_HEADROOM_PP = 40.0
+#: States (blocks + 1) of the paper's three models: Pythia-410M 24 blocks (Biderman et al., Table 1),
+#: Gemma2-2B 26 (Gemma Team 2024, Table 1), Llama3-8B 32 (Meta's model card).
+ILSE_PAPER_STATES = {"Pythia-410M": 25, "Gemma2-2B": 27, "Llama3-8B": 33}
+
+_ILSE_MODELS = ("base LLMs of 410M to 8B parameters (Pythia-410M, Gemma2-2B, Llama3-8B; Sec. 4, Table 1; "
+                "limitations: 'experiments cover up to 8B')")
+_ILSE_PARAMS_SCOPE = Scope("the abstract's share is stated for the paper's " + _ILSE_MODELS, params=ILSE_PARAMS_RANGE)
+_ILSE_GAIN_SCOPE = Scope("cells whose last layer leaves at least 40 points of headroom (last-layer accuracy <= 60%), "
+                         "as the paper's Emotion and Poem Sentiment cells (last layer 27-43%, Table 1)",
+                         min_headroom_pp=ILSE_MIN_HEADROOM_PP)
+_ILSE_GRAPH_SCOPE = Scope("layer counts at which the SL(2, Z_n) graph has fewer edges than the complete graph of the "
+                          "states, as every model of the paper (25 to 33 states: Pythia-410M, Gemma2-2B, Llama3-8B)",
+                          sparser_graph=True)
+_COSINE_SCOPE = Scope("decoder LLMs (the paper studies LLMs; OLMo-7B among them), blocks of one model, tasks above "
+                      "measured chance")
 
 
 # --- the claims ---------------------------------------------------------------------------------
@@ -212,7 +274,8 @@ _CLAIMS = [
     Claim("cosine.misestimate", ABLATION, "cosine_vs_ablation", "cosine mis-estimates over 90% of layers",
           "As a result, in more than 90% of the cases we study, cosine similarity either over- or under-estimates "
           "the true relevance of the layer.", "Introduction (our translation of the digest)",
-          paper_effect="> 90% of cases",
+          paper_effect="> 90% of cases (the paper's description; judged against the share unrelated rankings give)",
+          scope=_COSINE_SCOPE,
           panel="at least 2 decoders above measured chance, 64+ items per task (ranking reliability >= 0.7)",
           sweep="lrd sweep cosine_vs_ablation -p n_items 128"),
     Claim("cosine.dataset", ABLATION, "cosine_vs_ablation", "removal relevance depends on the dataset",
@@ -249,18 +312,18 @@ _CLAIMS = [
     Claim("ilse.cayley_efficiency", ILSE, "cayley_aggregation", "the Cayley graph is sparser and lighter than FC",
           "[...] further improves both efficiency [...] by replacing the fully connected graph with a Cayley graph "
           "over SL(2, Z_n).", "abstract (v3); memory: token-level ablation (digest)", kind="demonstration",
-          paper_effect="12.0x-34.3x less GPU memory on token graphs (Gemma2-2B)"),
+          paper_effect="12.0x-34.3x less GPU memory on token graphs (Gemma2-2B)", scope=_ILSE_GRAPH_SCOPE),
     Claim("ilse.baselines", ILSE, "cayley_aggregation", "Cayley-Encoder beats every baseline",
           "In an evaluation of Cayley-Encoder across 13 tasks and 9 LLMs, Cayley-Encoder consistently outperforms "
           "baselines [...]", "abstract (v3)", paper_effect="above Last, Best layer and DWAtt (Table 1)",
           panel=_MODELS_PANEL, sweep=_sweep("cayley_aggregation", _BASE_LLMS)),
     Claim("ilse.gain", ILSE, "cayley_aggregation", "gains of up to 40 points over the last layer",
           "[...] achieving improvements of up to 40 percentage points in accuracy [...]", "abstract (v3)",
-          paper_effect="up to 40 points", panel="a task where the last layer is far from the best (e.g. Emotion)",
+          paper_effect="up to 40 points", scope=_ILSE_GAIN_SCOPE, panel="a task where the last layer is far from the best (e.g. Emotion)",
           sweep="lrd sweep cayley_aggregation -p tasks '[\"tweet_sentiment\", \"mmlu_subject\"]'"),
     Claim("ilse.parameters", ILSE, "cayley_aggregation", "at most 0.1% extra parameters",
           "[...] while introducing at most 0.1% additional parameters relative to the LLM size.", "abstract (v3)",
-          kind="demonstration", paper_effect="<= 0.1% (models of 410M to 8B)"),
+          kind="demonstration", paper_effect="<= 0.1% (models of 410M to 8B)", scope=_ILSE_PARAMS_SCOPE),
     Claim("ilse.few_shot", ILSE, "cayley_aggregation", "8-32 shots beat full-data DWAtt and Last",
           "Strong few-shot learning: on Banking77 and MTOP, the Cayley-Encoder needs only 8-32 labelled examples "
           "per class for its accuracy to exceed the DWAtt and Last Layer baselines trained on the full data.",
@@ -271,7 +334,9 @@ _CLAIMS = [
           "hyper-parameters, every standard deviation stays within 1.5%, so the gain comes from the graph's "
           "expansion and connectivity, not from particular adjacencies of layers.",
           "Key findings (our translation of the digest)", paper_effect="std <= 1.5 points over 10 mappings",
-          panel="at least 2 mappings (chi-square test of the std; 10+ for power)",
+          scope=Scope("the mapping's own share of the spread (a variance component on a mapping x seed grid, "
+                      "against the seed noise), at the paper's fixed hyper-parameters"),
+          panel="at least 2 mappings x 2 seeds (variance component of the mapping; 10+ mappings for power)",
           sweep="lrd sweep cayley_aggregation -p n_mappings 20"),
 ]
 

@@ -199,5 +199,5 @@ class Verdict:
         out["ci"] = list(self.ci) if self.ci is not None else None
         out.update(outcome=self.outcome, paper=c.paper.key, label=c.label, claim_text=c.text,
                    claim_source=c.source, paper_effect=self.paper_effect or c.paper_effect,
-                   panel=c.panel, sweep=c.sweep)
+                   panel=c.panel, sweep=c.sweep, scope=c.scope.text if c.scope else None)
         return out
