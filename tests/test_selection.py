@@ -82,12 +82,41 @@ def _panel(n: int, seed: int = 0, *, noise=(0.05, 0.6, 0.6)):
     return pd.DataFrame(x.T, index=models, columns=list(LRD_SCORES)), pd.Series(y, index=models)
 
 
-def test_selection_is_the_exact_ordering_test_of_the_smallest_rho():
-    scores, down = _panel(40)  # d_0L nearly perfect, the other two clearly positive but weaker
+def test_selection_is_the_intersection_union_of_per_score_ordering_tests():
+    scores, down = _panel(7)  # d_0L nearly perfect, the other two positive but weaker
     v = judge_selection(scores, down)
-    joint = spearman_permutation_test(scores.to_numpy().T, down.to_numpy(), statistic="min")
-    assert v.p_value == pytest.approx(joint.p_value)
-    assert v.outcome == "reproduced" and v.ci[0] < v.effect < v.ci[1]
+    per = [spearman_permutation_test(scores[m].to_numpy(), down.to_numpy()).p_value for m in LRD_SCORES]
+    assert v.p_value == pytest.approx(max(per))
+    assert "intersection-union" in v.test
+
+
+def test_all_scores_positive_takes_the_largest_per_score_p():
+    """Two scores rank 7 models perfectly, the third weakly (rho 0.64): the old min-rho test under
+    joint orderings gave p = 0.019 ("reproduced"), as it tests the global null; the third score's
+    own p is 0.055, and "every score positive" cannot be stronger than its weakest part."""
+    models = [f"m{i}" for i in range(7)]
+    down = pd.Series(np.arange(7.0), index=models)
+    scores = pd.DataFrame({"d_0L": np.arange(7.0), "mean NRS (adjusted)": np.arange(7.0),
+                           "mean GFMI": [3, 0, 1, 2, 6, 4, 5.0]}, index=models)
+    v = judge_selection(scores, down)
+    assert v.p_value == pytest.approx(spearman_permutation_test(scores["mean GFMI"].to_numpy(), down.to_numpy()).p_value)
+    assert v.p_value > 0.05 and v.outcome == "inconclusive" and "mean GFMI" in v.effect_label
+
+
+def test_a_score_that_only_separates_the_kinds_does_not_select_models():
+    """Encoders score higher downstream than LMs; the third score puts the encoders first but ranks
+    the models backwards within each kind. Across kinds its rho is positive (the old test said
+    "reproduced", p = 0.034); with orderings within kind it is reversed beyond chance."""
+    models = [f"m{i}" for i in range(8)]
+    down = pd.Series([5, 6, 7, 8, 1, 2, 3, 4.0], index=models)
+    scores = pd.DataFrame({"d_0L": down.to_numpy(), "mean NRS (adjusted)": down.to_numpy(),
+                           "mean GFMI": [8, 7, 6, 5, 4, 3, 2, 1.0], "kind": ["encoder"] * 4 + ["decoder"] * 4},
+                          index=models)
+    v = judge_selection(scores, down)
+    assert v.outcome == "contradicted" and v.p_against == pytest.approx(1 / 288)  # 4! 4! orderings, the worst
+    assert v.p_min == pytest.approx(1 / 576) and "within kind (encoder 4, decoder 4)" in v.evidence
+    mixed = judge_selection(scores, down, stratify=None)  # the kinds mixed: confounded, rho positive
+    assert mixed.outcome != "contradicted" and mixed.statistic > 0
 
 
 def test_strongest_takes_the_largest_p_of_the_difference_tests():
@@ -111,7 +140,8 @@ def test_five_perfect_models_cannot_show_the_strongest_score():
     # the rank differences from d_0L sit on two models each: 2^-2 is the best the strongest part can do
     v = judge_selection_strongest(scores, down)
     assert v.outcome == "not testable" and v.p_min == pytest.approx(1 / 4)
-    assert judge_selection(scores, down).p_value == pytest.approx(1 / 120)  # all three positive: testable
+    # all three positive: testable; the weakest score's own ordering test binds (5 of 120 orderings)
+    assert judge_selection(scores, down).p_value == pytest.approx(5 / 120)
     table = selection_table(scores, down, list(LRD_SCORES))
     assert table.loc["d_0L", "rho"] == pytest.approx(1) and table.loc["d_0L", "p"] == pytest.approx(1 / 120)
     assert (table["n"] == 5).all()

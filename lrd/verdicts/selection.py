@@ -33,6 +33,7 @@ correlations", Psychometrika 65 (2000) 23-28 (the interval of :func:`spearman_in
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Mapping, Sequence
 
@@ -42,7 +43,7 @@ from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
-from lrd.verdicts.stats import PermutationTest, sign_flip_test, spearman_permutation_test
+from lrd.verdicts.stats import PermutationTest, _rank_rows, sign_flip_test, spearman_permutation_test
 
 __all__ = ["LRD_SCORES", "selection_table", "spearman_difference_test", "spearman_interval", "judge_selection",
            "judge_selection_strongest", "judge_selection_llm", "SELECTION_NULL", "STRONGEST_NULL", "SELECTION_LLM_NULL"]
@@ -182,6 +183,63 @@ def _all_positive(x: np.ndarray, y: np.ndarray) -> tuple[PermutationTest, Permut
             ranks[:-1] @ ranks[-1], ranks)
 
 
+def _stratified_orderings(strata: np.ndarray, *, max_exact: int = 40320, n_permutations: int = 20000,
+                          seed: int = 0) -> tuple[np.ndarray, bool]:
+    """Orderings of the units that permute only within each stratum: all of them (the product of
+    the strata's factorials) up to ``max_exact``, else ``n_permutations`` uniform draws (the
+    identity first)."""
+    groups = [np.flatnonzero(strata == g) for g in dict.fromkeys(strata.tolist())]
+    n = len(strata)
+    total = math.prod(math.factorial(len(g)) for g in groups)
+    if total <= max_exact:
+        out = np.tile(np.arange(n), (total, 1))
+        for rows, combo in enumerate(itertools.product(*(itertools.permutations(g) for g in groups))):
+            for g, perm in zip(groups, combo):
+                out[rows, g] = perm
+        return out, True
+    rng = np.random.default_rng(seed)
+    out = np.tile(np.arange(n), (n_permutations, 1))
+    for g in groups:
+        out[1:, g] = g[np.argsort(rng.random((n_permutations - 1, len(g))), axis=1)]
+    return out, False
+
+
+def _strata(scores: pd.DataFrame, models: list, stratify: str | None) -> np.ndarray:
+    """The stratum (model kind) of each model; one stratum when ``stratify`` is None or absent."""
+    if stratify is None or stratify not in scores.columns:
+        return np.zeros(len(models), dtype=int)
+    kinds = scores.loc[models, stratify].astype(str).to_numpy(dtype=object)
+    return pd.factorize(kinds)[0]
+
+
+def _every_score_positive(x: np.ndarray, y: np.ndarray, strata: np.ndarray) -> dict:
+    r"""Intersection-union test of "every score correlates positively", permuting within strata.
+
+    Per score :math:`s`, the exact one-sided permutation p-value of :math:`\rho(s, y) > 0` over the
+    orderings of :math:`y` within each stratum (the model kinds): under the null, the downstream
+    scores are exchangeable *within a kind*, so a score that only separates the kinds (encoders
+    from LMs) gains nothing. "Every score" holds when each does: :math:`p = \max_s p_s`
+    (Berger 1982), valid for the composite null "some score's :math:`\rho \le 0`" however the
+    others behave (the global min-rho test is valid only when every score is unrelated).
+    Against ("some score negative"): the max over scores of :math:`-\rho` under the same orderings.
+    """
+    perms, exact = _stratified_orderings(strata)
+    rx, ry = _rank_rows(x), _rank_rows(y)
+    null = rx @ ry[perms].T  # (scores, orderings)
+    obs = rx @ ry
+    tol = 1e-9
+    per = (null >= obs[:, None] - tol).mean(1)
+    top = (null >= null.max(1, keepdims=True) - tol).mean(1)
+    neg = (-null).max(0)
+    p_neg = float((neg >= (-obs).max() - tol).mean())
+    if not exact:
+        k = len(perms)
+        per = ((null >= obs[:, None] - tol).sum(1)) / k  # the identity is among the draws
+        top = np.maximum(top, 1 / k)
+    return {"rho": obs, "p": per, "p_value": float(per.max()), "p_min": float(top.max()), "p_against": p_neg,
+            "n_orderings": len(perms), "exact": exact, "n_strata": len(set(strata.tolist()))}
+
+
 def _untestable(claim: str, n: int, panel: str, why: str = "") -> Verdict:
     return Verdict.untestable(claim, f"only {_count(n, panel)} with every score and a downstream score: no ordering "
                                      f"test can run{why}")
@@ -192,28 +250,40 @@ _RECONSTRUCTION = ("model-level scores: d_0L, mean chance-adjusted NRS over the 
                    "aggregation is not in our digest")
 
 
+def _strata_words(test: dict, strata: np.ndarray, scores: pd.DataFrame, models: list, stratify: str | None) -> str:
+    if test["n_strata"] <= 1:
+        return "one kind of model"
+    kinds = scores.loc[models, stratify].astype(str)
+    return "within kind (" + ", ".join(f"{k} {c}" for k, c in kinds.value_counts(sort=False).items()) + ")"
+
+
 def judge_selection(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
-                    panel: str = "models", alpha: float = ALPHA, note: str | None = None) -> Verdict:
+                    panel: str = "models", alpha: float = ALPHA, note: str | None = None,
+                    stratify: str | None = "kind") -> Verdict:
     r"""Verdict on ``lrd.selection``: every one of the ``measures`` correlates positively with the downstream score.
 
-    Test: statistic :math:`\min_s \rho(s, y)`, exact permutation test over the :math:`n!`
-    orderings of the downstream scores, the same ordering applied to every score (the number of
-    scores is accounted for). Null: the downstream scores are exchangeable across models.
-    ``p_against``: some score correlates negatively beyond chance (:math:`\max_s -\rho(s, y)`,
-    same orderings). Unit: the model (one row per model: tasks averaged first). Paper: Jiang,
-    Yang, Tam (2026), abstract and Sec. 6. Which score is strongest is :func:`judge_selection_strongest`.
+    Test (:func:`_every_score_positive`): per score, the exact one-sided permutation test of
+    :math:`\rho(s, y) > 0` over the orderings of the downstream scores **within each model kind**
+    (column ``stratify`` of ``scores``; the downstream score is an embedding score and the panel
+    mixes sentence encoders with LMs, so any score that separates the kinds would correlate
+    without ranking models within a kind); "every score" is an intersection-union test,
+    :math:`p = \max_s p_s`. ``p_against``: some score correlates negatively beyond chance
+    (:math:`\max_s -\rho(s, y)`, same orderings). Unit: the model (tasks averaged first). The
+    smallest p is :math:`1/\prod_k n_k!` over the kinds' sizes. Paper: Jiang, Yang, Tam (2026),
+    abstract and Sec. 6. Which score is strongest is :func:`judge_selection_strongest`.
 
     Parameters
     ----------
-    scores : DataFrame indexed by model, with the ``measures`` as columns
+    scores : DataFrame indexed by model, with the ``measures`` as columns (and ``stratify``)
     downstream : Series indexed by model (e.g. the mean MTEB main score of the last layer)
     panel : what the units are called in the evidence ("models", "decoders")
     note : optional reader's note (e.g. what the downstream score is)
+    stratify : column of ``scores`` holding the model kind; None (or absent): one kind
 
     Returns
     -------
     Verdict
-        ``effect``: the smallest of the correlations, with a Fisher-z interval
+        ``effect``: the binding (largest-p) score's correlation, with a Fisher-z interval
         (:func:`spearman_interval`).
     """
     measures = list(measures)
@@ -221,19 +291,22 @@ def judge_selection(scores: pd.DataFrame, downstream: pd.Series, *, measures: Se
     n = len(y)
     if n < 2:
         return _untestable("lrd.selection", n, panel)
-    joint, negative, rhos, _ = _all_positive(x, y)
-    low = int(np.argmin(rhos))
-    rho_text = ", ".join(f"{m} {r:+.2f}" for m, r in zip(measures, rhos))
-    evidence = (f"Spearman over {_count(n, panel)}: {rho_text}; all {len(measures)} positive: exact p = "
-                f"{_fmt_p(joint.p_value)} (best possible {_fmt_p(joint.p_min)})")
+    strata = _strata(scores, models, stratify)
+    t = _every_score_positive(x, y, strata)
+    low = int(np.argmax(t["p"] - 1e-9 * t["rho"]))
+    rho_text = ", ".join(f"{m} {r:+.2f} (p = {_fmt_p(p)})" for m, r, p in zip(measures, t["rho"], t["p"]))
+    where = _strata_words(t, strata, scores, models, stratify)
+    evidence = (f"Spearman over {_count(n, panel)}, orderings {where}: {rho_text}; all {len(measures)} positive: "
+                f"p = {_fmt_p(t['p_value'])} (the largest; best possible {_fmt_p(t['p_min'])})")
+    kind = "exact" if t["exact"] else "Monte Carlo"
     return Verdict(
         "lrd.selection", "test", evidence,
-        test=(f"exact permutation test over {joint.n_permutations} orderings of the downstream scores, smallest rho "
-              f"of {len(measures)} scores (units: {_count(n, panel)})"),
-        statistic=float(rhos[low]), p_value=joint.p_value, p_min=joint.p_min, p_against=negative.p_value,
+        test=(f"intersection-union of {len(measures)} {kind} one-sided permutation tests of Spearman's rho over "
+              f"{t['n_orderings']} orderings of the downstream scores {where}, p = max (units: {_count(n, panel)})"),
+        statistic=float(t["rho"][low]), p_value=t["p_value"], p_min=t["p_min"], p_against=t["p_against"],
         against=f"some score correlates negatively (largest -rho of {len(measures)} scores, same orderings)",
-        effect=float(rhos[low]), ci=spearman_interval(float(rhos[low]), n),
-        effect_label=f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), {_count(n, panel)}",
+        effect=float(t["rho"][low]), ci=spearman_interval(float(t["rho"][low]), n),
+        effect_label=f"Spearman rho of the binding score ({measures[low]}), {_count(n, panel)}",
         effect_format="{:+.2f}", reconstruction=_RECONSTRUCTION, note=note, alpha=alpha)
 
 
@@ -287,11 +360,12 @@ def judge_selection_strongest(scores: pd.DataFrame, downstream: pd.Series, *, me
 
 def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
                         sources: Mapping[str, str] | None = None, chance: pd.DataFrame | None = None,
-                        downstream_name: str = "multiple-choice accuracy", alpha: float = ALPHA) -> Verdict:
+                        downstream_name: str = "multiple-choice accuracy", alpha: float = ALPHA,
+                        stratify: str | None = "kind") -> Verdict:
     r"""Verdict on ``lrd.selection_llm``: on the decoders, every score correlates positively (the same direction).
 
-    Test: exact permutation test of :math:`\min_s \rho(s, y)` over the :math:`n!` orderings of
-    the decoders' downstream scores (as part 1 of :func:`judge_selection`); ``p_against``: some
+    Test: as :func:`judge_selection` on the decoders (intersection-union of per-score exact
+    permutation tests, orderings within kind where ``stratify`` names one); ``p_against``: some
     score correlates negatively beyond chance (:math:`\max_s -\rho(s, y)`). Unit: the decoder.
     With 3 decoders p >= 1/6: not testable. Paper: Jiang, Yang, Tam (2026), abstract.
 
@@ -327,20 +401,23 @@ def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures
     if n < 2:
         why = f"only {_count(n, 'decoders')} with every score and a downstream score: no ordering test can run"
         return Verdict.untestable("lrd.selection_llm", why, note="; ".join(note))
-    joint, negative, rhos, _ = _all_positive(x, y)
-    low = int(np.argmin(rhos))
-    rho_text = ", ".join(f"{m} {r:+.2f}" for m, r in zip(measures, rhos))
-    evidence = (f"Spearman over {_count(n, 'decoders')}: {rho_text}; all {len(measures)} positive: exact p = "
-                f"{_fmt_p(joint.p_value)}, and no result on {_count(n, 'decoders')} can have p below "
-                f"{_fmt_p(joint.p_min)}")
+    strata = _strata(scores, models, stratify)
+    t = _every_score_positive(x, y, strata)
+    low = int(np.argmax(t["p"] - 1e-9 * t["rho"]))
+    rho_text = ", ".join(f"{m} {r:+.2f} (p = {_fmt_p(p)})" for m, r, p in zip(measures, t["rho"], t["p"]))
+    where = _strata_words(t, strata, scores, models, stratify)
+    evidence = (f"Spearman over {_count(n, 'decoders')}, orderings {where}: {rho_text}; all {len(measures)} "
+                f"positive: p = {_fmt_p(t['p_value'])} (the largest), and no result on {_count(n, 'decoders')} can "
+                f"have p below {_fmt_p(t['p_min'])}")
+    kind = "exact" if t["exact"] else "Monte Carlo"
     return Verdict(
         "lrd.selection_llm", "test", evidence,
-        test=(f"exact permutation test over {joint.n_permutations} orderings of the decoders' downstream scores, "
-              f"smallest rho of {len(measures)} scores"),
-        statistic=float(rhos[low]), p_value=joint.p_value, p_min=joint.p_min, p_against=negative.p_value,
-        against=f"some score correlates negatively (largest -rho of {len(measures)} scores, same permutations)",
-        effect=float(rhos[low]), ci=spearman_interval(float(rhos[low]), n),
-        effect_label=(f"smallest Spearman rho over the {len(measures)} scores ({measures[low]}), "
+        test=(f"intersection-union of {len(measures)} {kind} one-sided permutation tests over {t['n_orderings']} "
+              f"orderings of the decoders' downstream scores {where}, p = max"),
+        statistic=float(t["rho"][low]), p_value=t["p_value"], p_min=t["p_min"], p_against=t["p_against"],
+        against=f"some score correlates negatively (largest -rho of {len(measures)} scores, same orderings)",
+        effect=float(t["rho"][low]), ci=spearman_interval(float(t["rho"][low]), n),
+        effect_label=(f"Spearman rho of the binding score ({measures[low]}), "
                       f"{_count(n, 'decoders')}"),
         effect_format="{:+.2f}",
         reconstruction=_RECONSTRUCTION + "; downstream score: multiple-choice accuracy, not MMLU",
@@ -352,11 +429,18 @@ def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures
 _N_SIM = 6  # models per simulated panel: 6! orderings; the difference test reaches 2^-6
 
 
-def _simulate_selection(rng: np.random.Generator) -> dict:
-    """Scores independent of the downstream score (every correlation at its null)."""
-    models = [f"m{i}" for i in range(_N_SIM)]
-    return {"scores": pd.DataFrame(rng.normal(size=(_N_SIM, 3)), index=models, columns=list(LRD_SCORES)),
-            "downstream": pd.Series(rng.normal(size=_N_SIM), index=models)}
+def _simulate_selection(rng: np.random.Generator, *, n: int = _N_SIM, confound: float = 1.5) -> dict:
+    """Least favourable null of "every score positive": two scores track the downstream score, the
+    third is unrelated to it within each kind but, like the downstream score, separates the kinds
+    (half encoders, half LMs: a kind confound that a permutation across kinds would credit)."""
+    models = [f"m{i}" for i in range(n)]
+    kind = np.array(["encoder", "decoder"] * (n // 2) + ["decoder"] * (n % 2), dtype=object)
+    shift = np.where(kind == "encoder", confound, 0.0)
+    y = shift + rng.normal(size=n)
+    # the third score separates the kinds as the downstream score does, and is unrelated to it within a kind
+    x = np.stack([y + 0.3 * rng.normal(size=n), y + 0.3 * rng.normal(size=n), shift + rng.normal(size=n)])
+    frame = pd.DataFrame(x.T, index=models, columns=list(LRD_SCORES)).assign(kind=kind)
+    return {"scores": frame, "downstream": pd.Series(y, index=models)}
 
 
 def _simulate_strongest(rng: np.random.Generator) -> dict:
@@ -369,16 +453,20 @@ def _simulate_strongest(rng: np.random.Generator) -> dict:
 
 
 def _simulate_selection_llm(rng: np.random.Generator) -> dict:
-    models = [f"d{i}" for i in range(_N_SIM)]
-    return {"scores": pd.DataFrame(rng.normal(size=(_N_SIM, 3)), index=models, columns=list(LRD_SCORES)),
-            "downstream": pd.Series(rng.normal(size=_N_SIM), index=models)}
+    """As :func:`_simulate_selection`, on decoders of one kind (two scores track, one unrelated)."""
+    out = _simulate_selection(rng, confound=0.0)
+    out["scores"] = out["scores"].assign(kind="decoder")
+    out["scores"].index = out["downstream"].index = [f"d{i}" for i in range(_N_SIM)]
+    return out
 
 
 SELECTION_NULL = NullModel(
-    _simulate_selection, judge_selection, f"{_N_SIM} models, 3 scores independent of the downstream score")
+    _simulate_selection, judge_selection,
+    f"{_N_SIM} models (half encoders), 2 scores tracking the downstream score, 1 unrelated; the downstream score "
+    f"separates the kinds (least favourable)")
 STRONGEST_NULL = NullModel(
     _simulate_strongest, judge_selection_strongest,
     f"{_N_SIM} models, 3 scores equally related to the downstream score (d_0L exchangeable with the others)")
 SELECTION_LLM_NULL = NullModel(
     _simulate_selection_llm, judge_selection_llm,
-    f"{_N_SIM} decoders, 3 scores independent of the downstream score")
+    f"{_N_SIM} decoders, 2 scores tracking the downstream score, 1 unrelated (least favourable)")
