@@ -240,9 +240,9 @@ def test_metrics_track_in_the_papers_direction_exact_p():
     assert "prompt entropy (-)" in v.evidence
 
 
-def test_metrics_track_the_wrong_way_is_not_reproduced():
+def test_metrics_track_the_wrong_way_is_contradicted():
     v = judge_metrics_track(_tracking_panel(5, entropy_sign=1.0))
-    assert v.p_value == 1.0 and v.outcome == "inconclusive"
+    assert v.p_value == 1.0 and v.p_against == pytest.approx(1 / 32) and v.outcome == "contradicted"
 
 
 def test_metrics_track_the_better_metric_is_chosen_inside_every_pattern():
@@ -252,6 +252,24 @@ def test_metrics_track_the_better_metric_is_chosen_inside_every_pattern():
     assert v.p_value == pytest.approx(2 / 32) and "DiME (+)" in v.evidence
     with pytest.raises(ValueError, match="directions"):
         judge_metrics_track(_tracking_panel(5), directions={"prompt entropy": 0})
+
+
+def test_metrics_track_is_not_swamped_by_a_reversed_metric():
+    """DiME tracks modestly (rho +0.3 in each of 6 models), prompt entropy is reversed in every
+    model: the old largest-mean statistic was swamped by prompt entropy's flipped mean (p = 1);
+    the min-p test gives DiME its own p, adjusted for the two metrics: 2/64."""
+    up = np.linspace(0.3, 0.8, 7) ** 2
+    modest = up[[0, 1, 5, 6, 4, 3, 2]]  # Spearman 0.32 with the score across the 7 layers
+    results = pd.concat([_tracking_panel(6, entropy_sign=1.0)]
+                        + [per_layer(modest, model=f"m{i}", task="sts", measurement="DiME") for i in range(6)],
+                        ignore_index=True)
+    v = judge_metrics_track(results)
+    assert v.p_value == pytest.approx(2 / 64) and v.outcome == "reproduced" and "DiME (+)" in v.effect_label
+
+
+def test_metrics_track_both_reversed_is_contradicted():
+    v = judge_metrics_track(_tracking_panel(6, entropy_sign=1.0, dime=[-1.0] * 6))
+    assert v.p_against == pytest.approx(1 / 64) and v.outcome == "contradicted"
 
 
 # ---- skean.choice -------------------------------------------------------------------------------

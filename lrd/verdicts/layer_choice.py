@@ -46,7 +46,8 @@ from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
 from lrd.verdicts.record import Verdict
 from lrd.tables import RESULT_COLUMNS
-from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_test,
+from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_min_p_test,
+                                sign_flip_test,
                                 two_group_permutation_test)
 
 __all__ = ["HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depths", "cross_fitted_gain",
@@ -507,15 +508,17 @@ def judge_metrics_track(results: pd.DataFrame, *, directions: dict[str, int] | N
     :data:`PAPER_DIRECTIONS`: the metrics whose sign the paper states, prompt entropy negative
     and DiME positive), :math:`r_{mk}` is the mean over tasks of the Spearman correlation across
     layers between the metric and the score (:func:`metric_correlations`), times the paper's
-    sign. **Test**: sign-flip test over models of the largest mean,
-    :math:`T = \max_k ar r_k` (:func:`lrd.verdicts.stats.sign_flip_max_test`): under chance
+    sign. **Test**: the min-p sign-flip test over models (:func:`lrd.verdicts.stats.sign_flip_min_p_test`:
+    each metric's own sign-flip p-value, the smallest adjusted over the same flips; the largest
+    mean would be swamped by a metric reversed in every model, whose flipped mean is large): under chance
     each model's correlations are as likely to have either sign (a ranking of the layers by score
     unrelated to the metrics is as likely reversed), and the maximum is taken inside every sign
     pattern, so picking the better metric is accounted for; p >= :math:`2^{-n}`. The other
     metrics, whose sign the paper does not state, are shown but not tested (with both signs in
-    the family, the reversed pattern would tie and 5 models could not reach 0.05). Effect: the
-    best metric's mean signed correlation with its t-interval (biased upward by choosing it; the
-    p-value is not).
+    the family, the reversed pattern would tie and 5 models could not reach 0.05). **Against**:
+    every tested metric reversed beyond chance (intersection-union of the one-sided sign-flip
+    tests of :math:`-r_k`, p = max). Effect: the smallest-p metric's mean signed correlation with
+    its t-interval (biased upward by choosing it; the p-value is not).
 
     Paper: the metric framework (abstract; Sections 3 and 5); prompt entropy's valley at the
     best layers (Fig. 2a) and DiME's choice of layer (report digest ``shared/papers/002`` Sec. 3).
@@ -529,16 +532,23 @@ def judge_metrics_track(results: pd.DataFrame, *, directions: dict[str, int] | N
                                   note=note)
     names = [f"{m} ({'+' if directions[m] > 0 else '-'})" for m in table.columns]
     values = table.to_numpy() * np.array([directions[m] for m in table.columns])
-    test = sign_flip_max_test(values)
-    best = int(values.mean(0).argmax())
+    test = sign_flip_min_p_test(values)
+    per = [sign_flip_test(values[:, k]) for k in range(values.shape[1])]
+    reversed_ = [sign_flip_test(-values[:, k]) for k in range(values.shape[1])]
+    best = int(np.argmin([t.p_value - 1e-9 * values[:, k].mean() for k, t in enumerate(per)]))
     r = values[:, best]
-    evidence = (f"the better-tracking metric, {names[best]}, has a mean signed Spearman correlation of {r.mean():+.2f} "
-                f"with the score across layers (mean over {_models(len(r))}, in the paper's direction for "
-                f"{int((r > 0).sum())}); tested: {', '.join(names)}")
+    parts = [f"{nm} {values[:, k].mean():+.2f} (p = {per[k].p_value:.2g}, in the paper's direction for "
+             f"{int((values[:, k] > 0).sum())})" for k, nm in enumerate(names)]
+    evidence = (f"mean signed Spearman correlation with the score across layers over {_models(len(r))}: "
+                f"{'; '.join(parts)}")
     return Verdict("skean.metrics_track", "test", evidence,
-                   test=f"sign-flip test over {_models(len(r))} of the larger mean correlation of {len(names)} "
-                        "metrics in the paper's direction (correlations averaged over tasks per model)",
-                   statistic=test.statistic, p_value=test.p_value, p_min=test.p_min, effect=float(r.mean()),
+                   test=(f"min-p sign-flip test over {_models(len(r))} (Westfall-Young, same flips for the {len(names)} "
+                         f"metrics, correlations averaged over tasks per model); against: every metric reversed "
+                         f"(intersection-union of one-sided sign-flip tests, p = max)"),
+                   statistic=test.statistic, p_value=test.p_value, p_min=test.p_min,
+                   p_against=max(t.p_value for t in reversed_),
+                   against="every tested metric goes against the paper's direction (sign-flip tests, p = max)",
+                   effect=float(r.mean()),
                    ci=_interval(r), effect_label=f"mean signed Spearman rho across layers, {names[best]}",
                    effect_format="{:+.2f}",
                    reconstruction="Spearman correlation across layers with the mean of the two halves' scores, per "
