@@ -227,6 +227,17 @@ def test_dataset_dependence_against_the_split_half_ceiling():
     assert judge_dataset(task_agreement_table(same), _above(same, p=0.5)).outcome == "not testable"
 
 
+def test_dataset_dependence_needs_a_substantive_margin():
+    """Corrected between-task correlation 0.95 with a tight interval: below 1 (the old test said
+    "reproduced", p = 1/201), but above the 0.9 that counts as the same relevance: contradicted."""
+    rng = np.random.default_rng(0)
+    r = np.r_[0.95, 0.95 + 0.01 * rng.normal(size=200)]
+    table = pd.DataFrame({"model": "a", "task_a": "t1", "task_b": "t2", "replicate": np.arange(201), "r": r,
+                          "reliability_a": 0.9, "reliability_b": 0.9, "r_corrected": r})
+    v = judge_dataset(table, _above([("a", "t1"), ("a", "t2")]))
+    assert v.outcome == "contradicted" and v.p_value == 1.0 and "below 0.9" in v.test
+
+
 def _curves(gains: list[float]) -> pd.DataFrame:
     rows = [] if gains else [{"model": "m", "rule": "cosine (BI)", "seed": -1, "k": 0, "acc": 0.6}]
     for m, g in enumerate(gains):
