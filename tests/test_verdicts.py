@@ -414,6 +414,21 @@ def test_null_calibration_holds(claim_id):
     assert rate <= monte_carlo_bound(n), f"{claim_id}: 'reproduced' on {rate:.1%} of null panels"
 
 
+_WITH_EFFECT = sorted(c for c in NULL_MODELS if calibration.null_model(c).effect is not None)
+
+
+@pytest.mark.parametrize("claim_id", _WITH_EFFECT)
+def test_false_contradiction_rate_holds(claim_id):
+    n = 200
+    rate = calibration.contradiction_rate(claim_id, n=n, seed=0)
+    assert rate <= monte_carlo_bound(n), f"{claim_id}: 'contradicted' on {rate:.1%} of panels where the paper is right"
+
+
+def test_enough_simulations_for_a_two_standard_error_bound_below_six_and_a_half_percent():
+    n = calibration.simulations_needed()
+    assert monte_carlo_bound(n, k=2.0) < 0.065 <= monte_carlo_bound(n - 1, k=2.0)
+
+
 def test_null_calibration_detects_a_verdict_that_passes_on_noise(monkeypatch):
     """A judge that counts wins (the old rule) is caught: the calibration is not vacuous."""
     def count_wins(d):

@@ -925,6 +925,15 @@ def _simulate_misestimate(rng: np.random.Generator) -> dict:
             "unrelated": unrelated_draws(reps, margin=ESTIMATION_MARGIN, n_perm=199, seed=int(rng.integers(2 ** 31)))}
 
 
+def _simulate_misestimate_effect(rng: np.random.Generator) -> dict:
+    """The paper's point at its strongest: cosine unrelated to removal cost in both decoders."""
+    drop = np.linspace(0.0, 0.5, 20)
+    reps = _sim_replicates(rng, {k: rng.permutation(20).astype(float) for k in (("a", "t"), ("b", "t"))},
+                           {("a", "t"): drop, ("b", "t"): drop})
+    return {"agreement": agreement_table(reps, margin=ESTIMATION_MARGIN), "chance": _sim_chance(reps),
+            "unrelated": unrelated_draws(reps, margin=ESTIMATION_MARGIN, n_perm=199, seed=int(rng.integers(2 ** 31)))}
+
+
 def _simulate_dataset(rng: np.random.Generator) -> dict:
     """Null of "relevance depends on the dataset": a decoder whose blocks matter alike on two tasks,
     the second harder (intact accuracy 0.6, every drop 0.6 times as large)."""
@@ -952,7 +961,10 @@ CORRELATION_NULL = NullModel(_simulate_correlation, judge_correlation,
                              f"{STRONG_CORRELATION} exactly, b at 0.1 (least favourable)")
 MISESTIMATE_NULL = NullModel(_simulate_misestimate, judge_misestimate,
                              f"2 decoders x 1 task, 20 blocks, {_SIM_ITEMS} items; decoder a's true share 75%, 10.5 "
-                             f"points below unrelated rankings' 85.5% (the null's edge), b unrelated")
+                             f"points below unrelated rankings' 85.5% (the null's edge), b unrelated",
+                             effect=_simulate_misestimate_effect,
+                             effect_panel=f"2 decoders x 1 task, 20 blocks, {_SIM_ITEMS} items, cosine unrelated to "
+                                          f"removal cost in both")
 DATASET_NULL = NullModel(_simulate_dataset, judge_dataset,
                          f"1 decoder x 2 tasks of different difficulty, {_SIM_LAYERS} blocks, {_SIM_ITEMS} items; "
                          f"drops proportional between the tasks")

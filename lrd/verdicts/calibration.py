@@ -1,11 +1,14 @@
-r"""Null calibration: would a verdict say "reproduced" on noise?
+r"""Null calibration: would a verdict say "reproduced" on noise, or "contradicted" where the paper is right?
 
 For every claim judged by a test, a :class:`NullModel` simulates the claim's input tables
 under the null hypothesis that its test assumes (scores exchangeable across layers, models or
 rules) and hands them to the same function the chapter calls to judge the claim.
 :func:`null_calibration` returns the rate at which the verdict comes out "reproduced"; a
 valid test keeps it at or below alpha (0.05), up to Monte Carlo error
-:math:`\sqrt{\alpha(1-\alpha)/n}`.
+:math:`\sqrt{\alpha(1-\alpha)/n}`. Where a :class:`NullModel` also simulates the paper's effect
+as the paper states it, at the least favourable point for a contradiction (``effect``),
+:func:`contradiction_rate` returns the rate of a false "contradicted", held to the same bound.
+With :math:`n \ge` :func:`simulations_needed` (845) the bound :math:`\alpha + 2\,\mathrm{SE}` is below 6.5%.
 
 The registry :data:`NULL_MODELS` is lazy (as lm-evaluation-harness's ``api/registry.py``):
 claim id -> ``"module:attribute"`` of a :class:`NullModel`, imported only when asked for.
@@ -23,7 +26,8 @@ import numpy as np
 from lrd.verdicts.claims import CLAIMS
 from lrd.verdicts.record import ALPHA, Verdict
 
-__all__ = ["NullModel", "NULL_MODELS", "null_model", "null_calibration", "calibration_table", "UNTESTABLE_BY_DESIGN"]
+__all__ = ["NullModel", "NULL_MODELS", "null_model", "null_calibration", "contradiction_rate", "calibration_table",
+           "simulations_needed", "monte_carlo_bound", "UNTESTABLE_BY_DESIGN"]
 
 
 @dataclass(frozen=True)
@@ -39,11 +43,19 @@ class NullModel:
         The function the chapter calls, returning a :class:`lrd.verdicts.Verdict`.
     panel : str
         The simulated design, in words ("8 models x 4 tasks, 13 layers, scores i.i.d. across layers").
+    effect : callable, optional
+        ``effect(rng) -> dict``: the inputs drawn where the paper's claim holds as the paper
+        states it, at its edge (the least favourable point for "contradicted"); None where not
+        yet simulated.
+    effect_panel : str, optional
+        That design, in words.
     """
 
     simulate: Callable[[np.random.Generator], dict]
     judge: Callable[..., Verdict]
     panel: str
+    effect: Callable[[np.random.Generator], dict] | None = None
+    effect_panel: str | None = None
 
 
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
@@ -98,22 +110,44 @@ def null_model(claim_id: str) -> NullModel:
     return found
 
 
+def _rate(claim_id: str, simulate, outcome: str, n: int, seed: int) -> float:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    model = null_model(claim_id)
+    hits = 0
+    for rng in (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)):
+        verdict = model.judge(**simulate(rng))
+        if verdict.claim != claim_id:
+            raise ValueError(f"{NULL_MODELS[claim_id]}: the judge returned a verdict on {verdict.claim!r}")
+        hits += verdict.outcome == outcome
+    return hits / n
+
+
 def null_calibration(claim_id: str, n: int = 200, seed: int = 0) -> float:
     """Rate at which the claim's verdict is "reproduced" on ``n`` panels simulated under its null.
 
     Each simulation draws from its own generator spawned from ``seed`` (reproducible, and
     independent of the order in which claims are calibrated).
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+    return _rate(claim_id, null_model(claim_id).simulate, "reproduced", n, seed)
+
+
+def contradiction_rate(claim_id: str, n: int = 200, seed: int = 0) -> float | None:
+    """Rate at which the verdict is "contradicted" on ``n`` panels where the paper's effect holds
+    at its edge (:attr:`NullModel.effect`); None where no such simulation is registered."""
     model = null_model(claim_id)
-    hits = 0
-    for rng in (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)):
-        verdict = model.judge(**model.simulate(rng))
-        if verdict.claim != claim_id:
-            raise ValueError(f"{NULL_MODELS[claim_id]}: the judge returned a verdict on {verdict.claim!r}")
-        hits += verdict.outcome == "reproduced"
-    return hits / n
+    if model.effect is None:
+        return None
+    return _rate(claim_id, model.effect, "contradicted", n, seed)
+
+
+def simulations_needed(alpha: float = ALPHA, *, below: float = 0.065, k: float = 2.0) -> int:
+    r"""The smallest :math:`n` with :math:`\alpha + k\sqrt{\alpha(1-\alpha)/n} <` ``below``.
+
+    >>> simulations_needed()
+    845
+    """
+    return math.floor(alpha * (1 - alpha) * (k / (below - alpha)) ** 2) + 1
 
 
 def monte_carlo_bound(n: int, alpha: float = ALPHA, k: float = 3.0) -> float:
@@ -121,17 +155,22 @@ def monte_carlo_bound(n: int, alpha: float = ALPHA, k: float = 3.0) -> float:
     return alpha + k * math.sqrt(alpha * (1 - alpha) / n)
 
 
-def calibration_table(n: int = 200, seed: int = 0):
-    """One row per registered claim: its panel, the rate of "reproduced" under the null, the
-    Monte Carlo standard error and the bound a valid test stays under."""
+def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0):
+    """One row per registered claim: its panels, the rates of a false "reproduced" (under the
+    null) and of a false "contradicted" (at the paper's effect; NaN where not simulated), the
+    Monte Carlo standard error and the bound :math:`\alpha + k\,\mathrm{SE}` a valid test stays under."""
     import pandas as pd
 
     rows = []
     for claim_id in CLAIMS:
         if claim_id not in NULL_MODELS:
             continue
+        model = null_model(claim_id)
         rate = null_calibration(claim_id, n=n, seed=seed)
-        rows.append({"claim": claim_id, "label": CLAIMS[claim_id].label, "simulated panel": null_model(claim_id).panel,
+        against = contradiction_rate(claim_id, n=n, seed=seed)
+        rows.append({"claim": claim_id, "label": CLAIMS[claim_id].label, "simulated panel": model.panel,
                      "simulations": n, "rate reproduced": rate,
-                     "MC standard error": math.sqrt(ALPHA * (1 - ALPHA) / n), "bound": monte_carlo_bound(n)})
+                     "effect panel": model.effect_panel or "not simulated yet",
+                     "rate contradicted": float("nan") if against is None else against,
+                     "MC standard error": math.sqrt(ALPHA * (1 - ALPHA) / n), "bound": monte_carlo_bound(n, k=k)})
     return pd.DataFrame(rows)

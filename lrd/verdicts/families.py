@@ -503,10 +503,17 @@ def _simulate_final_layer(rng: np.random.Generator) -> dict:
     return {"scores": frame.assign(**{m: frame[m] + shift for m in LRD_SCORES + FINAL_LAYER_SCORES})}
 
 
+def _simulate_final_layer_effect(rng: np.random.Generator) -> dict:
+    """The claim at its edge for a contradiction: the LRD scores and the final-layer statistics
+    shifted alike by kind (LRD no worse)."""
+    return _simulate_final_layer(rng)
+
+
 FINAL_LAYER_NULL = NullModel(
     _simulate_final_layer, final_layer_verdict,
     "4 encoders and 4 decoders x 3 tasks, 5 LRD and 2 final-layer scores, every one shifted alike by kind "
-    "(1.5 noise sd; the measures exchangeable)")
+    "(1.5 noise sd; the measures exchangeable)", effect=_simulate_final_layer_effect,
+    effect_panel="the same: LRD as informative as the final layer is the edge where 'contradicted' must stay rare")
 
 TASK_NULL = NullModel(  # the bootstrap interval does not enter the outcome: left out to keep the calibration fast
     lambda rng: {"scores": _scores_panel(rng, 2, 3, 3, RANK_FREE_SCORES + ("rank r",)), "n_bootstrap": 0},

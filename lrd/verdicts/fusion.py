@@ -792,7 +792,9 @@ FEW_SHOT_NULL = NullModel(_simulate_few_shot, judge_few_shot,
                           "and Last within each cell")
 GAIN_NULL = NullModel(_simulate_gain, judge_gain,
                       "5 models x 2 tasks x 3 seeds x 100 items, every cell's true gain exactly 40 points, 200 "
-                      "bootstrap replicates")
+                      "bootstrap replicates", effect=_simulate_gain,
+                      effect_panel="the same: every in-scope cell at exactly 40 points is also the edge of 'up to 40'")
 MAPPING_NULL = NullModel(_simulate_mapping, judge_mapping,
                          "20 mappings x 3 seeds, mapping component exactly 1.5 points, seed effect and training noise "
-                         "of 0-4.5 points")
+                         "of 0-4.5 points", effect=_simulate_mapping,
+                         effect_panel="the same: a mapping component of exactly 1.5 points is also the edge of the claim")

@@ -636,6 +636,8 @@ VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
                         "4 encoders and 5 decoders x 13 layers, prompt entropy i.i.d. across layers and kinds")
 METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
                                "6 models x 2 tasks x 13 layers, prompt entropy, DiME and scores independent, i.i.d. "
-                               "across layers")
+                               "across layers", effect=_simulate_metrics,
+                               effect_panel="the same: metrics unrelated to the score are the edge of 'every metric "
+                                            "reversed'")
 CHOICE_NULL = NullModel(_simulate_choice, judge_choice,
                         "6 models x 3 tasks x 13 layers, half scores i.i.d. across layers, DiME independent")
