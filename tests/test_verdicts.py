@@ -414,13 +414,12 @@ def test_null_calibration_holds(claim_id):
     assert rate <= monte_carlo_bound(n), f"{claim_id}: 'reproduced' on {rate:.1%} of null panels"
 
 
-_WITH_EFFECT = sorted(c for c in NULL_MODELS if calibration.null_model(c).effect is not None)
-
-
-@pytest.mark.parametrize("claim_id", _WITH_EFFECT)
+@pytest.mark.parametrize("claim_id", sorted(NULL_MODELS))
 def test_false_contradiction_rate_holds(claim_id):
     n = 200
     rate = calibration.contradiction_rate(claim_id, n=n, seed=0)
+    if rate is None:
+        pytest.skip(f"{claim_id}: the paper's effect is not simulated yet")
     assert rate <= monte_carlo_bound(n), f"{claim_id}: 'contradicted' on {rate:.1%} of panels where the paper is right"
 
 
