@@ -304,7 +304,8 @@ class LoadedModel:
         return {"model": self.name, "source": self.info.get("upstream", self.source), "kind": self.kind,
                 "family": kind.family, "attention": kind.attention, "architecture": self.model_type, "parameters (M)": round(self.n_params / 1e6, 1),
                 "layers": self.n_layers, "hidden size": self.hidden_size,
-                "weights": self.info.get("weights", ""), "licence": self.info.get("licence", "")}
+                "weights": self.info.get("weights", ""), "computes in": _dtype_name(next(self.model.parameters()).dtype),
+                "licence": self.info.get("licence", "")}
 
     def __repr__(self) -> str:
         return (f"LoadedModel({self.name!r}, kind={self.kind!r}, n_layers={self.n_layers}, "
