@@ -73,7 +73,7 @@
 # raw cosine of the states, as the paper's untrained Last-/Best-Layer rows.
 
 # %% tags=["parameters"]
-models = ["minilm", "mpnet", "smollm2", "gemma3", "qwen"]  # offline keys, hub ids or folders
+models = ["minilm", "mpnet", "e5small", "embeddinggemma", "smollm2", "gemma3", "qwen", "qwen15"]  # offline keys, hub ids or folders
 tasks = ["mmlu_subject", "tweet_sentiment", "sst2", "sarcasm", "lee50"]  # classification, and STS
 n_samples = 300  # texts per task; 300 shares the states of lrd_families and mid_layer (cache)
 methods = ["last", "best", "mean", "elmo", "mlp", "deepset", "dwatt", "fc", "cayley"]
@@ -91,7 +91,7 @@ few_shot_methods = ["last", "best", "fc", "cayley"]
 memory_tokens = [8, 16, 32, 64]  # sequence lengths of the token-level graph
 n_boot = 2000  # bootstrap replicates of the largest-gain test
 device = "cpu"
-dtype = "float32"  # what the models compute in: "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
+dtype = "bfloat16"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
 train_threads = 1  # torch threads while training the small aggregators (extraction keeps the default)
 results_dir = "results"
 
@@ -107,6 +107,8 @@ from lrd.aggregation.scores import parameter_share
 from lrd.aggregation.summary import cell_wins, largest_gain, layer_graphs, paper_layout, paper_summary, summarize
 from lrd.aggregation.memory import token_graph_memory
 from lrd.book.glue import save_results
+from lrd.engine.kinds import model_kinds
+from lrd.verdicts.claims import grouping_table
 from lrd.aggregation.training import TrainConfig
 from lrd.units import compute
 from lrd.units.cayley_aggregation import cayley_aggregation_units, cayley_tables
@@ -165,6 +167,13 @@ graphs = layer_graphs(n_states)
 glue("panel", "; ".join(sources.values()))
 csv_path = save_results(scores, "cayley_aggregation", results_dir)
 graphs.set_index("model")
+
+# %% [markdown]
+# **Which models each test uses.** Every claim of this chapter is about each model's own layers,
+# so each model is one unit, whatever its kind:
+
+# %% tags=["hide-input"]
+grouping_table(model_kinds(models), "cayley_aggregation")
 
 # %% [markdown]
 # ## Every method on every model and task

@@ -23,14 +23,14 @@
 #
 # > {glue:text}`lrd_families-claim_complementarity`
 #
-# This chapter measures the three families on our offline panel, encoder embedders against
-# decoders, on several task types, and judges four claims: the architectural differences, that
+# This chapter measures the three families on our offline panel, encoder-based models against
+# decoder-based ones, on several task types, and judges four claims: the architectural differences, that
 # the final layer alone does not show them, the task-level differences, and the families'
 # complementarity. The paper's per-model tables were not available to us and it states no test
 # for these claims, so there is no number-by-number comparison: each claim is judged by a
-# permutation test whose unit is the model, stated where it is used. Our decoders are not the
-# paper's decoder-based embedders or base LLMs: they are {glue:text}`lrd_families-decoders`
-# (GGUF checkpoints are dequantised to float32).
+# permutation test whose unit is the model, stated where it is used. Our decoder-based models are
+# {glue:text}`lrd_families-decoders`, of the families listed below, smaller than the paper's
+# (GGUF checkpoints are dequantised).
 #
 # **The families.** Layer $l$ of a model gives $X_l \in \mathbb R^{N \times d}$, the pooled
 # states of $N$ texts, $l = 0..L$.
@@ -53,19 +53,21 @@
 #   rotation, scaling and translation (`lrd.metrics.gfmi` documents the construction and its tests).
 
 # %% tags=["parameters"]
-models = ["minilm", "mpnet", "smollm2", "gemma3", "qwen"]  # offline keys, hub ids or folders
+models = ["minilm", "mpnet", "e5small", "embeddinggemma", "smollm2", "gemma3", "qwen", "qwen15"]  # offline keys, hub ids or folders
 tasks = ["sst2", "mrpc", "lee50", "arc_easy"]  # classification, pair, STS, multiple-choice prompts
 n_samples = 300  # texts per task (Lee-50 has only 50 documents)
 pooling = "mean"
 k = 10  # NRS neighbourhood size
 variance = 0.95  # Frenet rank rule
 device = "cpu"
-dtype = "float32"  # what the models compute in: "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
+dtype = "bfloat16"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
 results_dir = "results"
 
 # %% tags=["hide-input"]
 import lrd
+from lrd.engine.kinds import grouped, model_kinds
 from lrd.engine.packs import MODEL_PACKS
+from lrd.verdicts.claims import grouping_table
 from lrd.book.glue import save_results
 from lrd.units import compute
 from lrd.units.lrd_families import family_tables, lrd_families_units
@@ -84,10 +86,24 @@ tables = family_tables(compute(lrd_families_units(models, tasks, n_samples, pool
                                                   device=device, dtype=dtype)))
 results, scores = tables.results, tables.scores
 csv_path = save_results(results, "lrd_families", results_dir)
+kinds = model_kinds(models)  # attention, backbone, role, tuning of each model (lrd.engine.kinds)
+scores = grouped(scores, kinds, "backbone")  # the LRD paper's grouping: encoder-based against decoder-based
 decoders = ", ".join(MODEL_PACKS[m].upstream if m in MODEL_PACKS else m
                      for m in scores.loc[scores["kind"] == "decoder", "model"].unique()) or "none"
 glue("decoders", decoders)
-panel_note = f"The panel's decoders are {decoders}; the paper's are decoder-based embedders and base LLMs."
+families = kinds.groupby("family", sort=False)["model"].agg(", ".join)
+glue("families", "; ".join(f"{f}s: {m}" for f, m in families.items()))
+panel_note = (f"Grouped by backbone, the panel's decoder-based models are {decoders}; the paper's are "
+              f"decoder-based embedders and base LLMs.")
+
+# %% [markdown]
+# **Which models each test uses.** The panel's families, as the paper names them, are
+# {glue:text}`lrd_families-families`. The architecture claims contrast encoder-based models with
+# decoder-based ones, the paper's grouping (a decoder-based embedder counts with the decoders);
+# the other two claims take every model as one unit:
+
+# %% tags=["hide-input"]
+grouping_table(kinds, "lrd_families")
 
 # %% [markdown]
 # ## Per-layer curves
@@ -237,8 +253,8 @@ lrd.tables.rounded(redundancy_table(correlations), 2)
 # The panel is small ({glue:text}`lrd_families-n_models` models against the paper's 31) and
 # our tasks are offline sets rather than 30 MTEB tasks; NRS, GFMI, the model-level means, the
 # comparison with the final layer and the redundancy margin are our reconstructions. The
-# decoders are {glue:text}`lrd_families-decoders`: the claims about decoder-based embedders and
-# base LLMs are tested on a different kind of model.
+# decoder-based models are {glue:text}`lrd_families-decoders` ({glue:text}`lrd_families-families`):
+# the paper's decoder-based embedders and base LLMs are larger.
 
 # %% tags=["hide-input"]
 glue("n_models", len(models))

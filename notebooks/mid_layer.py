@@ -63,7 +63,7 @@
 # in the paper's code); the views are L2-normalised, our choice where the code feeds raw means.
 
 # %% tags=["parameters"]
-models = ["minilm", "mpnet", "smollm2", "gemma3", "qwen"]  # offline keys, hub ids or folders
+models = ["minilm", "mpnet", "e5small", "embeddinggemma", "smollm2", "gemma3", "qwen", "qwen15"]  # offline keys, hub ids or folders
 tasks = ["sst2", "sarcasm", "mmlu_subject", "lee50"]  # also: tweet_sentiment, mrpc (pair classification)
 n_samples = 300  # rows per task; 300 shares SST-2 and Lee-50 states with lrd_families and all with cayley_aggregation (cache)
 n_bootstrap = 3  # clustering experiments per layer (MTEB uses 10; k-means dominates the CPU time)
@@ -76,13 +76,15 @@ n_aug_prompts = 16  # prompts augmented
 n_views = 16  # views per prompt (LiDAR; InfoNCE and DiME use the first two)
 norm_task = "sarcasm"  # task of the final-norm on/off comparison (decoders; one of tasks, same forward pass; "" skips it)
 device = "cpu"
-dtype = "float32"  # what the models compute in: "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
+dtype = "bfloat16"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
 results_dir = "results"
 
 # %% tags=["hide-input"]
 import lrd
 
 from lrd.book.glue import save_results
+from lrd.engine.kinds import grouped, model_kinds
+from lrd.verdicts.claims import grouping_table
 from lrd.units import compute
 from lrd.units.mid_layer import mid_layer_tables, mid_layer_units
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
@@ -104,10 +106,19 @@ tables = mid_layer_tables(models, compute(units))  # one cached unit per model (
 results, kinds, sources, normed = tables.results, tables.kinds, tables.sources, tables.normed
 note = panel_note(kinds, sources)  # the decoders the base-LLM claims are tested on (or: none)
 glue("n_models", len(models))
-glue("n_encoders", sum(k == "encoder" for k in kinds.values()))
-glue("n_decoders", sum(k == "decoder" for k in kinds.values()))
+model_kind = model_kinds(models)  # attention, backbone, role, tuning (lrd.engine.kinds)
+glue("n_encoders", int((model_kind["attention"] == "bidirectional").sum()))
+glue("n_decoders", int((model_kind["attention"] == "causal").sum()))
 glue("panel_note", note)
 csv_path = save_results(results, "mid_layer", results_dir)
+
+# %% [markdown]
+# **Which models each test uses.** The valley claim contrasts causal (autoregressive) models
+# with bidirectional ones, the paper's grouping; the three other claims take every model as one
+# unit:
+
+# %% tags=["hide-input"]
+grouping_table(model_kind, "mid_layer")
 
 # %% [markdown]
 # ## Every layer's score
@@ -185,11 +196,14 @@ lrd.tables.rounded(per_model)
 # Prompt entropy ({glue:text}`mid_layer-n_token_prompts` prompts of {glue:text}`mid_layer-token_task`)
 # and dataset entropy (every task) per layer. A valley is a layer in the middle whose entropy is
 # below both ends; its depth $v = \min(S_0, S_L) - \min_{0<l<L} S_l$ is our reconstruction (the
-# paper shows the curves without a scalar). **Test**: two one-sided tests must both hold (the
+# paper shows the curves without a scalar). The paper contrasts autoregressive models with
+# bidirectional ones (BERT), so here "decoders" are the causal models and "encoders" the
+# bidirectional ones, a bidirectional decoder-based embedder among them (the table above).
+# **Test**: two one-sided tests must both hold (the
 # larger p-value counts): the decoders' mean valley is deeper than the encoders' (relabelling
 # the kinds among the models: $p \ge 1/\binom{n}{k}$) and the decoders' valleys lie above 0
 # (sign flips over decoders: $p \ge 2^{-n_{dec}}$). With {glue:text}`mid_layer-n_encoders`
-# encoders and {glue:text}`mid_layer-n_decoders` decoders the smallest attainable p is
+# bidirectional and {glue:text}`mid_layer-n_decoders` causal models the smallest attainable p is
 # {glue:text}`mid_layer-valley_p_min`.
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-prompt-entropy", "caption": "Normalised prompt entropy (mean matrix-based entropy of each prompt's token matrix) against depth $l/L$."}}
@@ -202,10 +216,11 @@ lrd.book.plots.layer_curves(results[results["task"] == token_task], "prompt entr
 lrd.book.plots.layer_curves(results, "dataset entropy", col="task", col_wrap=3, ylabel="dataset entropy (normalised)")
 
 # %% tags=["hide-input"]
-valley = judge_valley(results[results["task"] == token_task], note=note)
+by_attention = grouped(results[results["task"] == token_task], model_kind, "attention")  # Layer by Layer's grouping
+valley = judge_valley(by_attention, note=note)
 glue("valley_p_min", f"{valley.p_min:.3g}" if valley.p_min is not None else "undefined (one kind only)")
 glue.verdict(valley, section="entropy-across-depth-is-there-a-compression-valley")
-lrd.tables.rounded(valley_depths(results[results["task"] == token_task]))
+lrd.tables.rounded(valley_depths(by_attention))
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_valley`.

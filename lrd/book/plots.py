@@ -29,8 +29,11 @@ from lrd.tables import RESULT_COLUMNS
 
 #: Okabe & Ito (2008) colour-blind-safe colours (black last, for an eighth series).
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+#: Colours of models outside the panel: seaborn's "dark" palette (none is an Okabe-Ito colour).
+EXTRA = ("#001c7f", "#b1400d", "#12711c", "#8c0800", "#591e71", "#592f0d", "#a23582", "#3c3c3c", "#b8850a",
+         "#006374")
 #: The offline panel in its fixed colour order: a model keeps its colour across chapters.
-PANEL = ("minilm", "mpnet", "smollm2", "gemma3", "qwen")
+PANEL = ("minilm", "mpnet", "smollm2", "gemma3", "qwen", "e5small", "embeddinggemma", "qwen15")
 #: Width of a figure that fills the book's text column, in inches (at :data:`DPI`).
 BOOK_WIDTH = 7.0
 DPI = 100
@@ -74,16 +77,17 @@ def use_book_style() -> Iterator[None]:
 
 
 def model_palette(models: Iterable[str] = ()) -> dict[str, str]:
-    """A fixed colour per model: the panel's five in their fixed colours, others after them.
+    """A fixed colour per model: the panel's eight in their fixed colours, others in
+    :data:`EXTRA` (distinct from the panel's; they repeat only after ten other models).
 
     >>> model_palette(["qwen", "my/model"])["qwen"] == model_palette()["qwen"]
     True
     """
     palette = dict(zip(PANEL, OKABE_ITO))
     others = sorted(m for m in dict.fromkeys(models) if m not in palette)
-    spare = [c for c in OKABE_ITO if c not in palette.values()]
+    spare = [c for c in OKABE_ITO if c not in palette.values()] + [c for c in EXTRA if c not in OKABE_ITO]
     for i, m in enumerate(others):
-        palette[m] = spare[i % len(spare)] if spare else OKABE_ITO[i % len(OKABE_ITO)]
+        palette[m] = spare[i % len(spare)]
     return palette
 
 

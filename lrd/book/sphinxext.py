@@ -133,7 +133,8 @@ def p_text(r: dict) -> str:
 def table_markdown(rows: list[dict], fromdoc: str) -> str:
     """The dashboard as a MyST ``list-table``, one scannable line per claim (links relative to ``fromdoc``).
 
-    Columns: the claim's short label (linked to the chapter section holding the evidence), the
+    Columns: the claim's short label (linked to the chapter section holding the evidence; with the
+    grouping its test uses, :data:`lrd.verdicts.claims.CLAIM_GROUPINGS`, unless every model), the
     paper, the outcome, our effect with its 95% interval and what it measures, the paper's
     number, p with the best p this panel allows, and for claims this panel cannot test, the
     panel that would and its ``lrd sweep`` command.
@@ -157,7 +158,8 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
         todo = ""
         if r["outcome"] == "not testable" and r.get("panel"):
             todo = _escape(r["panel"]) + (f": `{r['sweep']}`" if r.get("sweep") else "")
-        lines += [f"* - [{_escape(r['label'])}]({target}{anchor})", f"  - {{cite:p}}`{r['paper']}`",
+        on = f" ({_escape(r['grouping'])})" if r.get("grouping") and r["grouping"] != "every model" else ""
+        lines += [f"* - [{_escape(r['label'])}]({target}{anchor}){on}", f"  - {{cite:p}}`{r['paper']}`",
                   f"  - **{r['outcome']}**", f"  - {ours}", f"  - {_escape(r.get('paper_effect') or '')}",
                   f"  - {p_text(r)}", f"  - {todo}"]
     return "\n".join(lines + ["```", ""])

@@ -28,6 +28,8 @@ from lrd.engine.store import atomic_write, content_sha256, folder as lrd_folder
 if TYPE_CHECKING:  # torch is imported where a model is loaded or probed: declaring units needs none
     import torch
 
+    from lrd.engine.kinds import ModelKind
+
 # Where each architecture keeps its blocks, final norm and token embeddings, as attribute
 # paths from the loaded model object (the base model for encoders, the *ForCausalLM for
 # decoders). One table, not hasattr chains. A model whose family has no row has its anatomy
@@ -283,6 +285,14 @@ class LoadedModel:
         return _get(self.model, self.anatomy["blocks"])
 
     @property
+    def model_kind(self) -> "ModelKind":
+        """Attention, backbone, role and tuning, the groupings the papers use
+        (:func:`lrd.engine.kinds.model_kind`)."""
+        from lrd.engine.kinds import model_kind
+
+        return model_kind(self.model.config, kind=self.kind, info=self.info, name=self.name)
+
+    @property
     def final_norm(self) -> torch.nn.Module | None:
         path = self.anatomy["final_norm"]
         return None if path is None else _get(self.model, path)
@@ -290,10 +300,12 @@ class LoadedModel:
     def summary(self) -> dict:
         """One row for a table of models (no timings: those vary from run to run); an offline
         pack's licence and what was done to its weights come from its :class:`~lrd.engine.packs.Pack`."""
+        kind = self.model_kind
         return {"model": self.name, "source": self.info.get("upstream", self.source), "kind": self.kind,
-                "architecture": self.model_type, "parameters (M)": round(self.n_params / 1e6, 1),
+                "family": kind.family, "attention": kind.attention, "architecture": self.model_type, "parameters (M)": round(self.n_params / 1e6, 1),
                 "layers": self.n_layers, "hidden size": self.hidden_size,
-                "weights": self.info.get("weights", ""), "licence": self.info.get("licence", "")}
+                "weights": self.info.get("weights", ""), "computes in": _dtype_name(next(self.model.parameters()).dtype),
+                "licence": self.info.get("licence", "")}
 
     def __repr__(self) -> str:
         return (f"LoadedModel({self.name!r}, kind={self.kind!r}, n_layers={self.n_layers}, "

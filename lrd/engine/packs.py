@@ -120,7 +120,7 @@ MODEL_PACKS: dict[str, Pack] = {
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             upstream="HuggingFaceTB/SmolLM2-135M-Instruct (GGUF Q4_1)",
             licence="Apache-2.0",
-            info={"kind": "decoder", "pooling": "last", "weights": "GGUF Q4_1 dequantised to fp32"},
+            info={"kind": "decoder", "tuning": "instruct", "pooling": "last", "weights": "GGUF Q4_1 dequantised to fp32"},
         ),
         Pack(
             "gemma3",
@@ -136,7 +136,7 @@ MODEL_PACKS: dict[str, Pack] = {
             sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
             upstream="google/gemma-3-270m (base, GGUF Q4_K_M)",
             licence="Gemma Terms of Use",
-            info={"kind": "decoder", "pooling": "last", "weights": "GGUF Q4_K_M dequantised to fp32"},
+            info={"kind": "decoder", "tuning": "base", "pooling": "last", "weights": "GGUF Q4_K_M dequantised to fp32"},
         ),
         Pack(
             "qwen",
@@ -146,7 +146,8 @@ MODEL_PACKS: dict[str, Pack] = {
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (GGUF, mostly Q5_0)",
             licence="Apache-2.0 (upstream model)",
-            info={"kind": "decoder", "pooling": "last", "weights": "GGUF (mostly Q5_0) dequantised to fp32"},
+            info={"kind": "decoder", "tuning": "instruct", "pooling": "last",
+                  "weights": "GGUF (mostly Q5_0) dequantised to fp32"},
         ),
         Pack(
             "embeddinggemma",
@@ -170,7 +171,7 @@ MODEL_PACKS: dict[str, Pack] = {
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M)",
             licence="Apache-2.0 (upstream model; the packages state none)",
-            info={"kind": "decoder", "pooling": "last", "weights": "GGUF Q4_K_M dequantised to fp32"},
+            info={"kind": "decoder", "tuning": "instruct", "pooling": "last", "weights": "GGUF Q4_K_M dequantised to fp32"},
         ),
         Pack(
             "e5small",

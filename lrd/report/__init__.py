@@ -35,7 +35,9 @@ def check_models(models: Sequence[str]) -> None:
     from lrd.engine.models import model_config
 
     if not models:
-        raise ValueError("name at least one model: an offline key (minilm, mpnet, smollm2, gemma3, qwen), "
+        from lrd.engine.packs import MODEL_PACKS
+
+        raise ValueError(f"name at least one model: an offline key ({', '.join(MODEL_PACKS)}), "
                          "a local folder or a hub id")
     if groups := duplicates(models, model_identity):
         raise ValueError(f"the models name {duplicate_text(groups)}; a report has one column per model, so "

@@ -15,13 +15,16 @@ dashboard against this table); chapters glue verdicts with :meth:`lrd.book.glue.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Sequence
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Paper", "Scope", "Claim", "CLAIMS", "PAPERS", "claim", "claims_of", "LRD", "SKEAN", "ABLATION", "ILSE",
            "SKEAN_GAIN_RANGE", "ILSE_MAX_GAIN_PP", "ILSE_MAX_PARAM_SHARE", "ILSE_MAPPING_STD_PP", "ILSE_PYTHIA_410M",
            "ILSE_DEFAULTS",
            "ILSE_TABLE_ROWS", "COSINE_MISESTIMATE_SHARE", "ILSE_PARAMS_RANGE", "ILSE_MIN_HEADROOM_PP",
-           "ILSE_PAPER_STATES"]
+           "ILSE_PAPER_STATES", "CLAIM_GROUPINGS", "GROUPING_TEXT", "grouping_of", "grouping_table"]
 
 
 @dataclass(frozen=True)
@@ -344,6 +347,85 @@ _CLAIMS = [
 CLAIMS: dict[str, Claim] = {c.id: c for c in _CLAIMS}
 if len(CLAIMS) != len(_CLAIMS):
     raise RuntimeError("duplicate claim ids in lrd.verdicts.claims")
+
+
+#: Which models a claim's test compares or pools, in the grouping its paper uses
+#: (:mod:`lrd.engine.kinds`): ``"backbone"`` (encoder against decoder stacks: the LRD paper's
+#: encoder-based embedders against decoder-based embedders and base LLMs), ``"attention"``
+#: (bidirectional against causal: Layer by Layer's autoregressive against bidirectional models),
+#: ``"language models"`` (the causal LMs only), ``"pruned models"`` (those a chapter prunes) or
+#: ``"every model"`` (each model a unit, whatever its kind). Every claim has one entry.
+CLAIM_GROUPINGS: dict[str, str] = {
+    **{c: "every model" for c in CLAIMS},
+    "lrd.architecture": "backbone", "lrd.final_layer": "backbone", "skean.valley": "attention",
+    "lrd.selection_llm": "language models",
+    **{c: "language models" for c in CLAIMS if c.startswith("cosine.") and c not in ("cosine.theory", "cosine.olmo")},
+    **{c: "pruned models" for c in CLAIMS if c.startswith("lrd.pruning") or c == "cosine.pruning"},
+    **{c.id: "demonstration" for c in _CLAIMS if c.kind == "demonstration"},
+}
+
+#: What each grouping means, for the chapters and the dashboard.
+GROUPING_TEXT = {
+    "backbone": "encoder-based models (BERT-style stacks) against decoder-based ones (decoder-family stacks, "
+                "whatever their attention), as the LRD paper groups its embedders and base LLMs",
+    "attention": "bidirectional models against causal (autoregressive) ones, as Layer by Layer groups them",
+    "language models": "the causal language models only",
+    "pruned models": "the models the chapter prunes",
+    "every model": "every model of the panel, each one unit",
+    "demonstration": "no panel: a construction, arithmetic or the paper's own numbers",
+}
+
+
+def grouping_of(claim_id: str) -> str:
+    """The grouping a claim's test uses (:data:`CLAIM_GROUPINGS`)."""
+    return CLAIM_GROUPINGS[claim(claim_id).id]
+
+
+def grouping_table(kinds: "pd.DataFrame", chapter: str, *, pruned: Sequence[str] = ()) -> "pd.DataFrame":
+    """Which models each claim of ``chapter`` uses, and how it groups them: one row per claim.
+
+    Parameters
+    ----------
+    kinds : DataFrame
+        One row per model with ``model``, ``attention``, ``backbone`` and ``role``
+        (:func:`lrd.engine.kinds.model_kinds`).
+    chapter : str
+    pruned : sequence of str
+        The models the chapter prunes (claims grouped ``"pruned models"``).
+
+    Returns
+    -------
+    DataFrame
+        ``claim`` (its label), ``grouping`` (:data:`GROUPING_TEXT`) and ``models``: for a
+        two-group grouping each group's models (``"bidirectional: a, b; causal: c"``), else the
+        models it uses.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> k = pd.DataFrame({"model": ["a", "b"], "attention": ["bidirectional", "causal"],
+    ...                   "backbone": ["encoder", "decoder"], "role": ["embedder", "language model"]})
+    >>> grouping_table(k, "mid_layer").set_index("claim").loc["decoders show a mid-depth entropy valley, encoders do not", "models"]
+    'bidirectional: a; causal: b'
+    """
+    import pandas as pd
+
+    rows = []
+    for c in claims_of(chapter).values():
+        by = CLAIM_GROUPINGS[c.id]
+        if by in ("backbone", "attention"):
+            models = "; ".join(f"{label}: {', '.join(kinds.loc[kinds[by] == label, 'model'])}"
+                               for label in dict.fromkeys(kinds[by]))
+        elif by == "language models":
+            models = ", ".join(kinds.loc[kinds["role"] == "language model", "model"]) or "none"
+        elif by == "pruned models":
+            models = ", ".join(pruned) or "none"
+        elif by == "demonstration":
+            models = "-"
+        else:
+            models = ", ".join(kinds["model"])
+        rows.append({"claim": c.label, "grouping": GROUPING_TEXT[by], "models": models})
+    return pd.DataFrame(rows, columns=["claim", "grouping", "models"])
 
 
 def claim(claim_id: str) -> Claim:

@@ -25,7 +25,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-from lrd.verdicts.claims import CLAIMS
+from lrd.verdicts.claims import CLAIM_GROUPINGS, CLAIMS
 
 __all__ = ["ALPHA", "OUTCOMES", "Verdict", "decide"]
 
@@ -199,5 +199,6 @@ class Verdict:
         out["ci"] = list(self.ci) if self.ci is not None else None
         out.update(outcome=self.outcome, paper=c.paper.key, label=c.label, claim_text=c.text,
                    claim_source=c.source, paper_effect=self.paper_effect or c.paper_effect,
-                   panel=c.panel, sweep=c.sweep, scope=c.scope.text if c.scope else None)
+                   panel=c.panel, sweep=c.sweep, grouping=CLAIM_GROUPINGS[self.claim],
+                   scope=c.scope.text if c.scope else None)
         return out
