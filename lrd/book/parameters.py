@@ -116,6 +116,13 @@ def _encoder_scorers() -> Sequence[str]:
     return list(ENCODER_SCORERS)
 
 
+def _profiles() -> Sequence[str]:
+    from lrd.book.notebooks import NOTEBOOKS  # the profiles file; imported when a value is checked
+    import yaml
+
+    return ["default", *yaml.safe_load((NOTEBOOKS / "profiles.yml").read_text())]
+
+
 def _device_problem(name: str, device: str) -> str | None:
     """Why ``device`` cannot compute here, or ``None``: a name torch cannot parse, a kind lrd
     does not run on, or a device this machine lacks (no CUDA, an index past the last GPU).
@@ -282,6 +289,11 @@ RULES: dict[str, dict[str, Rule]] = {
         "n_random": N_RANDOM,
         "batch_size": BATCH_SIZE,
         "threads": THREADS,
+    },
+    "authors_code": {
+        "models": MODELS,
+        "chapter_profile": Rule("the other chapters' parameters (and cached units) are read under this profile",
+                                choices=_profiles),
     },
     "null_calibration": {
         "n_simulations": Rule("null panels per claim; the Monte Carlo bound needs some", at_least=10),
