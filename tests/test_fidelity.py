@@ -210,3 +210,31 @@ def test_code_variants_depend_on_the_basis_only_when_n_exceeds_d():
     assert dataset_entropy(wide @ q10) == pytest.approx(dataset_entropy(wide), abs=1e-10)
     assert abs(dataset_entropy(tall @ q5)[0] - dataset_entropy(tall)[0]) > 1e-5  # vs 1e-10 above
     assert dataset_entropy(tall @ q5, clamp=False) == pytest.approx(dataset_entropy(tall, clamp=False), abs=1e-10)
+
+
+# --- the appendix's tables, on hand-made rows ---------------------------------------------------------
+
+def _rows(model, task, measurement, values):
+    return pd.DataFrame({"model": model, "task": task, "measurement": measurement, "layer": range(len(values)),
+                         "value": values})
+
+
+def test_relevance_variants_by_hand():
+    from lrd.verdicts.fidelity import relevance_variants
+
+    rel = pd.concat([_rows("m", "t", "cosine relevance", [0.1, 0.3, 0.2]),
+                     _rows("m", "t", "cosine relevance (ShortGPT last block)", [0.1, 0.3, 0.9])])
+    got = relevance_variants(rel).iloc[0]
+    assert (got["lrd"], got["ShortGPT"], got["rank lrd"], got["rank ShortGPT"]) == (0.2, 0.9, 2, 3)
+    assert got["difference"] == pytest.approx(0.7)
+
+
+def test_variant_differences_by_hand():
+    from lrd.methods.suite import FORMULA_VARIANTS
+    from lrd.verdicts.fidelity import variant_differences
+
+    rows = pd.concat([_rows("m", "t", "prompt entropy", [1.0, 0.5, 0.7, 1.0]),
+                      _rows("m", "t", FORMULA_VARIANTS["prompt entropy"], [1.0, 0.8, 0.6, 0.9])])
+    got = variant_differences(rows).iloc[0]
+    assert got["max |diff|"] == pytest.approx(0.3) and got["mean diff"] == pytest.approx((0 - 0.3 + 0.1 + 0.1) / 4)
+    assert bool(got["argmin moves"])  # the deepest inner layer: 1 under the code, 2 under the formula

@@ -29,13 +29,15 @@ takes the entropy of the positive eigenvalues, renormalised to sum 1:
     M = \begin{cases} Z^\top Z & n > d \\ Z Z^\top & n \le d \end{cases}.
 
 On centred, row-normalised rows (the paper's input) many entries of :math:`M` are negative, so
-the clamp changes the value (by up to 0.9 on the normalised scale on random inputs) and makes
-it depend on which side is built; without the clamp both sides give the formula above.
+the clamp changes the value (three unit rows at 120 degrees: ``log 2`` by the formula, ``log 3``
+clamped) and makes it depend on which side is built; without the clamp both sides give the
+formula above. The clamped value is rotation invariant when ``n <= d`` (Gram entries are) but
+not when ``n > d`` (the entries of :math:`Z^\top Z` depend on the basis).
 :func:`dataset_entropy` and :func:`prompt_entropy` compare our numbers with the paper's, so they
 clamp by default (``clamp=True``, the paper's code) and ``clamp=False`` gives the formula;
 :func:`matrix_entropy` and :func:`effective_rank` (the authors' code has no effective-rank
-function) keep the formula by default. For ``alpha = 2`` ``repitl`` can take a Frobenius
-shortcut, :math:`-\log(\lVert K \rVert_F^2 / m^2)` for a trace-one ``m x m`` matrix ``K``,
+function) keep the formula by default. For ``alpha = 2`` ``repitl`` takes a Frobenius shortcut
+when its ``allow_frobenius_speedup`` is on, :math:`-\log(\lVert K \rVert_F^2 / m^2)` for a trace-one ``m x m`` matrix ``K``,
 which is the formula plus :math:`2 \log m` (its division by :math:`m^2` is not the
 normalisation its comment says); ``frobenius_offset=True`` reproduces it, the default is the
 formula (a constant offset changes no layer-wise shape, and the formula is what the paper states).

@@ -15,10 +15,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from lrd.aggregation.cayley import ilse_layout
 from lrd.methods.suite import FORMULA_VARIANTS
 from lrd.verdicts.layer_choice import judge_choice, judge_metrics_track, judge_valley
 
-__all__ = ["DECISIONS", "decisions", "variant_differences", "variant_verdicts", "relevance_variants",
+__all__ = ["DECISIONS", "decisions", "ilse_layout_text", "variant_differences", "variant_verdicts", "relevance_variants",
            "cayley_configurations"]
 
 #: One row per place lrd and the authors' code differ: (measurement, the authors' code, lrd's
@@ -64,6 +65,25 @@ DECISIONS = [
 def decisions() -> pd.DataFrame:
     """:data:`DECISIONS` as a table (columns ``measurement, authors' code, lrd default, other variant, why``)."""
     return pd.DataFrame(DECISIONS, columns=["measurement", "authors' code", "lrd default", "other variant", "why"])
+
+
+def ilse_layout_text(model: str, n_states: int | None) -> str:
+    """One sentence: where ``model``'s ``n_states`` states go under lrd's and ILSE's default configuration.
+
+    >>> ilse_layout_text("m", 7)
+    'm has 7 states, one more than |SL(2, Z_2)| = 6: ILSE drops the embedding state and uses 6 nodes, lrd keeps all 7 on 24'
+    >>> ilse_layout_text("m", 13)
+    'm has 13 states: both configurations put them on the 24 nodes of SL(2, Z_3), so only the doubled edges differ'
+    """
+    if n_states is None:
+        return f"{model} is not in the panel, so the configuration is not measured here"
+    n, nodes, first = ilse_layout(n_states, keep_embedding_layer=False)
+    _, lrd_nodes, _ = ilse_layout(n_states)
+    if first:
+        return (f"{model} has {n_states} states, one more than |SL(2, Z_{n})| = {nodes}: ILSE drops the embedding "
+                f"state and uses {nodes} nodes, lrd keeps all {n_states} on {lrd_nodes}")
+    return (f"{model} has {n_states} states: both configurations put them on the {nodes} nodes of SL(2, Z_{n}), "
+            "so only the doubled edges differ")
 
 
 def variant_differences(results: pd.DataFrame) -> pd.DataFrame:
