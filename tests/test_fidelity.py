@@ -76,6 +76,8 @@ def test_repeated_token_counts_as_angle_zero_or_is_dropped():
     assert curvature(path, normalize=False, zero_steps="drop") == pytest.approx(np.pi / 2)
     # default: the code's; the repeated token stays a zero step after normalisation
     assert curvature(path) == pytest.approx(curvature(path, normalize=True, absolute=True, zero_steps="zero"))
+    noisy = path + 1e-7 * np.random.default_rng(0).normal(size=path.shape)  # float noise: still a zero step
+    assert curvature(noisy, normalize=False) == pytest.approx(np.pi / 4, abs=1e-5)
     with pytest.raises(ValueError, match="zero_steps"):
         curvature(path, zero_steps="skip")
 

@@ -117,10 +117,12 @@ def _encoder_scorers() -> Sequence[str]:
 
 
 def _profiles() -> Sequence[str]:
-    from lrd.book.notebooks import NOTEBOOKS  # the profiles file; imported when a value is checked
+    """The declared profiles (notebooks/profiles.yml, read here: lrd.book.notebooks imports this module)."""
     import yaml
+    from pathlib import Path
 
-    return ["default", *yaml.safe_load((NOTEBOOKS / "profiles.yml").read_text())]
+    path = Path(__file__).resolve().parents[2] / "notebooks" / "profiles.yml"
+    return ["default", *yaml.safe_load(path.read_text())]
 
 
 def _device_problem(name: str, device: str) -> str | None:

@@ -66,9 +66,10 @@ def curvature(tokens: np.ndarray, *, normalize: bool = True, absolute: bool = Tr
     zero_steps : {"zero", "drop"}
         A zero step (two identical consecutive tokens) has no direction: ``"zero"`` counts its
         angles as 0 (the paper's code, default), ``"drop"`` leaves them out of the mean. A step
-        counts as zero when its norm is at most ``1e-9`` times the largest token norm of the
-        path (the code tests ``== 0``; after normalisation, two equal tokens can differ by
-        round-off, whose direction is noise).
+        counts as zero when its norm is at most ``1e-4`` times the largest token norm of the
+        path (the code tests ``== 0``; after centring and normalisation two equal tokens can
+        differ by round-off or float noise, whose direction is arbitrary, while distinct
+        tokens differ by far more).
 
     Returns
     -------
@@ -96,7 +97,7 @@ def curvature(tokens: np.ndarray, *, normalize: bool = True, absolute: bool = Tr
     v = np.diff(z, axis=-2)
     norm = np.linalg.norm(v, axis=-1)
     scale = np.linalg.norm(z, axis=-1).max(-1, keepdims=True)
-    norm = np.where(norm > 1e-9 * scale, norm, 0.0)
+    norm = np.where(norm > 1e-4 * scale, norm, 0.0)
     dot = (v[..., 1:, :] * v[..., :-1, :]).sum(-1)
     denom = norm[..., 1:] * norm[..., :-1]
     valid = denom > 0
