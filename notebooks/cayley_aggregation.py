@@ -340,6 +340,19 @@ for key, group in [("identity", "identity mapping"), ("positional", "positional 
 # Doubling every edge doubles the neighbour sum in GIN against the node's own term, so it is
 # not a no-op; the numbers show how much it matters here.
 #
+# ILSE's default trainers (`keep_embedding_layer=False` in its `gnn_datasets.py`) also drop the
+# embedding state when the model has one state more than an $SL(2, \mathbb Z_n)$ graph has
+# nodes, on top of the doubled edges: {glue:text}`cayley_aggregation-ablation_ilse_layout`;
+# that configuration scores {glue:text}`cayley_aggregation-ablation_ilse` (appendix {doc}`authors_code`).
+
+# %% tags=["hide-input"]
+from lrd.verdicts.fidelity import ilse_layout_text
+
+glue("ablation_ilse_layout", ilse_layout_text(ablation_model, tables.models.get(ablation_model, {}).get("n_states")))
+glue("ablation_ilse", f"{_row('embeddings dropped (ILSE trainers)')['mean']:.3f} ± "
+     f"{_row('embeddings dropped (ILSE trainers)')['std']:.3f}")
+
+# %% [markdown]
 # ### Random layer-to-node mappings
 #
 # The claim ({glue:text}`cayley_aggregation-claim_mapping_source`): "{glue:text}`cayley_aggregation-claim_mapping`"

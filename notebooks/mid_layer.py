@@ -54,9 +54,11 @@
 # **Metrics** (`lrd.metrics`). For rows $Z$ (tokens of a prompt, or prompts of a dataset),
 # centred and L2-normalised, the matrix-based entropy is
 # $S_1(Z) = -\sum_i \lambda_i \log \lambda_i$ over the eigenvalues of $ZZ^\top / \operatorname{tr}(ZZ^\top)$,
-# divided by $\log \min(n, d)$; *prompt entropy* averages it over prompts' token matrices,
-# *dataset entropy* takes it over the prompts' pooled vectors. *Curvature* is the mean angle
-# between consecutive token steps $z_{k+1} - z_k$. *InfoNCE* ($\tau = 0.1$, reported as
+# divided by $\log \min(n, d)$, computed as the paper's code does, with the matrix's negative
+# entries clamped at 0 (see "The paper's code against the paper's formula" below); *prompt
+# entropy* averages it over prompts' token matrices, *dataset entropy* takes it over the
+# prompts' pooled vectors. *Curvature* is the mean angle between consecutive token steps
+# $z_{k+1} - z_k$ (the code's: of the centred, L2-normalised tokens, the angle of $|\cos|$). *InfoNCE* ($\tau = 0.1$, reported as
 # $1 - \mathcal L/\log N$), *LiDAR* (entropy of $S_w^{-1/2} S_b S_w^{-1/2}$ over
 # {glue:text}`mid_layer-n_views` views, $\delta = 10^{-4}$) and *DiME* (10 permutations) compare
 # embeddings of augmented views (nlpaug split, random-character and keyboard augmentations, as
@@ -283,6 +285,29 @@ lrd.tables.rounded(label_free_choice(results, metric="DiME"))
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_choice`.
 #
+# ## The paper's code against the paper's formula
+#
+# The paper's code (OFSkean/information_flow) computes prompt and dataset entropy with the
+# Gram matrix's negative entries clamped at 0, curvature on centred, L2-normalised tokens with
+# the angle of $|\cos|$ and a repeated token's zero step counted as angle 0, and DiME with
+# $d \times d$ kernels when there are more prompts than dimensions. The measurements above
+# follow the code, since the verdicts compare with the paper's numbers; the formula is computed
+# from the same states. The three verdicts that read these measurements, under both variants
+# ({glue:text}`mid_layer-n_variant_same` of {glue:text}`mid_layer-n_variant_verdicts` keep their
+# outcome), and how far the curves move (appendix {doc}`authors_code`):
+
+# %% tags=["hide-input"]
+from lrd.verdicts.fidelity import variant_differences, variant_verdicts
+
+variants = variant_verdicts(results, token_task=token_task, note=note)
+glue("n_variant_same", int(variants["same outcome"].sum()))
+glue("n_variant_verdicts", len(variants))
+variants
+
+# %% tags=["hide-input"]
+lrd.tables.rounded(variant_differences(results).set_index(["measurement", "model"]), digits=3)
+
+# %% [markdown]
 # ## The claims against our measurement
 #
 # | Claim (Skean et al.) | Verdict |

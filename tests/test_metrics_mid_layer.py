@@ -73,8 +73,10 @@ def test_prompt_entropy_of_orthogonal_tokens_is_maximal():
     # tokens at the vertices of a simplex: centred rows are equiangular, entropy log(T-1)
     t = 5
     tokens = np.eye(t)[None].repeat(2, axis=0)  # 2 layers, 5 tokens in R^5
-    h = prompt_entropy([tokens, tokens], normalized=False)
+    h = prompt_entropy([tokens, tokens], normalized=False, clamp=False)
     assert h == pytest.approx([np.log(t - 1)] * 2, abs=1e-10)
+    # the paper's code clamps the Gram's -1/(T-1) entries at 0: the identity, entropy log T
+    assert prompt_entropy([tokens, tokens], normalized=False) == pytest.approx([np.log(t)] * 2, abs=1e-10)
 
 
 def test_prompt_entropy_padding_chunks_do_not_matter():
@@ -96,24 +98,25 @@ def test_dataset_entropy_bounded():
 def test_straight_path_has_zero_curvature():
     direction = np.random.default_rng(5).standard_normal(7)
     path = np.arange(6)[:, None] * direction + 3.0
-    assert curvature(path) == pytest.approx(0.0, abs=1e-7)
+    assert curvature(path, normalize=False, absolute=False, zero_steps="drop") == pytest.approx(0.0, abs=1e-7)
+    assert curvature(path) == pytest.approx(0.0, abs=1e-7)  # the paper's code: normalised, |cos|
 
 
 def test_right_angle_zigzag_has_curvature_half_pi():
     zigzag = np.array([[0, 0], [1, 0], [1, 1], [2, 1], [2, 2], [3, 2]], dtype=float)
-    assert curvature(zigzag) == pytest.approx(np.pi / 2)
+    assert curvature(zigzag, normalize=False, absolute=False, zero_steps="drop") == pytest.approx(np.pi / 2)
 
 
 def test_reversal_is_pi_and_absolute_folds_it():
     back = np.array([[0.0, 0], [1, 0], [0, 0], [1, 0]])
-    assert curvature(back) == pytest.approx(np.pi)
-    assert curvature(back, absolute=True) == pytest.approx(0.0, abs=1e-7)
+    assert curvature(back, normalize=False, absolute=False, zero_steps="drop") == pytest.approx(np.pi)
+    assert curvature(back, normalize=False, absolute=True) == pytest.approx(0.0, abs=1e-7)
 
 
 def test_prompt_curvature_averages_and_skips_short():
     zig = np.array([[0, 0], [1, 0], [1, 1], [2, 1]], dtype=float)
     line = np.array([[0, 0], [1, 1], [2, 2]], dtype=float)
-    out = prompt_curvature([np.stack([zig, zig]), np.stack([line, line]), np.zeros((2, 2, 2))])
+    out = prompt_curvature([np.stack([zig, zig]), np.stack([line, line]), np.zeros((2, 2, 2))], normalize=False, absolute=False, zero_steps="drop")
     assert out == pytest.approx([np.pi / 4] * 2)
 
 
@@ -134,8 +137,8 @@ def test_dime_identical_views_positive_independent_about_zero():
     centres = 3 * rng.standard_normal((6, 8))
     a = centres[rng.integers(0, 6, 48)] + 0.3 * rng.standard_normal((48, 8))
     b = centres[rng.integers(0, 6, 48)] + 0.3 * rng.standard_normal((48, 8))
-    assert dime(a, a) > 0.5
-    assert abs(dime(a, b)) < 0.1
+    assert dime(a, a, kernel="samples") > 0.5  # N = 48 > d = 8: the N x N formula (the code's is d x d)
+    assert abs(dime(a, b, kernel="samples")) < 0.1
 
 
 def test_lidar_counts_discriminative_directions():
@@ -177,10 +180,12 @@ def _two_views(fn):
 METRICS = [
     Metric("matrix_entropy", matrix_entropy),
     Metric("effective_rank", effective_rank),
-    Metric("dataset_entropy", lambda x: dataset_entropy(x[None])[0]),
+    # the formula variants: the paper's code (clamped d x d matrix, d x d DiME kernels for N > d)
+    # depends on the basis when N > d (tests/test_fidelity.py)
+    Metric("dataset_entropy", lambda x: dataset_entropy(x[None], clamp=False)[0]),
     Metric("curvature", curvature, permutation_invariant=False),
     Metric("infonce", lambda x: infonce(x, x)),
-    Metric("dime", lambda x: dime(x, x)),
+    Metric("dime", lambda x: dime(x, x, kernel="samples")),
 ]
 
 

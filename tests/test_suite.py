@@ -38,7 +38,10 @@ def test_token_rows_equal_token_metrics_and_skip_short_prompts(tiny_decoder):
     mine = token_rows(tokens, model=tiny_decoder.name, task="toy")
     ref = token_metrics(tiny_decoder, TEXTS, task="toy")
     pd.testing.assert_frame_equal(mine, ref)
-    assert set(mine["measurement"]) == {"prompt entropy", "curvature"}
+    from lrd.methods.suite import FORMULA_VARIANTS
+
+    names = {"prompt entropy", "curvature"}
+    assert set(mine["measurement"]) == names | {FORMULA_VARIANTS[k] for k in names}
     long_only = token_rows([t for t in tokens if t.shape[1] >= 3], model=tiny_decoder.name, task="toy")
     pd.testing.assert_frame_equal(mine, long_only)  # a 1-2 token prompt is left out, not averaged in
     with pytest.raises(ValueError, match="shorter than 3 tokens"):

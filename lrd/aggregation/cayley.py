@@ -98,8 +98,12 @@ def cayley_graph(n: int, *, reference_duplicates: bool = False) -> CayleyGraph:
     n : int
         Modulus, >= 2. For n = 2, A = A^-1 and B = B^-1, so the graph is 2-regular.
     reference_duplicates : bool
-        List every directed edge twice, as the reference code (``get_cayley_graph`` in
-        tomulanovski/ILSE) does; with sum aggregation this doubles neighbour messages.
+        List the directed edges as the reference code (``get_cayley_graph`` in
+        tomulanovski/ILSE ``experiments/utils/model_definitions/gnn/gnn_models.py``) does: for
+        every node and each of the four generators it adds ``g -> g s`` and ``g s -> g``, so each
+        directed edge appears twice for n >= 3 (``g s -> g`` is also ``g s -> (g s) s^-1``) and
+        four times for n = 2 (where ``A = A^-1`` and ``B = B^-1``); with sum aggregation this
+        multiplies neighbour messages. ``False`` (default): each edge once in each direction.
 
     Returns
     -------
@@ -129,9 +133,11 @@ def cayley_graph(n: int, *, reference_duplicates: bool = False) -> CayleyGraph:
     codes = np.array(order, dtype=np.int64)
     targets = np.vectorize(index.__getitem__, otypes=[np.int64])(_step(codes, n))
     sources = np.repeat(np.arange(len(codes), dtype=np.int64), 4)
-    edges = np.unique(np.stack([sources, targets.ravel()]), axis=1)  # drops n = 2 duplicates
-    if reference_duplicates:
-        edges = np.concatenate([edges, edges], axis=1)
+    if reference_duplicates:  # the reference's list: forward and reverse of every (node, generator)
+        forward = np.stack([sources, targets.ravel()])
+        edges = np.stack([forward, forward[::-1]], axis=2).reshape(2, -1)
+    else:
+        edges = np.unique(np.stack([sources, targets.ravel()]), axis=1)  # drops n = 2 duplicates
     elements = np.stack([(codes // n ** 3) % n, (codes // n ** 2) % n, (codes // n) % n, codes % n], 1)
     return CayleyGraph(int(n), len(codes), edges, elements.reshape(-1, 2, 2))
 
@@ -150,6 +156,37 @@ def smallest_n(num_states: int, *, max_n: int = 256) -> int:
         if sl2_order(n) >= num_states:
             return n
     raise ValueError(f"no SL(2, Z_n) with n <= {max_n} has {num_states} elements; raise max_n")
+
+
+def ilse_layout(num_states: int, *, keep_embedding_layer: bool = True, max_n: int = 256) -> tuple[int, int, int]:
+    """Which states go on which Cayley graph under tomulanovski/ILSE's two configurations.
+
+    ``gnn_datasets.py`` (``keep_embedding_layer``, default ``False`` there, used by
+    ``basic_gin_trainer.py``, ``gnn_wrapper.py`` and most trainers) drops the embedding state
+    when the number of states is one more than some :math:`|SL(2, \mathbb Z_n)|` (25 states ->
+    24 nodes on n = 3, no virtual node); the precomputed trainers pass ``True``, and every state
+    goes on the smallest graph that holds them all (25 states -> 48 nodes on n = 4). The paper
+    (Section 3) says every layer is a node; which configuration its tables used cannot be told
+    from the code. lrd keeps every state by default (``keep_embedding_layer=True``).
+
+    Returns
+    -------
+    (n, num_nodes, first_state) : tuple of int
+        The modulus, the graph order and the first state kept (1 when the embeddings are dropped).
+
+    Examples
+    --------
+    >>> ilse_layout(25), ilse_layout(25, keep_embedding_layer=False), ilse_layout(24, keep_embedding_layer=False)
+    ((4, 48, 0), (3, 24, 1), (3, 24, 0))
+    """
+    if num_states < 1:
+        raise ValueError(f"num_states must be positive, got {num_states}")
+    if not keep_embedding_layer and num_states > 1:
+        n = smallest_n(num_states - 1, max_n=max_n)
+        if sl2_order(n) == num_states - 1:
+            return n, num_states - 1, 1
+    n = smallest_n(num_states, max_n=max_n)
+    return n, sl2_order(n), 0
 
 
 def complete_graph(num_nodes: int) -> np.ndarray:

@@ -21,7 +21,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from lrd.aggregation.cayley import cayley_graph, complete_graph, layer_to_node, smallest_n
+from lrd.aggregation.cayley import cayley_graph, complete_graph, ilse_layout, layer_to_node, smallest_n
 
 METHODS = ("last", "best", "mean", "elmo", "mlp", "deepset", "dwatt", "fc", "cayley")
 METHOD_LABELS = {"last": "Last layer", "best": "Best layer", "mean": "Mean of layers",
@@ -179,12 +179,25 @@ class GraphEncoder(nn.Module):
         return h.index_select(1, self.layer_nodes).mean(1)
 
 
+class _WithoutEmbeddings(GraphEncoder):
+    """A :class:`GraphEncoder` over states 1..L: the embedding state (index 0) is dropped."""
+
+    def node_features(self, x: torch.Tensor) -> torch.Tensor:
+        return super().node_features(x[:, 1:])
+
+
 def cayley_encoder(dim: int, num_states: int, *, mapping_seed: int | None = None,
-                   reference_duplicates: bool = False, **kwargs) -> GraphEncoder:
-    """:class:`GraphEncoder` on the smallest SL(2, Z_n) Cayley graph with ``num_states`` nodes."""
-    graph = cayley_graph(smallest_n(num_states), reference_duplicates=reference_duplicates)
-    return GraphEncoder(dim, graph.edge_index, graph.num_nodes, layer_to_node(num_states, seed=mapping_seed),
-                        **kwargs)
+                   reference_duplicates: bool = False, keep_embedding_layer: bool = True, **kwargs) -> GraphEncoder:
+    """:class:`GraphEncoder` on the smallest SL(2, Z_n) Cayley graph with ``num_states`` nodes.
+
+    ``keep_embedding_layer=False`` is tomulanovski/ILSE's default dataset configuration: when
+    ``num_states`` is one more than some |SL(2, Z_n)|, the embedding state is dropped and the
+    other states fill that graph exactly (:func:`lrd.aggregation.cayley.ilse_layout`).
+    """
+    n, _, first = ilse_layout(num_states, keep_embedding_layer=keep_embedding_layer)
+    graph = cayley_graph(n, reference_duplicates=reference_duplicates)
+    kind = _WithoutEmbeddings if first else GraphEncoder
+    return kind(dim, graph.edge_index, graph.num_nodes, layer_to_node(num_states - first, seed=mapping_seed), **kwargs)
 
 
 def fc_encoder(dim: int, num_states: int, **kwargs) -> GraphEncoder:
@@ -360,7 +373,7 @@ class Embedder(nn.Module):
 def make_encoder(method: str, dim: int, num_states: int, *, hidden: int = 256, gnn_layers: int = 1,
                  conv: str = "gin", dropout: float = 0.1, positional: bool = False,
                  mapping_seed: int | None = None, reference_duplicates: bool = False,
-                 aggregation: str = "dense") -> nn.Module:
+                 keep_embedding_layer: bool = True, aggregation: str = "dense") -> nn.Module:
     """The encoder of one method (see :data:`METHODS`; ``best`` is built by :func:`make_method`)."""
     graph = dict(hidden=hidden, num_layers=gnn_layers, conv=conv, dropout=dropout, positional=positional,
                  aggregation=aggregation)
@@ -373,7 +386,8 @@ def make_encoder(method: str, dim: int, num_states: int, *, hidden: int = 256, g
         "dwatt": lambda: DWAtt(dim, num_states, hidden=hidden, dropout=dropout),
         "fc": lambda: fc_encoder(dim, num_states, **graph),
         "cayley": lambda: cayley_encoder(dim, num_states, mapping_seed=mapping_seed,
-                                         reference_duplicates=reference_duplicates, **graph),
+                                         reference_duplicates=reference_duplicates,
+                                         keep_embedding_layer=keep_embedding_layer, **graph),
     }
     if method not in builders:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")

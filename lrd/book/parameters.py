@@ -116,6 +116,15 @@ def _encoder_scorers() -> Sequence[str]:
     return list(ENCODER_SCORERS)
 
 
+def _profiles() -> Sequence[str]:
+    """The declared profiles (notebooks/profiles.yml, read here: lrd.book.notebooks imports this module)."""
+    import yaml
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "notebooks" / "profiles.yml"
+    return ["default", *yaml.safe_load(path.read_text())]
+
+
 def _device_problem(name: str, device: str) -> str | None:
     """Why ``device`` cannot compute here, or ``None``: a name torch cannot parse, a kind lrd
     does not run on, or a device this machine lacks (no CUDA, an index past the last GPU).
@@ -282,6 +291,11 @@ RULES: dict[str, dict[str, Rule]] = {
         "n_random": N_RANDOM,
         "batch_size": BATCH_SIZE,
         "threads": THREADS,
+    },
+    "authors_code": {
+        "models": MODELS,
+        "chapter_profile": Rule("the other chapters' parameters (and cached units) are read under this profile",
+                                choices=_profiles),
     },
     "null_calibration": {
         "n_simulations": Rule("null panels per claim; the Monte Carlo bound needs some", at_least=10),

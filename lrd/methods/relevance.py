@@ -7,6 +7,21 @@ For block :math:`l` with input :math:`h_{l-1}` and output :math:`h_l` (token sta
     R^{\\cos}_l = 1 - \\frac{1}{\\sum_i T_i}\\sum_i \\sum_{t \\le T_i} \\cos(h_{l-1,i,t}, h_{l,i,t}),
     \\qquad R^{\\mathrm{acc}}_l = \\mathrm{acc}(\\text{model}) - \\mathrm{acc}(\\text{model} \\setminus l).
 
+**Block influence in ShortGPT's code** (icip-cas/ShortGPT: ``ShortGPT.compute_bi`` in
+``shortgpt/shortgpt.py`` over the model's ``hidden_states``, ``block_influence`` in
+``shortgpt/metrics.py``) differs twice. (1) Hugging Face's ``hidden_states[-1]`` is the last
+block's output *after* the model's final norm, so its last block's score compares the block's
+input with the normalised output; lrd's :math:`R^{\cos}_L` compares the block's input with its
+own output (the definition above, the same for every block, as Hinostroza et al. define it).
+The two differ only through the norm's learned gain (and bias): cosines ignore the per-token
+rescaling of an RMSNorm with unit gain.
+The ShortGPT value is computed in the same pass and kept in ``SweepResult.extra["cosine, last
+block after final norm"]`` and as the ``"cosine relevance (ShortGPT last block)"`` rows of
+:func:`relevance_rows` (equal to ``"cosine relevance"`` on blocks 1..L-1), so a chapter can show
+both. (2) It sums the cosine over every position of the padded batch, pad tokens included (and
+scores a zero vector 0.5), so a prompt's score depends on how long the others in its batch are: a
+defect, not a definition; lrd averages over real tokens only and keeps doing so.
+
 Removing a set :math:`S` of blocks leaves blocks :math:`1..\\min S - 1` unchanged, so
 :func:`removal_sweep` runs each batch once intact, records every block's output, and resumes
 each removal from the recorded input of block :math:`\\min S` (a stand-in module replays it):
@@ -185,6 +200,8 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
     """
     hf, row = anatomy(model)
     blocks = list(_get(hf, row["blocks"]))
+    final_norm = _get(hf, row["final_norm"]) if row.get("final_norm") else None
+    cos_normed = 0.0  # ShortGPT's last-block score: the block's input against hidden_states[-1] (final norm)
     n = len(blocks)
     sets = _check_sets([[i] for i in range(1, n + 1)] if sets is None else sets, n)
     types = getattr(hf.config, "layer_types", None)
@@ -214,6 +231,10 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
                 cos.append(torch.nn.functional.cosine_similarity(a, b, dim=-1)[mask].sum())
                 ends.append(a[:, -1])  # left padding: the last position is the last token
             ends.append(_hidden(rec["out"][n - 1])[:, -1].float())
+            if final_norm is not None:
+                normed = final_norm(_hidden(rec["out"][n - 1])).float()
+                cos_normed += float(torch.nn.functional.cosine_similarity(
+                    rec["in"][n - 1].float(), normed, dim=-1)[mask].sum())
             outs = {0: rec["out"]}  # each run's recorded block outputs that its children resume from
             for k in order:
                 s, (parent, block) = sets[k], plan[k]
@@ -234,8 +255,11 @@ def removal_sweep(model: LoadedModel, requests: MCRequests, sets: Sequence[Seque
                 lls[k, reqs] = ll
     work += 1.0
     cosine = 1.0 - cos_sum / max(n_tok, 1)
+    extra = {}
+    if final_norm is not None:
+        extra["cosine, last block after final norm"] = 1.0 - cos_normed / max(n_tok, 1)
     return SweepResult(sets, perturb(lls, tag="removal_sweep/lls"), perturb(cosine, tag="removal_sweep/cosine"),
-                       perturb(last, tag="removal_sweep/last_token"), work, time.perf_counter() - t0, n_tok)
+                       perturb(last, tag="removal_sweep/last_token"), work, time.perf_counter() - t0, n_tok, extra)
 
 
 
@@ -326,6 +350,8 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
 
     hf, row = anatomy(model)
     blocks = list(_get(hf, row["blocks"]))
+    final_norm = _get(hf, row["final_norm"]) if row.get("final_norm") else None
+    cos_normed = 0.0  # ShortGPT's last-block score: the block's input against hidden_states[-1] (final norm)
     n = len(blocks)
     sets = [[l] for l in range(1, n + 1)] if sets is None else [sorted({int(i) for i in s}) for s in sets]
     bad = [s for s in sets if s and not (1 <= s[0] and s[-1] <= n)]
@@ -452,8 +478,14 @@ def relevance_rows(sweep: SweepResult, requests: MCRequests, *, model: str, task
     correct = mc_accuracy(sweep.lls[[0] + [where[(l,)] for l in range(1, n + 1)]], requests)[metric]
     acc = correct.mean(1)
     layers = np.arange(1, n + 1)
+    frames = []
+    if "cosine, last block after final norm" in sweep.extra:  # ShortGPT's block influence (module docstring)
+        shortgpt = np.array(sweep.cosine, dtype=float)
+        shortgpt[-1] = sweep.extra["cosine, last block after final norm"]
+        frames.append(per_layer(shortgpt, model=model, task=task, measurement="cosine relevance (ShortGPT last block)",
+                                layers=layers, n_layers=n))
     rows = pd.concat([per_layer(sweep.cosine, model=model, task=task, measurement="cosine relevance",
-                                layers=layers, n_layers=n),
+                                layers=layers, n_layers=n), *frames,
                       per_layer(acc[0] - acc[1:], model=model, task=task, measurement="accuracy relevance",
                                 layers=layers, n_layers=n)], ignore_index=True)
     return rows, correct

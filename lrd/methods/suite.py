@@ -10,6 +10,12 @@ Entry points by what they need from the model:
   ``return_tokens=True`` over a few prompts): prompt entropy and curvature.
 * :func:`invariance_metrics`: ``n_views`` augmented views of a few prompts (cached pooled
   extraction of ``n_views x n_prompts`` texts): InfoNCE and DiME on views 0 and 1, LiDAR on all.
+
+Where the paper's code (OFSkean/information_flow) computes something else than the paper's
+formula, the measurement under the plain name follows the code (the book compares it with the
+paper's numbers) and the formula comes beside it under :data:`FORMULA_VARIANTS`' name, from the
+same states (no extra forward pass): see :mod:`lrd.metrics.entropy`, :mod:`lrd.metrics.curvature`
+and :func:`lrd.metrics.augmentation.dime`.
 """
 
 from __future__ import annotations
@@ -30,6 +36,11 @@ from lrd.engine.models import LoadedModel
 from lrd.tables import per_layer
 
 
+#: measurement (the paper's code) -> the same measured by the formula (lrd's computation before issue 30)
+FORMULA_VARIANTS = {"dataset entropy": "dataset entropy (no clamp)", "prompt entropy": "prompt entropy (no clamp)",
+                    "curvature": "curvature (raw tokens, signed, zero steps dropped)", "DiME": "DiME (N x N Gram)"}
+
+
 def _rows(values: dict[str, np.ndarray], *, model: str, task: str) -> pd.DataFrame:
     return pd.concat([per_layer(v, model=model, task=task, measurement=k) for k, v in values.items()],
                      ignore_index=True)
@@ -40,6 +51,7 @@ def pooled_metrics(states: np.ndarray, *, model: str, task: str, alpha: float = 
     centred = states - states.mean(axis=1, keepdims=True)
     with threadpool_limits(1):  # many small decompositions: one thread avoids oversubscription
         return _rows({"dataset entropy": dataset_entropy(states, alpha=alpha),
+                      FORMULA_VARIANTS["dataset entropy"]: dataset_entropy(states, alpha=alpha, clamp=False),
                       "effective rank": effective_rank(centred)}, model=model, task=task)
 
 
@@ -81,7 +93,11 @@ def token_rows(tokens: Sequence[np.ndarray], *, model: str, task: str, alpha: fl
     if not tokens:
         raise ValueError("every text is shorter than 3 tokens; token metrics need longer prompts")
     with threadpool_limits(1):
-        return _rows({"prompt entropy": prompt_entropy(tokens, alpha=alpha), "curvature": prompt_curvature(tokens)},
+        return _rows({"prompt entropy": prompt_entropy(tokens, alpha=alpha),
+                      FORMULA_VARIANTS["prompt entropy"]: prompt_entropy(tokens, alpha=alpha, clamp=False),
+                      "curvature": prompt_curvature(tokens),
+                      FORMULA_VARIANTS["curvature"]: prompt_curvature(tokens, normalize=False, absolute=False,
+                                                                      zero_steps="drop")},
                      model=model, task=task)
 
 
@@ -109,4 +125,6 @@ def invariance_metrics(states: np.ndarray, *, model: str, task: str, temperature
     a, b = states[:, :, 0], states[:, :, 1]
     with threadpool_limits(1):
         return _rows({"InfoNCE": infonce(a, b, temperature=temperature), "LiDAR": lidar(states, delta=delta),
-                      "DiME": dime(a, b, n_permutations=n_permutations)}, model=model, task=task)
+                      "DiME": dime(a, b, n_permutations=n_permutations),
+                      FORMULA_VARIANTS["DiME"]: dime(a, b, n_permutations=n_permutations, kernel="samples")},
+                     model=model, task=task)

@@ -112,7 +112,7 @@ def lidar(views: np.ndarray, *, delta: float = 1e-4, alpha: float = 1.0) -> np.n
 
 
 def dime(view_a: np.ndarray, view_b: np.ndarray, *, n_permutations: int = 10, alpha: float = 1.0,
-         seed: int = 0) -> np.ndarray:
+         seed: int = 0, kernel: str = "code") -> np.ndarray:
     r"""DiME: difference of matrix-based entropies between mismatched and matched view pairs.
 
     With cosine Gram matrices :math:`K_A = \hat A \hat A^\top`, :math:`K_B = \hat B \hat B^\top`
@@ -125,6 +125,16 @@ def dime(view_a: np.ndarray, view_b: np.ndarray, *, n_permutations: int = 10, al
     a lower bound on the mutual information between the views: clearly positive when
     prompt :math:`i`'s two views agree, about 0 when they are independent.
 
+    **The paper's code** (``compute_dime`` in OFSkean/information_flow, both generations, with
+    ``doe`` of ``repitl.difference_of_entropies``) builds :math:`\hat A \hat A^\top` only when
+    :math:`N \le d`; for :math:`N > d` it builds the ``d x d`` covariances
+    :math:`\hat A^\top \hat A`, :math:`\hat B^\top \hat B` and permutes *feature* axes, a
+    different quantity (up to 0.27 away at ``N = 40, d = 8``). ``kernel="code"`` (default) does
+    the same (the book compares DiME with the paper's); ``kernel="samples"`` always takes the
+    ``N x N`` Gram matrices of the formula above. The two agree whenever ``N <= d`` (the book's
+    panel: 16 prompts, ``d >= 384``). The code's optional division by ``log min(N, d)``
+    ("maxEntropy") is not applied here (raw nats).
+
     Parameters
     ----------
     view_a, view_b : arrays of shape (..., N, d)
@@ -133,6 +143,9 @@ def dime(view_a: np.ndarray, view_b: np.ndarray, *, n_permutations: int = 10, al
     alpha : float
     seed : int
         Seed of the permutations (the same permutations for every leading index).
+    kernel : {"code", "samples"}
+        ``"code"``: ``d x d`` covariances when ``N > d``, as the paper's code; ``"samples"``:
+        always the ``N x N`` Gram matrices.
 
     Returns
     -------
@@ -141,10 +154,17 @@ def dime(view_a: np.ndarray, view_b: np.ndarray, *, n_permutations: int = 10, al
     a, b = _check_views(view_a, view_b)
     if n_permutations < 1:
         raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
-    ka = np.einsum("...id,...jd->...ij", unit_rows(a), unit_rows(a))
-    kb = np.einsum("...id,...jd->...ij", unit_rows(b), unit_rows(b))
+    if kernel not in ("code", "samples"):
+        raise ValueError(f"kernel must be 'code' or 'samples', got {kernel!r}")
+    a, b = unit_rows(a), unit_rows(b)
+    if kernel == "code" and a.shape[-2] > a.shape[-1]:  # the code's d x d covariances
+        ka = np.einsum("...nd,...ne->...de", a, a)
+        kb = np.einsum("...nd,...ne->...de", b, b)
+    else:
+        ka = np.einsum("...id,...jd->...ij", a, a)
+        kb = np.einsum("...id,...jd->...ij", b, b)
     rng = np.random.default_rng(seed)
-    perms = np.stack([rng.permutation(a.shape[-2]) for _ in range(n_permutations)])
+    perms = np.stack([rng.permutation(ka.shape[-1]) for _ in range(n_permutations)])
     permuted = kb[..., perms[:, :, None], perms[:, None, :]]  # (..., n_perm, N, N)
     h_perm = gram_entropy(ka[..., None, :, :] * permuted, alpha=alpha).mean(-1)
     return h_perm - gram_entropy(ka * kb, alpha=alpha)

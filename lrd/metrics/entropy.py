@@ -15,6 +15,33 @@ entropy is computed from an SVD of ``min(n, d)`` values whichever side is smalle
 ``[0, log rank(Z)]``: ``log n`` for ``n`` orthogonal rows of equal norm, ``0`` for rank one; it
 is invariant to rotations ``Z Q`` and to scaling ``c Z``.
 
+**Where the paper's code computes something else** (OFSkean/information_flow, both generations:
+``compute_entropy`` in ``experiments/utils/misc/metric_utils.py`` at commits 7473dbcf..a6ad5086,
+Sept. 2024, and in ``experiments/utils/metrics/metric_functions.py`` at 703d566f). The code builds
+the smaller matrix, :math:`Z^\top Z` (``d x d``) when ``n > d`` and :math:`Z Z^\top` (``n x n``)
+otherwise, **clamps its entries at 0**, divides by its trace (the newer generation; the older one
+leaves that to the eigenvalue normalisation of ``repitl``, which gives the same spectrum) and
+takes the entropy of the positive eigenvalues, renormalised to sum 1:
+
+.. math::
+
+    S^{\mathrm{code}}_\alpha(Z) = S_\alpha\big(\operatorname{spec}^{+}\,\max(M, 0)\big),\qquad
+    M = \begin{cases} Z^\top Z & n > d \\ Z Z^\top & n \le d \end{cases}.
+
+On centred, row-normalised rows (the paper's input) many entries of :math:`M` are negative, so
+the clamp changes the value (three unit rows at 120 degrees: ``log 2`` by the formula, ``log 3``
+clamped) and makes it depend on which side is built; without the clamp both sides give the
+formula above. The clamped value is rotation invariant when ``n <= d`` (Gram entries are) but
+not when ``n > d`` (the entries of :math:`Z^\top Z` depend on the basis).
+:func:`dataset_entropy` and :func:`prompt_entropy` compare our numbers with the paper's, so they
+clamp by default (``clamp=True``, the paper's code) and ``clamp=False`` gives the formula;
+:func:`matrix_entropy` and :func:`effective_rank` (the authors' code has no effective-rank
+function) keep the formula by default. For ``alpha = 2`` ``repitl`` takes a Frobenius shortcut
+when its ``allow_frobenius_speedup`` is on, :math:`-\log(\lVert K \rVert_F^2 / m^2)` for a trace-one ``m x m`` matrix ``K``,
+which is the formula plus :math:`2 \log m` (its division by :math:`m^2` is not the
+normalisation its comment says); ``frobenius_offset=True`` reproduces it, the default is the
+formula (a constant offset changes no layer-wise shape, and the formula is what the paper states).
+
 References
 ----------
 Skean, Arefin, Zhao, Patel, Naghiyev, LeCun, Shwartz-Ziv, "Layer by Layer: Uncovering Hidden
@@ -95,7 +122,21 @@ def gram_entropy(gram: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
     return spectrum_entropy(np.linalg.eigvalsh(g), alpha=alpha)
 
 
-def matrix_entropy(x: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
+def _side_matrix(x: np.ndarray) -> np.ndarray:
+    """The matrix the paper's code builds from rows ``x`` (..., n, d): ``x^T x`` when n > d, else ``x x^T``."""
+    return np.swapaxes(x, -1, -2) @ x if x.shape[-2] > x.shape[-1] else x @ np.swapaxes(x, -1, -2)
+
+
+def _frobenius_entropy(m: np.ndarray) -> np.ndarray:
+    """``repitl``'s alpha = 2 shortcut on a PSD ``m`` (..., k, k): ``-log(||m / tr m||_F^2 / k^2)``."""
+    tr = np.trace(m, axis1=-2, axis2=-1)
+    k = np.divide(m, tr[..., None, None], out=np.zeros_like(m), where=tr[..., None, None] > 0)
+    f = (k ** 2).sum((-2, -1)) / m.shape[-1] ** 2
+    return -np.log(f, out=np.zeros_like(f), where=f > 0)
+
+
+def matrix_entropy(x: np.ndarray, *, alpha: float = 1.0, clamp: bool = False,
+                   frobenius_offset: bool = False) -> np.ndarray:
     """Matrix-based entropy of the rows of ``x`` (see the module docstring), in nats.
 
     Parameters
@@ -104,6 +145,13 @@ def matrix_entropy(x: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
         Rows are samples (texts or tokens); leading axes (e.g. layers) are kept.
     alpha : float
         Order of the entropy (the paper's default is 1).
+    clamp : bool
+        The paper's code: build ``x^T x`` if ``n > d`` else ``x x^T``, clamp its entries at 0,
+        then take the entropy of its spectrum. ``False`` (default): the formula, from the
+        squared singular values.
+    frobenius_offset : bool
+        With ``alpha = 2`` only: ``repitl``'s Frobenius shortcut, the formula plus
+        ``2 log m`` for the ``m x m`` matrix built (see the module docstring).
 
     Returns
     -------
@@ -113,13 +161,25 @@ def matrix_entropy(x: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
     --------
     >>> round(float(matrix_entropy(np.eye(3))), 6)  # three orthonormal rows: log 3
     1.098612
+    >>> z = np.array([[1.0, 0.0], [-1.0, 0.0]])  # Gram [[1, -1], [-1, 1]]: rank 1, clamped: identity
+    >>> abs(round(float(matrix_entropy(z)), 6)), round(float(matrix_entropy(z, clamp=True)), 6)
+    (0.0, 0.693147)
     """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim < 2:
         raise ValueError(f"x must have shape (..., n, d), got {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError("x contains NaN or inf")
-    return spectrum_entropy(np.linalg.svd(x, compute_uv=False) ** 2, alpha=alpha)
+    if frobenius_offset and _check_alpha(alpha) != 2.0:
+        raise ValueError(f"frobenius_offset applies to alpha = 2 only, got alpha = {alpha}")
+    if not (clamp or frobenius_offset):
+        return spectrum_entropy(np.linalg.svd(x, compute_uv=False) ** 2, alpha=alpha)
+    m = _side_matrix(x)
+    if clamp:
+        m = np.maximum(m, 0.0)
+    if frobenius_offset:
+        return _frobenius_entropy(m)
+    return spectrum_entropy(np.linalg.eigvalsh(m), alpha=alpha)
 
 
 def effective_rank(x: np.ndarray) -> np.ndarray:
@@ -169,7 +229,8 @@ def _max_entropy(n: int, d: int) -> float:
     return float(np.log(min(n, d)))
 
 
-def dataset_entropy(layers: np.ndarray, *, alpha: float = 1.0, normalized: bool = True) -> np.ndarray:
+def dataset_entropy(layers: np.ndarray, *, alpha: float = 1.0, normalized: bool = True,
+                    clamp: bool = True, frobenius_offset: bool = False) -> np.ndarray:
     r"""Dataset entropy per layer: entropy of the (centred, row-normalised) prompt vectors.
 
     .. math:: S_\alpha\big(\mathrm{norm}(X_l)\big) / \log \min(N, d) \quad (\text{normalised})
@@ -182,18 +243,24 @@ def dataset_entropy(layers: np.ndarray, *, alpha: float = 1.0, normalized: bool 
     normalized : bool
         Divide by ``log min(N, d)`` (the code's default "maxEntropy" normalisation), so 1 is
         the largest possible value.
+    clamp : bool
+        The paper's code (default): entries of the ``N x N`` (or, for ``N > d``, ``d x d``)
+        matrix clamped at 0 (``compute_entropy`` in OFSkean/information_flow); ``False``: the
+        formula. See the module docstring.
+    frobenius_offset : bool
+        ``alpha = 2`` only: the ``+ 2 log m`` of ``repitl``'s Frobenius shortcut.
 
     Returns
     -------
     ndarray of shape (n_layers,)
     """
     x = check_layers(layers, min_samples=2)
-    h = matrix_entropy(normalize_rows(x), alpha=alpha)
+    h = matrix_entropy(normalize_rows(x), alpha=alpha, clamp=clamp, frobenius_offset=frobenius_offset)
     return h / _max_entropy(x.shape[1], x.shape[2]) if normalized else h
 
 
 def prompt_entropy(tokens: Sequence[np.ndarray], *, alpha: float = 1.0, normalized: bool = True,
-                   chunk: int = 16) -> np.ndarray:
+                   chunk: int = 16, clamp: bool = True, frobenius_offset: bool = False) -> np.ndarray:
     r"""Prompt entropy per layer: the entropy of each prompt's token matrix, averaged over prompts.
 
     Each prompt's token matrix :math:`Z \in \mathbb R^{T \times d}` is centred over its tokens
@@ -209,6 +276,11 @@ def prompt_entropy(tokens: Sequence[np.ndarray], *, alpha: float = 1.0, normaliz
     normalized : bool
     chunk : int
         Prompts per batched SVD (zero-padding tokens leaves the nonzero spectrum unchanged).
+    clamp : bool
+        The paper's code (default): each prompt's ``T x T`` matrix (``d x d`` when ``T > d``)
+        clamped at 0 before its spectrum is taken; ``False``: the formula (module docstring).
+    frobenius_offset : bool
+        ``alpha = 2`` only: the ``+ 2 log m`` of ``repitl``'s Frobenius shortcut.
 
     Returns
     -------
@@ -231,14 +303,21 @@ def prompt_entropy(tokens: Sequence[np.ndarray], *, alpha: float = 1.0, normaliz
     n_layers, d = shapes.pop()
     order = np.argsort(lengths)
     out = np.zeros(n_layers)
-    for start in range(0, len(order), chunk):
-        idx = order[start:start + chunk]
-        t_max = lengths[idx].max()
-        batch = np.zeros((len(idx), n_layers, t_max, d))
-        for j, i in enumerate(idx):
-            batch[j, :, :lengths[i]] = normalize_rows(tokens[i])
-        h = matrix_entropy(batch, alpha=alpha)  # (chunk, n_layers)
-        if normalized:
-            h = h / np.log(np.minimum(lengths[idx], d))[:, None]
-        out += h.sum(0)
+    side_aware = clamp or frobenius_offset  # the matrix built depends on T_i > d: never mix the two in a batch
+    groups = [order[lengths[order] <= d], order[lengths[order] > d]] if side_aware else [order]
+    for group in groups:
+        for start in range(0, len(group), chunk):
+            idx = group[start:start + chunk]
+            t_max = lengths[idx].max()
+            batch = np.zeros((len(idx), n_layers, t_max, d))
+            for j, i in enumerate(idx):
+                batch[j, :, :lengths[i]] = normalize_rows(tokens[i])
+            if frobenius_offset and t_max <= d:  # zero rows would count in the size m of the shortcut
+                h = np.stack([matrix_entropy(batch[j, :, :lengths[i]], alpha=alpha, clamp=clamp,
+                                             frobenius_offset=True) for j, i in enumerate(idx)])
+            else:
+                h = matrix_entropy(batch, alpha=alpha, clamp=clamp, frobenius_offset=frobenius_offset)
+            if normalized:
+                h = h / np.log(np.minimum(lengths[idx], d))[:, None]
+            out += h.sum(0)
     return out / len(tokens)

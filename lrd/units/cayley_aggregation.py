@@ -118,13 +118,16 @@ def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods
 def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings: int, seeds: Sequence[int],
                     gnn_layers: int, max_epochs: int, patience: int, train_threads: int | None) -> VariantScores:
     """The Cayley encoder's ablations on one model and task: positional encoding, the reference
-    code's doubled edges, and ``n_mappings`` seeded random layer-to-node mappings (one row per
+    code's doubled edges, the reference trainers' configuration (doubled edges and, when the
+    state count is one more than |SL(2, Z_n)|, the embedding state dropped:
+    :func:`lrd.aggregation.cayley.ilse_layout`), and ``n_mappings`` seeded random layer-to-node mappings (one row per
     variant and seed)."""
     from lrd.aggregation.scores import encoder_variants
 
     _, full, texts, states = _fusion_states(model, task=task, n_samples=n_samples)
     variants = {"identity mapping": {}, "positional encoding": {"positional": True},
                 "edges listed twice (reference)": {"reference_duplicates": True},
+                "embeddings dropped (ILSE trainers)": {"keep_embedding_layer": False, "reference_duplicates": True},
                 **{f"random mapping {i}": {"mapping_seed": 1000 + i} for i in range(n_mappings)}}
     options = _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, model.device)
     return VariantScores(encoder_variants(states, full, variants, texts=texts, **options)

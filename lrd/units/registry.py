@@ -17,6 +17,7 @@ CHAPTER_UNITS: dict[str, str] = {
     "cayley_aggregation": "lrd.units.cayley_aggregation:cayley_aggregation_units",
     "selection_and_pruning": "lrd.units.selection_and_pruning:selection_and_pruning_units",
     "null_calibration": "lrd.units.registry:no_units",  # the appendix simulates null panels; it runs no model
+    "authors_code": "lrd.units.registry:no_units",  # the appendix reads other chapters' units (lrd.units.authors_code)
 }
 
 
