@@ -107,7 +107,7 @@ from lrd.aggregation.scores import parameter_share
 from lrd.aggregation.summary import cell_wins, largest_gain, layer_graphs, paper_layout, paper_summary, summarize
 from lrd.aggregation.memory import token_graph_memory
 from lrd.book.glue import save_results
-from lrd.engine.kinds import model_kinds
+from lrd.engine.models import model_kinds
 from lrd.verdicts.claims import grouping_table
 from lrd.aggregation.training import TrainConfig
 from lrd.units import compute

@@ -69,7 +69,7 @@ import lrd
 from lrd.methods.counterexample import counterexample
 from lrd.methods.relevance import ENCODER_SCORER_DESCRIPTIONS
 from lrd.book.glue import save_results
-from lrd.engine.kinds import model_kinds
+from lrd.engine.models import model_kinds
 from lrd.engine.packs import MODEL_PACKS
 from lrd.verdicts.claims import grouping_table
 from lrd.units import compute

@@ -65,7 +65,8 @@ results_dir = "results"
 
 # %% tags=["hide-input"]
 import lrd
-from lrd.engine.kinds import grouped, model_kinds
+from lrd.engine.kinds import grouped
+from lrd.engine.models import model_kinds
 from lrd.engine.packs import MODEL_PACKS
 from lrd.verdicts.claims import grouping_table
 from lrd.book.glue import save_results

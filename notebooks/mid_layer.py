@@ -85,7 +85,8 @@ results_dir = "results"
 import lrd
 
 from lrd.book.glue import save_results
-from lrd.engine.kinds import grouped, model_kinds
+from lrd.engine.kinds import grouped
+from lrd.engine.models import model_kinds
 from lrd.verdicts.claims import grouping_table
 from lrd.units import compute
 from lrd.units.mid_layer import mid_layer_tables, mid_layer_units

@@ -62,7 +62,7 @@ import pandas as pd
 import lrd
 from lrd.methods.pruning import PRUNE_RULES, budget_blocks
 from lrd.book.glue import save_results
-from lrd.engine.kinds import model_kinds
+from lrd.engine.models import model_kinds
 from lrd.verdicts.claims import grouping_table
 from lrd.units import compute
 from lrd.units.selection_and_pruning import selection_and_pruning_units, selection_tables

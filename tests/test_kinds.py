@@ -67,7 +67,7 @@ def test_every_pack_states_what_its_kind_needs():
 @pytest.mark.integration
 def test_the_offline_panel_s_kinds_from_its_configs(require_panel):
     """Read from the built packs' configs (no weights): EmbeddingGemma's flag makes it bidirectional."""
-    from lrd.engine.kinds import model_kinds
+    from lrd.engine.models import model_kinds
 
     require_panel(*PANEL_FAMILIES)
     kinds = model_kinds(list(PANEL_FAMILIES)).set_index("model")

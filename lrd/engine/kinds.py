@@ -27,7 +27,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
-__all__ = ["ModelKind", "GROUPINGS", "model_kind", "model_kinds", "grouped", "DECODER_FAMILIES"]
+__all__ = ["ModelKind", "GROUPINGS", "model_kind", "grouped", "DECODER_FAMILIES"]
 
 #: ``model_type`` values of decoder-family stacks (causal LMs, or their backbones run as embedders).
 DECODER_FAMILIES = frozenset({
@@ -123,22 +123,6 @@ def model_kind(config: Any, *, kind: str, info: dict | None = None, name: str = 
         raise ValueError(f"tuning must be 'base', 'instruct' or 'embedding', got {tuning!r}")
     return ModelKind("bidirectional" if bidirectional else "causal", "decoder" if decoder_stack else "encoder",
                      role, tuning, source)
-
-
-def model_kinds(models: Sequence[str]) -> "pd.DataFrame":
-    """One row per model: ``model``, ``attention``, ``backbone``, ``role``, ``tuning``,
-    ``tuning_source`` and ``family`` (:func:`model_kind`), read from configs only (no weights)."""
-    import pandas as pd
-
-    from lrd.engine.models import _is_decoder, _resolve, model_config
-
-    rows = []
-    for name in models:
-        config = model_config(name)
-        _, info = _resolve(name)
-        kind = info.get("kind") or ("decoder" if _is_decoder(config) else "encoder")
-        rows.append({"model": name, **model_kind(config, kind=kind, info=info, name=name).row()})
-    return pd.DataFrame(rows, columns=["model", "attention", "backbone", "role", "tuning", "tuning_source", "family"])
 
 
 def grouped(frame: "pd.DataFrame", kinds: "pd.DataFrame", by: str) -> "pd.DataFrame":

@@ -23,12 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from lrd.engine import packs as assets
 from lrd.engine.cache import stable_json
+from lrd.engine.kinds import ModelKind, model_kind
 from lrd.engine.store import atomic_write, content_sha256, folder as lrd_folder
 
 if TYPE_CHECKING:  # torch is imported where a model is loaded or probed: declaring units needs none
     import torch
-
-    from lrd.engine.kinds import ModelKind
 
 # Where each architecture keeps its blocks, final norm and token embeddings, as attribute
 # paths from the loaded model object (the base model for encoders, the *ForCausalLM for
@@ -285,11 +284,9 @@ class LoadedModel:
         return _get(self.model, self.anatomy["blocks"])
 
     @property
-    def model_kind(self) -> "ModelKind":
+    def model_kind(self) -> ModelKind:
         """Attention, backbone, role and tuning, the groupings the papers use
         (:func:`lrd.engine.kinds.model_kind`)."""
-        from lrd.engine.kinds import model_kind
-
         return model_kind(self.model.config, kind=self.kind, info=self.info, name=self.name)
 
     @property
@@ -662,3 +659,17 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
         model_type=text_cfg.model_type,
         info=info,
     )
+
+
+def model_kinds(models: Sequence[str]) -> "pd.DataFrame":
+    """One row per model: ``model``, ``attention``, ``backbone``, ``role``, ``tuning``,
+    ``tuning_source`` and ``family`` (:func:`lrd.engine.kinds.model_kind`), read from configs only (no weights)."""
+    import pandas as pd
+
+    rows = []
+    for name in models:
+        config = model_config(name)
+        _, info = _resolve(name)
+        kind = info.get("kind") or ("decoder" if _is_decoder(config) else "encoder")
+        rows.append({"model": name, **model_kind(config, kind=kind, info=info, name=name).row()})
+    return pd.DataFrame(rows, columns=["model", "attention", "backbone", "role", "tuning", "tuning_source", "family"])

@@ -388,7 +388,7 @@ def grouping_table(kinds: "pd.DataFrame", chapter: str, *, pruned: Sequence[str]
     ----------
     kinds : DataFrame
         One row per model with ``model``, ``attention``, ``backbone`` and ``role``
-        (:func:`lrd.engine.kinds.model_kinds`).
+        (:func:`lrd.engine.models.model_kinds`).
     chapter : str
     pruned : sequence of str
         The models the chapter prunes (claims grouped ``"pruned models"``).
