@@ -31,7 +31,7 @@
 # lm-evaluation-harness: the choice with the highest summed log-likelihood of its continuation
 # (`lrd.engine.scoring`, checked against the harness's own `HFLM` in the tests).
 #
-# **Our decoders are not the paper's.** {glue:text}`cosine_vs_ablation-panel_note` Accuracy
+# **Our decoders are not the paper's**: {glue:text}`cosine_vs_ablation-panel_note`. Accuracy
 # relevance counts for a decoder and task only where the intact model is above *measured*
 # chance: the intact model's predictions scored against gold answers drawn at random among each
 # item's choices ({glue:text}`cosine_vs_ablation-n_chance` permutations,
@@ -69,19 +69,20 @@ import lrd
 from lrd.methods.counterexample import counterexample
 from lrd.methods.relevance import ENCODER_SCORER_DESCRIPTIONS
 from lrd.book.glue import save_results
-from lrd.engine.models import model_kinds
+from lrd.engine.models import model_kinds, model_sources
 from lrd.engine.packs import MODEL_PACKS
 from lrd.verdicts.claims import grouping_table
 from lrd.units import compute
 from lrd.units.cosine_vs_ablation import (collect_decoders, cosine_vs_ablation_units, encoder_tables,
                                           pruning_curves_table)
 from lrd.verdicts.agreement import (agreement_summary, agreement_table, chance_table, estimation_by_margin,
-                                    judge_correlation, judge_dataset, judge_misestimate, judge_olmo, judge_pruning,
-                                    judge_theory, replicates_of, task_agreement_table, unrelated_draws)
+                                    decoder_note, judge_correlation, judge_dataset, judge_misestimate, judge_olmo,
+                                    judge_pruning, judge_theory, replicates_of, task_agreement_table, unrelated_draws)
 
 glue = lrd.book.open_chapter("cosine_vs_ablation", globals(), claims={
     "claim_{name}": "text", "claim_{name}_source": "source", "claim_{name}_number": "paper_effect"})
-_ = glue("panel_note", judge_olmo().note)  # (the last line of the cell: its key is not shown)
+note = decoder_note(model_kinds(models).merge(model_sources(models), on="model"))  # carried by every verdict
+_ = glue("panel_note", note)  # (the last line of the cell: its key is not shown)
 
 # %% [markdown]
 # ## Both relevances, per decoder, block and task
@@ -160,7 +161,7 @@ reps = replicates_of(runs.correct, runs.cosine, n_boot=n_boot, n_splits=n_splits
 agreement = agreement_table(reps, margin=margin)
 summary = agreement_summary(agreement, chance)
 glue("spearman_max", f"{summary['spearman'].max():.2f}")
-glue.verdict(judge_correlation(agreement, chance, margin=strong),
+glue.verdict(judge_correlation(agreement, chance, margin=strong, note=note),
              section="does-cosine-relevance-rank-blocks-like-accuracy-relevance")
 lrd.tables.rounded(summary.drop(columns=["over", "under", "mis-estimated", "unrelated"]))
 
@@ -214,7 +215,7 @@ lrd.tables.rounded(estimation_by_margin(reps).rename(columns={"ours": "share mis
 # %% tags=["hide-input"]
 glue("min_reliability", min_reliability)
 unrelated = unrelated_draws(reps, margin=margin, n_perm=n_boot)
-glue.verdict(judge_misestimate(agreement, chance, unrelated, min_reliability=min_reliability),
+glue.verdict(judge_misestimate(agreement, chance, unrelated, min_reliability=min_reliability, note=note),
              section="does-cosine-mis-estimate-more-than-90-of-the-blocks")
 lrd.tables.rounded(summary[["model", "task", "items", "rank reliability", "mis-estimated", "over", "under", "unrelated"]])
 
@@ -242,7 +243,7 @@ lrd.tables.rounded(summary[["model", "task", "items", "rank reliability", "mis-e
 # %% tags=["hide-input"]
 glue("same", same)
 task_agreement = task_agreement_table(reps)
-glue.verdict(judge_dataset(task_agreement, chance, same=same),
+glue.verdict(judge_dataset(task_agreement, chance, same=same, note=note),
              section="does-accuracy-relevance-depend-on-the-dataset")
 lrd.tables.rounded(task_agreement[task_agreement["replicate"] == 0].drop(columns="replicate"))
 
@@ -328,7 +329,7 @@ glue("pruning_models", ", ".join(pruning_models) or "none")
 glue("n_calibration", n_calibration)
 glue("n_random", n_random)
 curves = pruning_curves_table(runs, tasks)
-pruning_verdict = judge_pruning(curves)
+pruning_verdict = judge_pruning(curves, note=note)
 glue("n_pruned", curves["model"].nunique())
 glue("pruning_p_min", f"{pruning_verdict.p_min:.2g}" if pruning_verdict.p_min is not None else "undefined")
 glue.verdict(pruning_verdict, section="pruning-by-each-relevance")
@@ -370,7 +371,7 @@ lrd.tables.rounded(curves.pivot_table(index=["model", "rule", "seed"], columns="
 # ran in {glue:text}`cosine_vs_ablation-minutes` minutes.
 
 # %% tags=["hide-input"]
-glue.verdict(judge_olmo(), section="the-claims-against-our-measurement")
+glue.verdict(judge_olmo(note=note), section="the-claims-against-our-measurement")
 glue("block_forwards", f"{runs.work['block forwards']:.0f}")
 glue("token_passes", f"{runs.work['token passes']:,.0f}")
 glue_path = glue.save(results_dir)

@@ -276,6 +276,21 @@ def test_olmo_is_not_testable():
     assert v.outcome == "not testable" and "OLMo" in v.evidence
 
 
+def test_the_panel_note_is_computed_from_the_models_measured():
+    from lrd.engine.models import model_sources
+    from lrd.verdicts.agreement import decoder_note
+
+    panel = pd.DataFrame({"model": ["smollm2"], "tuning": ["instruct"]}).merge(model_sources(["smollm2"]), on="model")
+    note = decoder_note(panel)  # the ci panel: one decoder; a typed note named three, Qwen among them
+    assert note.startswith("instruction-tuned: 1 of 1 language model (smollm2); dequantised from GGUF: 1 of 1 (smollm2)")
+    assert "qwen" not in note.lower()
+    base = decoder_note(pd.DataFrame({"model": ["g", "h"], "tuning": ["base", "base"], "weights": ["", "as published"]}))
+    assert base.startswith("instruction-tuned: 0 of 2 language models; dequantised from GGUF: 0 of 2;")
+    assert judge_olmo(note=note).note == note  # every judge carries the chapter's note
+    with pytest.raises(ValueError, match="weights"):
+        decoder_note(pd.DataFrame({"model": ["a"], "tuning": ["base"]}))
+
+
 def test_summary_lists_every_pair_with_chance():
     reps = _reps({("a", "t"): _DROP}, {("a", "t"): _DROP}, items=64)
     s = agreement_summary(agreement_table(reps), _above(reps))

@@ -661,6 +661,19 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
     )
 
 
+def model_sources(models: Sequence[str]) -> "pd.DataFrame":
+    """One row per model: ``model``, ``source`` (an offline pack's upstream model, else the name)
+    and ``weights`` (what was done to an offline pack's weights, e.g. "GGUF Q4_1 dequantised to
+    fp32"; "" when unknown), read from the packs' records only (no config, no weights)."""
+    import pandas as pd
+
+    rows = []
+    for name in models:
+        _, info = _resolve(name)
+        rows.append({"model": name, "source": info.get("upstream", name), "weights": info.get("weights", "")})
+    return pd.DataFrame(rows, columns=["model", "source", "weights"])
+
+
 def model_kinds(models: Sequence[str]) -> "pd.DataFrame":
     """One row per model: ``model``, ``attention``, ``backbone``, ``role``, ``tuning``,
     ``tuning_source`` and ``family`` (:func:`lrd.engine.kinds.model_kind`), read from configs only (no weights)."""

@@ -76,7 +76,7 @@ from lrd.verdicts.stats import mean_interval, sign_flip_test
 __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spearman_brown", "corrected_correlation",
            "estimation_shares", "agreement_table", "task_agreement_table", "chance_table", "agreement_summary",
            "estimation_by_margin", "unrelated_draws", "judge_theory", "judge_correlation", "judge_misestimate", "judge_dataset",
-           "judge_pruning", "judge_olmo", "STRONG_CORRELATION", "ESTIMATION_MARGIN", "MIN_RELIABILITY",
+           "judge_pruning", "judge_olmo", "decoder_note", "PAPER_MODELS", "STRONG_CORRELATION", "ESTIMATION_MARGIN", "MIN_RELIABILITY",
            "SAME_RELEVANCE", "CORRELATION_NULL", "MISESTIMATE_NULL", "DATASET_NULL", "PRUNING_NULL"]
 
 #: The conventional cut between a moderate and a strong correlation (|r| >= 0.7 is "strong" in
@@ -95,8 +95,40 @@ MIN_RELIABILITY = 0.7
 #: same (the claim "relevance depends on the dataset" is then contradicted).
 SAME_RELEVANCE = 0.9
 
-_CHAPTER_NOTE = ("Two of the three offline decoders (SmolLM2, Qwen) are instruct models and all three are GGUF "
-                 "checkpoints dequantised to float32; the paper's LLMs include OLMo and LLaMA-3-8B.")
+#: What the paper's language models are, for the note that every cosine verdict carries.
+PAPER_MODELS = "the paper's LLMs include OLMo and LLaMA-3-8B"
+
+
+def decoder_note(panel: pd.DataFrame, *, paper: str = PAPER_MODELS) -> str:
+    """What a reader must know of the language models the cosine claims are tested on.
+
+    ``panel`` has one row per model with columns ``model``, ``tuning`` ("base" or "instruct",
+    :func:`lrd.engine.models.model_kinds`) and ``weights`` (what was done to them,
+    :func:`lrd.engine.models.model_sources`; "" when unknown). Computed from the panel the chapter
+    ran, so that the note never names a model that was not measured.
+
+    >>> decoder_note(pd.DataFrame({"model": ["a", "b"], "tuning": ["instruct", "base"],
+    ...                            "weights": ["GGUF Q4_1 dequantised to fp32", "as published"]}))
+    "instruction-tuned: 1 of 2 language models (a); dequantised from GGUF: 1 of 2 (a); the paper's LLMs include OLMo and LLaMA-3-8B"
+    >>> decoder_note(pd.DataFrame({"model": [], "tuning": [], "weights": []}))
+    "no language model was measured; the paper's LLMs include OLMo and LLaMA-3-8B"
+    """
+    missing = {"model", "tuning", "weights"} - set(panel.columns)
+    if missing:
+        raise ValueError(f"panel lacks columns {sorted(missing)}; pass model_kinds(models) merged with "
+                         "model_sources(models) on 'model'")
+    if panel.empty:
+        return f"no language model was measured; {paper}"
+    n = len(panel)
+    instruct = panel.loc[panel["tuning"] == "instruct", "model"].tolist()
+    gguf = panel.loc[panel["weights"].str.contains("GGUF", case=False), "model"].tolist()
+
+    def listed(models: list[str]) -> str:
+        return f" ({', '.join(models)})" if models else ""
+
+    noun = "language model" if n == 1 else "language models"
+    return (f"instruction-tuned: {len(instruct)} of {n} {noun}{listed(instruct)}; dequantised from GGUF: "
+            f"{len(gguf)} of {n}{listed(gguf)}; {paper}")
 
 
 # --- correlations along the last axis ------------------------------------------------------------
@@ -604,7 +636,7 @@ def judge_theory(toy, *, max_cosine: float = 1e-3) -> Verdict:
 
 
 def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: float = STRONG_CORRELATION,
-                      alpha: float = ALPHA) -> Verdict:
+                      alpha: float = ALPHA, note: str = "") -> Verdict:
     r"""Verdict on "the correlation between cosine similarity and performance degradation is often
     weak or moderate" (abstract): an equivalence test of :math:`|r_c| < m` per model.
 
@@ -624,6 +656,9 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
     chance : DataFrame from :func:`chance_table`
     margin : float
         :math:`m`, default :data:`STRONG_CORRELATION` (0.7, the conventional moderate/strong cut).
+    note : str
+        What the panel's language models are (:func:`decoder_note`), carried by the verdict; every
+        judge of this module takes it.
     """
     if not 0 < margin < 1:
         raise ValueError(f"margin must be in (0, 1), got {margin!r}")
@@ -631,7 +666,7 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
     claim = "cosine.correlation"
     if kept.empty:
         return Verdict.untestable(claim, f"{_chance_words(chance, alpha)}: without signal, accuracy relevance is noise",
-                                  note=_CHAPTER_NOTE)
+                                  note=note)
     arrays = _per_model(kept, ("r_corrected", "r", "reliability"))
     per_model = {m: a.mean(0) for m, a in arrays["r_corrected"].items()}  # NaN if any task's is
     p_claim, p_against, parts = [], [], []
@@ -659,12 +694,12 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
                    reconstruction=f"Pearson's correlation corrected for item noise (split-half reliability, "
                                   f"Spearman-Brown), the average over tasks and the {margin} margin are ours; the "
                                   f"paper's correlation procedure is not in the text we have",
-                   note=_CHAPTER_NOTE)
+                   note=note)
 
 
 def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: pd.DataFrame, *,
                       share: float = COSINE_MISESTIMATE_SHARE, min_reliability: float = MIN_RELIABILITY,
-                      alpha: float = ALPHA) -> Verdict:
+                      alpha: float = ALPHA, note: str = "") -> Verdict:
     r"""Verdict on "in more than 90% of the cases cosine over- or under-estimates a layer's
     relevance" (Introduction), judged against the share that unrelated rankings give.
 
@@ -706,7 +741,7 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
     claim = "cosine.misestimate"
     if kept.empty:
         return Verdict.untestable(claim, f"{_chance_words(chance, alpha)}: without signal, accuracy relevance is noise",
-                                  note=_CHAPTER_NOTE)
+                                  note=note)
     arrays = _per_model(kept, ("misestimated", "rank_reliability", "unrelated"))
     observed = {m: a.mean(0) for m, a in arrays["misestimated"].items()}
     chance_share = {m: a.mean(0) for m, a in arrays["unrelated"].items()}
@@ -752,11 +787,11 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
                                    f"apart); the paper's {share:.0%} is read as 'no better than unrelated rankings, up "
                                    f"to the {delta:.0%} of cases it leaves', because the share itself depends on the "
                                    f"margin and unrelated rankings reach most of it"),
-                   note=_CHAPTER_NOTE)
+                   note=note)
 
 
 def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: float = SAME_RELEVANCE,
-                  alpha: float = ALPHA) -> Verdict:
+                  alpha: float = ALPHA, note: str = "") -> Verdict:
     r"""Verdict on "layer relevance differs across datasets" (Introduction, Figure 1A).
 
     Within a model, two tasks' accuracy relevances agree up to item noise when their
@@ -781,11 +816,11 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
     """
     claim = "cosine.dataset"
     if task_agreement.empty:
-        return Verdict.untestable(claim, "no decoder was measured on two tasks", note=_CHAPTER_NOTE)
+        return Verdict.untestable(claim, "no decoder was measured on two tasks", note=note)
     kept = _above_chance(task_agreement, chance, alpha, keys=("task_a", "task_b"))
     if kept.empty:
         return Verdict.untestable(claim, f"no decoder is above measured chance on two tasks "
-                                         f"({_chance_words(chance, alpha)})", note=_CHAPTER_NOTE)
+                                         f"({_chance_words(chance, alpha)})", note=note)
     kept = kept.assign(pair=[f"{a} / {b}" for a, b in zip(kept["task_a"], kept["task_b"])])
     arrays = _per_model(kept, ("r_corrected", "r"), group="pair")
     per_model = {m: a.mean(0) for m, a in arrays["r_corrected"].items()}
@@ -811,11 +846,11 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
                    effect_label="noise-corrected between-task correlation, mean over decoders", effect_format="{:.2f}",
                    reconstruction=f"the paper shows the variation in a heat map; the test (between-task correlation "
                                   f"against the split-half ceiling) and the {same} margin for 'the same' are ours",
-                   note=_CHAPTER_NOTE)
+                   note=note)
 
 
 def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)", worse: str = "cosine (BI)",
-                  random: str = "random") -> Verdict:
+                  random: str = "random", note: str = "") -> Verdict:
     r"""Verdict on "pruning by the accuracy drop beats pruning by cosine" (abstract, Sec. 6).
 
     Per pruned model :math:`m`, :math:`d_m` is the mean over budgets :math:`k > 0` of the
@@ -841,7 +876,7 @@ def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)
     for (model, rule, _), accs in cells.items():
         rules.setdefault(model, {}).setdefault(rule, []).append(float(np.mean(accs)))
     if not rules:
-        return Verdict.untestable(claim, "no model was pruned", note=_CHAPTER_NOTE)
+        return Verdict.untestable(claim, "no model was pruned", note=note)
     missing = {m: sorted({better, worse} - set(r)) for m, r in rules.items() if not {better, worse} <= set(r)}
     if missing:
         raise ValueError(f"every pruned model needs both rules {better!r} and {worse!r}; missing {missing}")
@@ -860,12 +895,12 @@ def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)
                    effect_label="accuracy of the accuracy-drop ranking minus cosine's, mean over models",
                    effect_format="{:+.3f}",
                    reconstruction="the average over budgets is ours (the paper compares curves, Figure 2)",
-                   note=_CHAPTER_NOTE)
+                   note=note)
 
 
-def judge_olmo() -> Verdict:
+def judge_olmo(*, note: str = "") -> Verdict:
     """Verdict on the OLMo layer-16 example: not testable, OLMo is not in the offline panel."""
-    return Verdict.untestable("cosine.olmo", "OLMo is not in the offline panel", note=_CHAPTER_NOTE)
+    return Verdict.untestable("cosine.olmo", "OLMo is not in the offline panel", note=note)
 
 
 # --- null models (lrd.verdicts.calibration) ----------------------------------------------------------
