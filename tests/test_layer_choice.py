@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 
 from lrd.tables import per_layer
-from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
+from lrd.methods.evaluate import FINAL_NORM_SCORE
+from lrd.verdicts.layer_choice import (BOOK_DESIGN, BOOK_MODELS, band_layers, paper_gain, simulate_design,
+                                       chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
                                        judge_metrics_track, judge_valley, label_free_choice, metric_correlations,
                                        model_gains, panel_note, valley_depths, valley_drop)
 from lrd.verdicts.stats import mean_interval
@@ -17,19 +19,22 @@ TASKS = ("sts", "cls")
 
 
 def _scores(model: str, half1, half2, *, tasks=TASKS) -> list[pd.DataFrame]:
-    """Both half-score curves of a model, the same on every task."""
-    return [per_layer(curve, model=model, task=t, measurement=f"score half {h}")
-            for t in tasks for h, curve in ((1, half1), (2, half2))]
+    """Both half-score curves of a model, the same on every task, and the score on every row
+    (their mean)."""
+    score = (np.asarray(half1, dtype=float) + np.asarray(half2, dtype=float)) / 2
+    return [per_layer(curve, model=model, task=t, measurement=m)
+            for t in tasks for m, curve in (("score half 1", half1), ("score half 2", half2), ("score", score))]
 
 
 def _panel(gains, *, base: float = 0.5, n_layers: int = 5) -> pd.DataFrame:
-    """Models whose layer 2 scores ``base * (1 + g)`` on both halves, every other layer ``base``;
-    a negative g puts the last layer at ``base * (1 - g)`` instead (the last is best)."""
+    """Models whose layers at 40-60% depth (2 and 3 of 5) score ``base * (1 + g)`` on both
+    halves, every other layer ``base``; a negative g puts the last layer at ``base * (1 - g)``
+    instead (the last is best)."""
     parts = []
     for i, g in enumerate(gains):
         curve = np.full(n_layers + 1, base)
         if g >= 0:
-            curve[2] = base * (1 + g)
+            curve[2:4] = base * (1 + g)
         else:
             curve[-1] = base * (1 - g)
         parts += _scores(f"m{i}", curve, curve)
@@ -72,10 +77,12 @@ def test_model_gains_average_tasks_before_the_ratio():
 
 def test_incomplete_tables_are_refused():
     results = _panel([0.1, 0.1])
-    with pytest.raises(ValueError, match="lack the measurements"):
+    with pytest.raises(ValueError, match="no 'score' rows"):
         judge_gain(results[results["measurement"] == "score half 1"])
+    with pytest.raises(ValueError, match="lack the measurements"):
+        cross_fitted_gain(results[results["measurement"] == "score half 1"])
     with pytest.raises(ValueError, match="every layer"):
-        judge_gain(results.drop(index=results.index[3]))
+        judge_gain(results.drop(index=results.index[results["measurement"] == "score"][3]))
     with pytest.raises(ValueError, match="at least 3 layers"):
         cross_fitted_gain(pd.concat(_scores("m", [0.5, 0.6], [0.5, 0.6]), ignore_index=True))
 
@@ -168,6 +175,58 @@ def test_gain_noise_is_not_reproduced():
     for i in range(6):
         parts += _scores(f"m{i}", 0.5 + rng.normal(0, 0.01, 8), 0.5 + rng.normal(0, 0.01, 8))
     assert judge_gain(pd.concat(parts, ignore_index=True)).outcome != "reproduced"
+
+
+def test_band_layers_are_the_papers_forty_to_sixty_percent():
+    assert band_layers(np.arange(6)).tolist() == [2, 3]  # L = 5: depths 0.4 and 0.6
+    assert band_layers(np.arange(31)).tolist() == list(range(12, 19))  # L = 30
+    assert band_layers(np.arange(7)).tolist() == [3]  # L = 6: 0.5 only
+    with pytest.raises(ValueError, match="band"):
+        band_layers(np.arange(7), (0.6, 0.4))
+
+
+def test_gain_reads_the_scores_through_the_final_norm_where_a_model_has_them():
+    """A decoder whose band is below the last layer as returned but 10% above it through the
+    final norm (the states the paper's code scores) gains 10%; an encoder, without a final-norm
+    score, is read as returned."""
+    flat = np.full(6, 0.5)
+    normed = flat.copy()
+    normed[2:4] = 0.55
+    rows = [per_layer(flat, model="dec", task="t", measurement="score"),
+            per_layer(normed, model="dec", task="t", measurement=FINAL_NORM_SCORE),
+            per_layer(normed, model="enc", task="t", measurement="score")]
+    table = paper_gain(pd.concat(rows, ignore_index=True))
+    assert table.set_index("model")["states"].to_dict() == {"dec": "through the final norm",
+                                                            "enc": "as returned (no final norm)"}
+    assert table["gain"].tolist() == pytest.approx([0.05, 0.05]) and set(table["band layers"]) == {"2, 3"}
+
+
+def test_gain_is_not_fooled_by_fit_noise_shared_by_the_halves():
+    """Issue 31: with the halves scored by the same fits, choosing a layer on one half pays on
+    the other. At the chapter's default design with 2 points of fit noise shared by the halves
+    and every layer equally good, the old judge (the cross-fitted best layer) said "reproduced"
+    on 96% of 300 panels; the paper's estimator, which chooses no layer, stays at its size."""
+    from dataclasses import replace
+
+    design = replace(BOOK_DESIGN, shared_fit=True, rough_sd=0.0)
+    seeds = np.random.SeedSequence(1).spawn(60)
+    rate = np.mean([judge_gain(simulate_design(np.random.default_rng(s), design)).outcome == "reproduced"
+                    for s in seeds])
+    assert rate <= 0.1
+
+
+def test_gain_carries_its_power_at_the_papers_two_percent():
+    v = judge_gain(_panel([0.05, 0.10, 0.08, 0.12, 0.06]))
+    assert 0 <= v.power <= 1 and "2%" in v.power_label and v.record()["power"] == v.power
+    assert judge_gain(_panel([0.1, 0.2])).power == 0.0  # 2 models cannot reach 0.05
+
+
+def test_the_simulated_design_is_the_chapter_s_default():
+    from lrd.book.notebooks import default_parameters
+
+    defaults = default_parameters("mid_layer")
+    assert list(BOOK_MODELS) == defaults["models"] and BOOK_DESIGN.n_tasks == len(defaults["tasks"])
+    assert BOOK_DESIGN.kinds.count("decoder") == 4
 
 
 # ---- skean.valley -------------------------------------------------------------------------------

@@ -74,6 +74,9 @@ from lrd.engine.tasks import Task
 MAIN_SCORES = {"classification": "accuracy", "pair_classification": "cosine_ap", "sts": "cosine_spearman",
                "clustering": "v_measure"}
 MTEB_SEED = 42
+#: The measurement name of a layer's score on states passed through the model's final norm
+#: (decoders with one: every layer as the paper's code scores it, Skean et al.'s truncated model).
+FINAL_NORM_SCORE = "score (final norm)"
 
 
 def undersample(labels: np.ndarray, n_experiments: int, samples_per_label: int, seed: int) -> list[np.ndarray]:

@@ -51,11 +51,14 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     per task, token metrics, augmentation-invariance metrics, and (decoders) scores with and
     without the final norm (:class:`MidLayerModel`).
 
-    One forward pass per task feeds its pooled states, and, for ``norm_task`` and
-    ``token_task`` (which must be among ``tasks``), the final-norm variant and the token states
-    (:func:`lrd.methods.suite.task_pass`); the augmented views of ``aug_task`` take one more pass.
+    One forward pass per task feeds its pooled states, their final-norm variant (decoders with a
+    final norm: scored on every task as ``"score (final norm)"``,
+    :data:`lrd.methods.evaluate.FINAL_NORM_SCORE`, the states the paper's code scores; for
+    ``norm_task`` also the on/off comparison) and, for ``token_task`` (which must be among
+    ``tasks``), the token states (:func:`lrd.methods.suite.task_pass`); the augmented views of
+    ``aug_task`` take one more pass.
     """
-    from lrd.methods.evaluate import layer_scores
+    from lrd.methods.evaluate import FINAL_NORM_SCORE, layer_scores
     from lrd.methods.suite import invariance_metrics, pooled_metrics, task_pass, token_rows, view_states
 
     for option, value in {"token_task": token_task, "aug_task": aug_task, "norm_task": norm_task}.items():
@@ -65,16 +68,19 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     task_data = {t: load_task(t, n=n_samples) for t in tasks}
     rows, normed = [], []
     for task, data in task_data.items():  # one forward pass per task, whatever it feeds
-        run = task_pass(model, data.texts, pooling=pooling, final_norm=task == norm_task and model.final_norm is not None,
+        run = task_pass(model, data.texts, pooling=pooling, final_norm=model.final_norm is not None,
                         n_token_prompts=n_token_prompts if task == token_task else 0)
         scores = layer_scores(run.states, data, model=name, n_bootstrap=n_bootstrap, halves=True,
                               n_permutations=n_permutations)
         rows += [scores, pooled_metrics(run.states, model=name, task=task)]
         if run.tokens is not None:
             rows.append(token_rows(run.tokens, model=name, task=task))
-        if run.normed is not None:
-            normed += [layer_scores(run.normed, data, model=name, n_bootstrap=n_bootstrap).assign(**{"final norm": "on"}),
-                       scores[scores["measurement"] == "score"].assign(**{"final norm": "off"})]
+        if run.normed is not None:  # every layer through the final norm, as the paper's code scores it
+            on = layer_scores(run.normed, data, model=name, n_bootstrap=n_bootstrap)
+            rows.append(on.assign(measurement=FINAL_NORM_SCORE))
+            if task == norm_task:
+                normed += [on.assign(**{"final norm": "on"}),
+                           scores[scores["measurement"] == "score"].assign(**{"final norm": "off"})]
     views = view_states(model, task_data[aug_task].texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
     rows.append(invariance_metrics(views, model=name, task=aug_task))
     return MidLayerModel(model.kind, model.summary()["source"], rows, normed)

@@ -9,9 +9,11 @@ label-permutation null of the same evaluator) and one row per layer of each labe
 Four claims of :data:`lrd.verdicts.claims.CLAIMS` are judged here, each by one function:
 
 =====================  ==========================================================================
-``skean.gain``         :func:`judge_gain`: the best intermediate layer, **cross-fitted** (chosen on
-                       one half of a task's rows, scored on the other, and swapped), against the
-                       last layer scored on the same halves; sign-flip test over models.
+``skean.gain``         :func:`judge_gain`: the paper's estimator, the layers at 40-60% depth
+                       against the last layer, both through the final norm as the paper's code
+                       scores them (:func:`paper_gain`); sign-flip test over models. The best
+                       intermediate layer, **cross-fitted** (chosen on one half of a task's rows,
+                       scored on the other with fits of its own, and swapped), is shown beside it.
 ``skean.valley``       :func:`judge_valley`: the depth of a mid-depth prompt-entropy valley,
                        decoders against encoders (relabelling the kinds) and above 0 in decoders
                        (sign flips over decoders); both must hold.
@@ -42,15 +44,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _sp
 
+from lrd.methods.evaluate import FINAL_NORM_SCORE
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
 from lrd.verdicts.record import Verdict
 from lrd.tables import RESULT_COLUMNS
 from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_min_p_test,
-                                sign_flip_test,
+                                sign_flip_power, sign_flip_test,
                                 two_group_permutation_test)
 
-__all__ = ["HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depths", "cross_fitted_gain",
+__all__ = ["PAPER_BAND", "band_layers", "paper_gain", "MidLayerDesign", "BOOK_DESIGN", "BOOK_MODELS", "simulate_design",
+           "HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depths", "cross_fitted_gain",
            "model_gains", "metric_correlations", "model_correlations", "label_free_choice", "chance_table", "FinalNormComparison", "final_norm_comparison", "panel_note",
            "judge_gain", "judge_valley",
            "judge_metrics_track", "judge_choice", "GAIN_NULL", "VALLEY_NULL", "METRICS_TRACK_NULL", "CHOICE_NULL"]
@@ -67,13 +71,19 @@ METRICS = ("prompt entropy", "dataset entropy", "effective rank", "curvature", "
 PAPER_DIRECTIONS = {"prompt entropy": -1, "DiME": +1}
 
 
+#: The depth band at which the paper reads its gain: "intermediate layers (e.g. Pythia-410M's layers
+#: at 40%-60% depth) score 2%-16% above the final layer on average" (report digest
+#: ``shared/papers/002``, key experimental steps, step 1, Fig. 1; our translation).
+PAPER_BAND = (0.4, 0.6)
+
+
 # --- tables ------------------------------------------------------------------------------------
 
 def _per_model(results: pd.DataFrame, measurements) -> dict[str, tuple[list, np.ndarray, np.ndarray]]:
     """Per model: its tasks, its layers (ascending) and an array (n_tasks, n_layers, n_measurements)."""
     measurements = list(measurements)
     rows = results[results["measurement"].isin(measurements)]
-    missing = sorted(set(measurements) - set(rows["measurement"]))
+    missing = sorted(set(measurements) - set(pd.unique(rows["measurement"])))
     if missing:
         raise ValueError(f"results lack the measurements {missing}; the mid-layer unit writes them "
                          "(lrd.units.mid_layer_model, lrd.methods.evaluate.layer_scores(..., halves=True))")
@@ -104,6 +114,73 @@ def _intermediate(layers: np.ndarray) -> np.ndarray:
     if len(layers) < 3:
         raise ValueError(f"need at least 3 layers (embeddings, one intermediate, last), got {len(layers)}")
     return np.arange(1, len(layers) - 1)
+
+
+def band_layers(layers: np.ndarray, band: tuple[float, float] = PAPER_BAND) -> np.ndarray:
+    r"""Positions of the layers whose depth :math:`l/L` lies in ``band`` (inclusive).
+
+    Where no layer falls in the band (few layers: with :math:`L = 3` the depths are 0, 1/3, 2/3
+    and 1), the one intermediate layer nearest the band's centre (the shallower on a tie).
+
+    >>> band_layers(np.arange(13)).tolist()  # L = 12: depths 5/12, 6/12, 7/12
+    [5, 6, 7]
+    >>> band_layers(np.arange(4)).tolist()  # L = 3: none in [0.4, 0.6]; 1/3 and 2/3 tie, the shallower
+    [1]
+    """
+    pool = _intermediate(np.asarray(layers))
+    lo, hi = band
+    if not 0 < lo <= hi < 1:
+        raise ValueError(f"band must satisfy 0 < low <= high < 1, got {band}")
+    depth = np.asarray(layers, dtype=float) / layers[-1]
+    inside = pool[(depth[pool] >= lo - 1e-12) & (depth[pool] <= hi + 1e-12)]
+    if len(inside):
+        return inside
+    return pool[[int(np.argmin(np.abs(depth[pool] - (lo + hi) / 2)))]]
+
+
+def paper_gain(results: pd.DataFrame, *, band: tuple[float, float] = PAPER_BAND) -> pd.DataFrame:
+    r"""The paper's estimator of the mid-layer gain: one row per (model, task).
+
+    With :math:`s_l` layer :math:`l`'s score on every evaluation row and :math:`B` the layers at
+    depth :math:`l/L \in` ``band`` (:func:`band_layers`),
+
+    .. math:: \text{band} = \frac{1}{|B|}\sum_{l \in B} s_l, \qquad \text{last} = s_L .
+
+    No layer is chosen by its score, so no row is credited for a choice it made (nothing to
+    cross-fit), and the noise of the fits, exchangeable across layers, cancels in expectation.
+    The states are those the paper's code scores: through the model's final norm where it has
+    one (:data:`lrd.methods.evaluate.FINAL_NORM_SCORE`, decoders: the code truncates the model,
+    so every layer it scores has passed the norm), else as the model returns them (encoders:
+    every layer ends in its own norm).
+
+    Returns
+    -------
+    DataFrame
+        ``model, task, states, band layers, band, last, gain``.
+    """
+    normed_models = set(results.loc[results["measurement"] == FINAL_NORM_SCORE, "model"])
+    parts = []
+    if normed_models:
+        parts.append((_per_model(results[results["model"].isin(normed_models)], [FINAL_NORM_SCORE]),
+                      "through the final norm"))
+    rest = results[~results["model"].isin(normed_models)]
+    if (rest["measurement"] == "score").any():
+        parts.append((_per_model(rest, ["score"]), "as returned (no final norm)"))
+    if not parts:
+        raise ValueError("results hold no 'score' rows: the mid-layer unit writes them")
+    order = list(pd.unique(results["model"]))
+    found = {m: (per[m], states) for per, states in parts for m in per}
+    rows = []
+    for model in (m for m in order if m in found):
+        (tasks, layers, s), states = found[model]
+        b = band_layers(layers, band)
+        for t, task in enumerate(tasks):
+            rows.append({"model": model, "task": task, "states": states,
+                         "band layers": ", ".join(str(int(layers[j])) for j in b),
+                         "band": float(s[t, b, 0].mean()), "last": float(s[t, -1, 0])})
+    table = pd.DataFrame(rows)
+    table["gain"] = table["band"] - table["last"]
+    return table
 
 
 def valley_drop(curve: np.ndarray) -> float:
@@ -418,38 +495,59 @@ def _models(n: int) -> str:
     return _count(n, "model")
 
 
-def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0], note: str | None = None) -> Verdict:
-    r"""``skean.gain``: the cross-fitted best intermediate layer scores above the last layer.
+def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
+               band: tuple[float, float] = PAPER_BAND, note: str | None = None) -> Verdict:
+    r"""``skean.gain``: the layers at 40-60% depth score above the last layer (the paper's estimator).
 
     For each model :math:`m`, :math:`g_m = (\bar b_m - \bar\ell_m)/|\bar\ell_m|`, the relative
-    gain of the task-mean score of the cross-fitted best intermediate layer (:func:`cross_fitted_gain`)
-    over the last layer's, scored on the same halves. **Test**: exact one-sided sign-flip test of
-    :math:`\bar g > 0` over models (null: each :math:`g_m` is symmetric about 0, as when every
-    layer is equally good; p >= :math:`2^{-n}`, so 5 models can reach 1/32). **Against**: the
-    sign-flip non-superiority test of :math:`\bar g <` ``paper_low`` (the paper's lower end, 2%):
-    "the gain is below the paper's range". Effect: :math:`\bar g` with its t-interval.
+    gain of the task-mean score of the layers at depth ``band`` over the last layer's
+    (:func:`paper_gain`), both on the states the paper's code scores (through the final norm
+    where the model has one). **Test**: exact one-sided sign-flip test of :math:`\bar g > 0` over
+    models (null: each :math:`g_m` is symmetric about 0, as when the band and the last layer
+    are equally good; p >= :math:`2^{-n}`). No layer is chosen by its score, so the test stays
+    valid when the fits' noise is shared between halves or layers. **Against**: the sign-flip
+    non-superiority test of :math:`\bar g <` ``paper_low`` (the paper's lower end, 2%). Effect:
+    :math:`\bar g` with its t-interval. **Power**: the probability of "reproduced" if every
+    model's gain were ``paper_low`` with the spread across models observed here
+    (:func:`lrd.verdicts.stats.sign_flip_power`). Shown beside it, not tested: the best
+    intermediate layer, cross-fitted (:func:`cross_fitted_gain`), when the halves are present.
 
-    Paper: Section 4, Figure 1 (intermediate layers 2%-16% above the last on average).
+    Paper: Section 4, Figure 1 ("intermediate layers, e.g. Pythia-410M's at 40%-60% depth, score
+    2%-16% above the final layer on average", report digest ``shared/papers/002``).
     """
-    per_model = model_gains(cross_fitted_gain(results))
+    table = paper_gain(results, band=band)
+    per_model = model_gains(table, chosen="band")
     g = per_model["relative gain"].to_numpy()
     test = sign_flip_test(g)
     below = equivalence_sign_flip_test(g, paper_low, lower=-math.inf)
     n, wins = len(g), int((g > 0).sum())
-    evidence = (f"the cross-fitted best intermediate layer scores {g.mean():+.1%} relative to the last layer "
-                f"(mean over {_models(n)}; above the last for {wins} of {n}); paper: "
-                f"{SKEAN_GAIN_RANGE[0]:.0%}-{SKEAN_GAIN_RANGE[1]:.0%}")
+    normed = int(table.groupby("model")["states"].first().eq("through the final norm").sum())
+    best = ""
+    if set(HALVES) <= set(pd.unique(results["measurement"])):
+        crossed = model_gains(cross_fitted_gain(results))["relative gain"]
+        best = f"; the cross-fitted best intermediate layer (shown, not tested): {crossed.mean():+.1%}"
+    evidence = (f"the layers at {band[0]:.0%}-{band[1]:.0%} depth score {g.mean():+.1%} relative to the last layer "
+                f"(mean over {_models(n)}, {normed} through the final norm; above the last for {wins} of {n}); "
+                f"paper: {SKEAN_GAIN_RANGE[0]:.0%}-{SKEAN_GAIN_RANGE[1]:.0%}{best}")
+    spread = float(g.std(ddof=1)) if n > 1 else None
+    power = sign_flip_power(paper_low, spread, n) if spread is not None else None
     return Verdict("skean.gain", "test", evidence,
                    test=f"exact one-sided sign-flip test over {_models(n)} (tasks averaged per model)",
                    statistic=test.statistic, p_value=test.p_value, p_against=below.p_value,
                    against=f"mean relative gain below the paper's lower end {paper_low:.0%} (sign-flip "
                            "non-superiority test)",
                    p_min=test.p_min, effect=float(g.mean()), ci=_interval(g),
-                   effect_label="mean relative gain, cross-fitted best layer over the last", effect_format="{:+.1%}",
-                   reconstruction="cross-fitting: the layer is chosen among 0 < l < L on one half of each task's "
-                                  "evaluation rows and scored on the other, then swapped; the gain is relative to "
-                                  "the model's task-mean score of the last layer (the paper's averaging over tasks "
-                                  "and its choice of layer are not specified beyond Fig. 1)",
+                   effect_label=f"mean relative gain, layers at {band[0]:.0%}-{band[1]:.0%} depth over the last",
+                   effect_format="{:+.1%}",
+                   power=power,
+                   power_label=(f"if every model gained the paper's {paper_low:.0%}, with the spread across models "
+                                f"observed here ({spread:.1%}); exact sign-flip test, 4000 simulated panels"
+                                if power is not None else None),
+                   reconstruction=f"the paper's estimator: the mean score of the layers at {band[0]:.0%}-{band[1]:.0%} "
+                                  "depth (the nearest intermediate layer where none falls in it) against the last "
+                                  "layer, through the final norm where the model has one (as the paper's truncated "
+                                  "model scores them); relative to the model's task-mean score of the last layer "
+                                  "(the paper's averaging over tasks is not specified beyond Fig. 1)",
                    note=note)
 
 
@@ -567,7 +665,8 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
     per-model relative gain :math:`g_m` of the task-mean score is tested by an exact one-sided
     **sign-flip test** over models (p >= :math:`2^{-n}`); against: the same test of
     :math:`-g` (the chosen layer significantly below the last). Effect: :math:`\bar g` with its
-    t-interval, beside the paper's +3% (Pythia).
+    t-interval, beside the paper's +3% (Pythia). Power: the probability of "reproduced" if every
+    model's chosen layer gained the paper's 3%, with the spread across models observed here.
 
     Paper: results on the MTEB average (report digest ``shared/papers/002`` Sec. 3.1).
     """
@@ -577,8 +676,14 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
     n, wins = len(g), int((g > 0).sum())
     evidence = (f"the {metric}-chosen layer (mean depth {table['chosen depth'].mean():.2f}) scores {g.mean():+.1%} "
                 f"relative to the last layer (mean over {_models(n)}; above the last for {wins} of {n})")
+    spread = float(g.std(ddof=1)) if n > 1 else None
+    power = sign_flip_power(PAPER_CHOICE_GAIN, spread, n) if spread is not None else None
     return Verdict("skean.choice", "test", evidence,
                    test=f"exact one-sided sign-flip test over {_models(n)} (tasks averaged per model)",
+                   power=power,
+                   power_label=(f"if the chosen layer scored the paper's {PAPER_CHOICE_GAIN:.0%} above the last in every "
+                                f"model, with the spread across models observed here ({spread:.1%}); exact sign-flip "
+                                "test, 4000 simulated panels" if power is not None else None),
                    statistic=test.statistic, p_value=test.p_value, p_against=worse.p_value,
                    against=f"the {metric}-chosen layer below the last (sign-flip test)", p_min=test.p_min,
                    effect=float(g.mean()), ci=_interval(g),
@@ -610,8 +715,108 @@ def _null_metric(rng: np.random.Generator, n_models: int, n_layers: int, metric:
                          "value": rng.normal(size=layer.size)})
 
 
+@dataclass(frozen=True)
+class MidLayerDesign:
+    """The mid-layer chapter's design and the noise structure its scores have, for simulation.
+
+    Attributes
+    ----------
+    layers : tuple of int
+        Each model's block count :math:`L` (its layers are 0..L).
+    kinds : tuple of str
+        Each model's kind; decoders get a final-norm score (:data:`FINAL_NORM_SCORE`).
+    n_tasks : int
+    fit_sd : float
+        Noise of one evaluation's fits, per (task, layer): the classifiers' training draws and
+        the k-means partitions.
+    row_sd : float
+        Noise of the evaluation rows of one half, per (task, layer); the score on every row
+        carries their mean.
+    rough_sd : float
+        Layer roughness: each layer's true quality departs from its model's curve by this much,
+        the same in every evaluation of it.
+    shared_fit : bool
+        The two halves share one fit per (task, layer), as the evaluator before cross-fitting
+        (issue 31) did: the least favourable case for a layer chosen on one half.
+    """
+
+    layers: tuple[int, ...]
+    kinds: tuple[str, ...]
+    n_tasks: int
+    fit_sd: float = 0.02
+    row_sd: float = 0.02
+    rough_sd: float = 0.02
+    shared_fit: bool = True
+
+    def __post_init__(self):
+        if len(self.layers) != len(self.kinds) or not self.layers:
+            raise ValueError("one layer count and one kind per model")
+        if min(self.layers) < 2 or self.n_tasks < 1:
+            raise ValueError("every model needs at least 2 blocks and the design at least 1 task")
+
+    def describe(self) -> str:
+        n_dec = sum(k == "decoder" for k in self.kinds)
+        return (f"{len(self.layers)} models ({n_dec} decoders) x {self.n_tasks} tasks, {min(self.layers)}-"
+                f"{max(self.layers)} blocks; noise per layer: fits {self.fit_sd:.0%} "
+                f"({'shared by the halves' if self.shared_fit else 'per half'}), rows {self.row_sd:.0%} per half, "
+                f"roughness {self.rough_sd:.0%}")
+
+
+#: The default (book) design of the mid_layer chapter: its eight models (the notebook's
+#: ``models`` parameter; ``tests/test_layer_choice.py`` checks the two agree) with their block
+#: counts from each model's configuration, and its four tasks. Noise of 2 points per fit (the
+#: issue's "2 points of shared noise"), per half of the rows and per layer's roughness.
+BOOK_DESIGN = MidLayerDesign(layers=(6, 12, 12, 24, 30, 18, 24, 28),
+                             kinds=("encoder",) * 4 + ("decoder",) * 4, n_tasks=4)
+#: The models of :data:`BOOK_DESIGN`, in order.
+BOOK_MODELS = ("minilm", "mpnet", "e5small", "embeddinggemma", "smollm2", "gemma3", "qwen", "qwen15")
+
+
+def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESIGN, *, gain: float = 0.0,
+                    band: tuple[float, float] = PAPER_BAND) -> pd.DataFrame:
+    r"""Score tables of the mid-layer chapter drawn at ``design``, with a true relative ``gain`` of
+    the layers at depth ``band`` over the others (0: the least favourable null of ``skean.gain``,
+    every layer equally good in expectation).
+
+    Per model and task a level :math:`\mu \sim U(0.3, 0.8)`; layer :math:`l`'s true score
+    :math:`\mu(1 + \text{gain}\,[l \in B]) + \rho_l` with roughness :math:`\rho_l`; each
+    evaluation adds its fits' noise (one draw shared by the two halves with ``shared_fit``) and
+    its rows' noise (the score on every row: the halves' mean). Decoders also get a score through
+    the final norm: the same true scores, its own fits, the same rows.
+
+    Returns
+    -------
+    DataFrame
+        :data:`lrd.tables.RESULT_COLUMNS` rows of ``"score"``, both halves and, for decoders,
+        :data:`FINAL_NORM_SCORE`.
+    """
+    frames = []
+    for i, (n_blocks, kind) in enumerate(zip(design.layers, design.kinds)):
+        layers = np.arange(n_blocks + 1)
+        in_band = np.zeros(n_blocks + 1, dtype=bool)
+        in_band[band_layers(layers, band)] = True
+        k, shape = design.n_tasks, (design.n_tasks, n_blocks + 1)
+        level = rng.uniform(0.3, 0.8, size=(k, 1))
+        true = level * (1 + gain * in_band) + rng.normal(0, design.rough_sd, shape)
+        rows = rng.normal(0, design.row_sd, (2, *shape))
+        fits = rng.normal(0, design.fit_sd, (1 if design.shared_fit else 2, *shape))
+        values = {"score": true + rows.mean(0) + rng.normal(0, design.fit_sd, shape),
+                  HALVES[0]: true + rows[0] + fits[0], HALVES[1]: true + rows[1] + fits[-1]}
+        if kind == "decoder":
+            values[FINAL_NORM_SCORE] = true + rows.mean(0) + rng.normal(0, design.fit_sd, shape)
+        for measurement, v in values.items():
+            frames.append(pd.DataFrame({"model": f"m{i}", "task": np.repeat([f"t{t}" for t in range(k)], n_blocks + 1),
+                                        "measurement": measurement, "layer": np.tile(layers, k),
+                                        "depth": np.tile(layers / n_blocks, k), "value": v.ravel()}))
+    return pd.concat(frames, ignore_index=True)
+
+
 def _simulate_gain(rng):
-    return {"results": _null_scores(rng, 6, 3, 12)}
+    return {"results": simulate_design(rng)}
+
+
+def _simulate_gain_effect(rng):
+    return {"results": simulate_design(rng, gain=SKEAN_GAIN_RANGE[0])}
 
 
 def _simulate_valley(rng):
@@ -626,12 +831,41 @@ def _simulate_metrics(rng):
     return {"results": pd.concat(parts, ignore_index=True)}
 
 
+def _design_metric(rng: np.random.Generator, design: MidLayerDesign, metric: str, *, peak: float = 0.0,
+                   band: tuple[float, float] = PAPER_BAND) -> pd.DataFrame:
+    """A metric curve per model of ``design`` on task ``t0``: i.i.d. noise across layers, plus
+    ``peak`` at the layers of ``band`` (0: independent of the scores)."""
+    frames = []
+    for i, n_blocks in enumerate(design.layers):
+        layers = np.arange(n_blocks + 1)
+        value = rng.normal(size=n_blocks + 1)
+        value[band_layers(layers, band)] += peak
+        frames.append(pd.DataFrame({"model": f"m{i}", "task": "t0", "measurement": metric, "layer": layers,
+                                    "depth": layers / n_blocks, "value": value}))
+    return pd.concat(frames, ignore_index=True)
+
+
+#: The paper's DiME-chosen layer: "3% above the final layer on the MTEB average" (Pythia;
+#: report digest ``shared/papers/002``, main results 1).
+PAPER_CHOICE_GAIN = 0.03
+
+
 def _simulate_choice(rng):
-    return {"results": pd.concat([_null_scores(rng, 6, 3, 12), _null_metric(rng, 6, 12, "DiME")], ignore_index=True)}
+    return {"results": pd.concat([simulate_design(rng), _design_metric(rng, BOOK_DESIGN, "DiME")], ignore_index=True)}
+
+
+def _simulate_choice_effect(rng):
+    """The paper's effect: DiME peaks in the 40-60% band, whose layers score 3% above the rest."""
+    return {"results": pd.concat([simulate_design(rng, gain=PAPER_CHOICE_GAIN),
+                                  _design_metric(rng, BOOK_DESIGN, "DiME", peak=10.0)], ignore_index=True)}
 
 
 GAIN_NULL = NullModel(_simulate_gain, judge_gain,
-                      "6 models x 3 tasks x 13 layers, half scores i.i.d. across layers and halves")
+                      f"the chapter's default design, every layer equally good in expectation: {BOOK_DESIGN.describe()}",
+                      effect=_simulate_gain_effect,
+                      effect_panel=f"the same design, the layers at 40-60% depth {SKEAN_GAIN_RANGE[0]:.0%} above the others "
+                                   "in every model (the paper's lower end)",
+                      power_effect=_simulate_gain_effect)
 VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
                         "4 encoders and 5 decoders x 13 layers, prompt entropy i.i.d. across layers and kinds")
 METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
@@ -640,4 +874,9 @@ METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
                                effect_panel="the same: metrics unrelated to the score are the edge of 'every metric "
                                             "reversed'")
 CHOICE_NULL = NullModel(_simulate_choice, judge_choice,
-                        "6 models x 3 tasks x 13 layers, half scores i.i.d. across layers, DiME independent")
+                        f"the chapter's default design, every layer equally good in expectation, DiME independent of "
+                        f"the scores: {BOOK_DESIGN.describe()}",
+                        effect=_simulate_choice_effect,
+                        effect_panel="the same design, DiME choosing a layer at 40-60% depth that scores the paper's "
+                                     f"{PAPER_CHOICE_GAIN:.0%} above the last in every model",
+                        power_effect=_simulate_choice_effect)

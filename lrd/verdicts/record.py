@@ -128,6 +128,13 @@ class Verdict:
         Where the method is our reconstruction of something the paper leaves unspecified, what.
     note : str, optional
         What the reader must know to read it (e.g. the panel's decoders are instruct models).
+    power : float, optional
+        The probability that this test says "reproduced" at the paper's effect on this panel's
+        design (``power_label`` says at which effect and with which noise); None where not
+        computed. It says how strong a test an "inconclusive" was.
+    power_label : str, optional
+        How ``power`` was computed ("the paper's 2% in every model, spread across models as
+        observed, 4000 simulated panels").
 
     Examples
     --------
@@ -156,6 +163,8 @@ class Verdict:
     holds: bool | None = None
     reconstruction: str | None = None
     note: str | None = None
+    power: float | None = None
+    power_label: str | None = None
     alpha: float = field(default=ALPHA)
 
     def __post_init__(self):
@@ -168,6 +177,9 @@ class Verdict:
             raise ValueError("a verdict needs its evidence (one sentence saying what was observed)")
         if self.kind == "test" and self.p_value is not None and not self.test:
             raise ValueError("a test verdict names its test")
+        _probability("power", self.power)
+        if self.power is not None and not self.power_label:
+            raise ValueError("power needs `power_label`, saying at which effect and noise it was computed")
         if self.p_against is not None and not self.against:
             raise ValueError("p_against needs `against`, saying what it tests")
         if self.ci is not None:
