@@ -135,7 +135,7 @@ def band_layers(layers: np.ndarray, band: tuple[float, float] = PAPER_BAND) -> n
     inside = pool[(depth[pool] >= lo - 1e-12) & (depth[pool] <= hi + 1e-12)]
     if len(inside):
         return inside
-    return pool[[int(np.argmin(np.abs(depth[pool] - (lo + hi) / 2)))]]
+    return pool[[int(np.argmin(np.round(np.abs(depth[pool] - (lo + hi) / 2), 9)))]]  # ties: the shallower
 
 
 def paper_gain(results: pd.DataFrame, *, band: tuple[float, float] = PAPER_BAND) -> pd.DataFrame:
