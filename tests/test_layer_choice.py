@@ -9,7 +9,8 @@ import pytest
 
 from lrd.tables import per_layer
 from lrd.methods.evaluate import FINAL_NORM_SCORE
-from lrd.verdicts.layer_choice import (BOOK_DESIGN, BOOK_MODELS, band_layers, paper_gain, simulate_design,
+from lrd.verdicts.layer_choice import (BOOK_DESIGN, BOOK_MODELS, band_layers, holm, paper_gain, per_model_valleys,
+                                       simulate_design, valley_contrast,
                                        chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
                                        judge_metrics_track, judge_valley, label_free_choice, metric_correlations,
                                        model_gains, panel_note, valley_depths, valley_drop)
@@ -237,23 +238,83 @@ def _entropy(curves: dict[str, tuple[str, list]]) -> pd.DataFrame:
                       for m, (k, c) in curves.items()], ignore_index=True)
 
 
-def _kinds_panel(n_enc, n_dec, *, enc_valley=0.0, dec_valley=0.3):
-    curves = {f"e{i}": ("encoder", [0.8, 0.8 - enc_valley + 0.01 * i, 0.8]) for i in range(n_enc)}
-    curves |= {f"d{i}": ("decoder", [0.8, 0.8 - dec_valley - 0.01 * i, 0.9]) for i in range(n_dec)}
+def _curve(valley: float, *, dip: float = 0.0, base: float = 0.8) -> np.ndarray:
+    """L = 6: embeddings 0.9, blocks 1 | 2-4 | 5-6 around ``base``; the mid band (2-4) lowered by
+    ``valley``, block 1 by ``dip``."""
+    c = np.array([0.9, base - dip, base - valley, base - valley, base - valley, base, base])
+    return c
+
+
+def _kinds_panel(n_enc, n_dec, *, enc_valley=0.0, dec_valley=0.3, dec_dip=0.0):
+    curves = {f"e{i}": ("encoder", _curve(enc_valley - 0.01 * i)) for i in range(n_enc)}
+    curves |= {f"d{i}": ("decoder", _curve(dec_valley + 0.01 * i, dip=dec_dip)) for i in range(n_dec)}
     return _entropy(curves)
 
 
+def _prompts(panel: pd.DataFrame, n_prompts: int = 20, sd: float = 0.01, seed: int = 0) -> pd.DataFrame:
+    """Each model's curve plus independent noise per prompt and layer."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for (model, kind), rows in panel.groupby(["model", "kind"], sort=False):
+        curve = rows.sort_values("layer")["value"].to_numpy()
+        for i in range(n_prompts):
+            parts.append(pd.DataFrame({"model": model, "kind": kind, "task": "t", "prompt": i,
+                                       "layer": np.arange(len(curve)), "depth": np.arange(len(curve)) / (len(curve) - 1),
+                                       "value": curve + rng.normal(0, sd, len(curve))}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_valley_contrast_is_zero_on_a_line_and_on_exchangeable_layers():
+    assert valley_contrast(np.linspace(1, 0, 13)) == pytest.approx(0)
+    rng = np.random.default_rng(0)
+    assert abs(valley_contrast(rng.normal(size=(20000, 13))).mean()) < 0.01
+    with pytest.raises(ValueError, match="5 blocks"):
+        valley_contrast([1.0, 0.5, 0.9])
+
+
 def test_valley_four_encoders_five_decoders_reach_one_in_thirty_two():
-    v = judge_valley(_kinds_panel(4, 5))
-    # relabelling: 1 / C(9, 4) = 1/126; decoders above 0: 1/32; the larger is the p-value
+    panel = _kinds_panel(4, 5)
+    v = judge_valley(panel, prompts=_prompts(panel))
+    # relabelling: 1 / C(9, 4) = 1/126; decoders above 0: 1/32; each encoder flat over its 20 prompts
     assert v.p_value == pytest.approx(1 / 32) and v.p_min == pytest.approx(1 / 32) and v.outcome == "reproduced"
-    depths = valley_depths(_kinds_panel(4, 5)).set_index("model")["valley"]
+    depths = valley_depths(panel).set_index("model")["valley"]
     assert v.effect == pytest.approx(depths.filter(like="d").mean() - depths.filter(like="e").mean())
-    assert v.reconstruction and "min(S_0, S_L)" in v.reconstruction
+    assert v.per_model == (5, 5) and "Holm" in v.per_model_label and v.record()["per_model"] == [5, 5]
+    assert v.reconstruction and "mid-band contrast" in v.reconstruction
+
+
+def test_valley_without_prompts_tests_the_encoders_flat_over_models():
+    """Without each prompt's curve, "encoders do not" is an equivalence test over the 4
+    encoders: p >= 1/16, so the panel cannot say "reproduced"."""
+    v = judge_valley(_kinds_panel(4, 5))
+    assert v.p_min == pytest.approx(1 / 16) and v.outcome == "not testable" and v.per_model is None
+
+
+def test_a_dip_at_block_one_is_no_valley():
+    """Issue 31: the old statistic min(S_0, S_L) - min_{0<l<L} S_l counted a drop at block 1 as a
+    valley (the old judge said "reproduced" here); the mid-band contrast makes it negative."""
+    panel = _kinds_panel(4, 5, dec_valley=0.0, dec_dip=0.3)
+    v = judge_valley(panel, prompts=_prompts(panel))
+    assert v.outcome != "reproduced" and (valley_depths(panel).set_index("model")["valley"].filter(like="d") < 0).all()
+
+
+def test_encoders_at_the_margin_are_not_flat():
+    panel = _kinds_panel(4, 5, enc_valley=0.08)
+    v = judge_valley(panel, prompts=_prompts(panel), margin=0.05)
+    assert v.outcome != "reproduced" and v.p_value > 0.5
+
+
+def test_per_model_valleys_are_holm_adjusted_over_decoders():
+    panel = _kinds_panel(2, 3, dec_valley=0.0)
+    table = per_model_valleys(_prompts(panel, n_prompts=12)).set_index("model")
+    dec = table[table["kind"] == "decoder"]
+    assert (dec["p valley (Holm)"] >= dec["p valley"]).all() and table.loc["e0", "p valley (Holm)"] != table.loc["e0", "p valley (Holm)"]
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
 
 
 def test_valley_on_two_encoders_and_three_decoders_is_not_testable():
-    v = judge_valley(_kinds_panel(2, 3))
+    panel = _kinds_panel(2, 3)
+    v = judge_valley(panel, prompts=_prompts(panel))
     assert v.p_min == pytest.approx(1 / 8) and v.outcome == "not testable"  # max(1/C(5,2), 1/2^3)
 
 

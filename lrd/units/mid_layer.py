@@ -3,7 +3,7 @@ score and the mid-layer metrics of each model; and the chapter's tables."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import pandas as pd
@@ -29,17 +29,22 @@ class MidLayerModel:
         invariance metrics.
     normed : list of DataFrame
         Decoders: the scores with (``"final norm": "on"``) and without the final norm; else empty.
+    prompts : list of DataFrame
+        Each prompt's prompt entropy at every layer (``token_task``;
+        :func:`lrd.methods.suite.prompt_entropy_rows`): the unit of the per-model valley test.
     """
 
     kind: str
     source: str
     rows: list
     normed: list
+    prompts: list = field(default_factory=list)
 
     def __post_init__(self):
         require(self.kind in ("encoder", "decoder"), self, f"kind must be 'encoder' or 'decoder', got {self.kind!r}")
         require_frames(self.rows, RESULT_COLUMNS, self, "rows")
         require_frames(self.normed, [*RESULT_COLUMNS, "final norm"], self, "normed")
+        require_frames(self.prompts, ["model", "task", "prompt", "layer", "depth", "value"], self, "prompts")
 
 
 def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int, n_bootstrap: int, pooling: str,
@@ -59,14 +64,15 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     ``aug_task`` take one more pass.
     """
     from lrd.methods.evaluate import FINAL_NORM_SCORE, layer_scores
-    from lrd.methods.suite import invariance_metrics, pooled_metrics, task_pass, token_rows, view_states
+    from lrd.methods.suite import (invariance_metrics, pooled_metrics, prompt_entropy_rows, task_pass, token_rows,
+                                   view_states)
 
     for option, value in {"token_task": token_task, "aug_task": aug_task, "norm_task": norm_task}.items():
         if value and value not in tasks:
             raise ValueError(f"{option} {value!r} is not one of tasks {list(tasks)}; add it to tasks or choose one of them")
     name = model.name
     task_data = {t: load_task(t, n=n_samples) for t in tasks}
-    rows, normed = [], []
+    rows, normed, prompts = [], [], []
     for task, data in task_data.items():  # one forward pass per task, whatever it feeds
         run = task_pass(model, data.texts, pooling=pooling, final_norm=model.final_norm is not None,
                         n_token_prompts=n_token_prompts if task == token_task else 0)
@@ -75,6 +81,7 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
         rows += [scores, pooled_metrics(run.states, model=name, task=task)]
         if run.tokens is not None:
             rows.append(token_rows(run.tokens, model=name, task=task))
+            prompts.append(prompt_entropy_rows(run.tokens, model=name, task=task))
         if run.normed is not None:  # every layer through the final norm, as the paper's code scores it
             on = layer_scores(run.normed, data, model=name, n_bootstrap=n_bootstrap)
             rows.append(on.assign(measurement=FINAL_NORM_SCORE))
@@ -83,7 +90,7 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
                            scores[scores["measurement"] == "score"].assign(**{"final norm": "off"})]
     views = view_states(model, task_data[aug_task].texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
     rows.append(invariance_metrics(views, model=name, task=aug_task))
-    return MidLayerModel(model.kind, model.summary()["source"], rows, normed)
+    return MidLayerModel(model.kind, model.summary()["source"], rows, normed, prompts)
 
 
 def mid_layer_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, n_bootstrap: int, pooling: str,
@@ -101,12 +108,14 @@ def mid_layer_units(models: Sequence[str], tasks: Sequence[str], n_samples: int,
 class MidLayerTables:
     """The chapter's tables: ``results`` (every tidy row, with each model's ``kind``),
     ``kinds`` and ``sources`` (model -> kind, source), ``normed`` (the final-norm rows, a list
-    of tables; empty without a decoder)."""
+    of tables; empty without a decoder) and ``prompts`` (each prompt's prompt entropy per layer,
+    with each model's ``kind``)."""
 
     results: pd.DataFrame
     kinds: dict
     sources: dict
     normed: list
+    prompts: pd.DataFrame
 
 
 def mid_layer_tables(models: Sequence[str], records: Sequence[MidLayerModel]) -> MidLayerTables:
@@ -115,5 +124,9 @@ def mid_layer_tables(models: Sequence[str], records: Sequence[MidLayerModel]) ->
     kinds = {m: r.kind for m, r in zip(models, records)}
     results = pd.concat([row for r in records for row in r.rows], ignore_index=True)
     results["kind"] = results["model"].map(kinds)
+    frames = [p for r in records for p in r.prompts]
+    prompts = (pd.concat(frames, ignore_index=True) if frames
+               else pd.DataFrame(columns=["model", "task", "prompt", "layer", "depth", "value"]))
+    prompts["kind"] = prompts["model"].map(kinds)
     return MidLayerTables(results, kinds, {m: r.source for m, r in zip(models, records)},
-                          [n for r in records for n in r.normed])
+                          [n for r in records for n in r.normed], prompts)

@@ -47,13 +47,14 @@ from scipy import stats as _sp
 from lrd.methods.evaluate import FINAL_NORM_SCORE
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
-from lrd.verdicts.record import Verdict
+from lrd.verdicts.record import ALPHA, Verdict
 from lrd.tables import RESULT_COLUMNS
 from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_min_p_test,
                                 sign_flip_power, sign_flip_test,
                                 two_group_permutation_test)
 
-__all__ = ["PAPER_BAND", "band_layers", "paper_gain", "MidLayerDesign", "BOOK_DESIGN", "BOOK_MODELS", "simulate_design",
+__all__ = ["VALLEY_BAND", "VALLEY_MARGIN", "valley_contrast", "prompt_valleys", "per_model_valleys", "holm",
+           "PAPER_BAND", "band_layers", "paper_gain", "MidLayerDesign", "BOOK_DESIGN", "BOOK_MODELS", "simulate_design",
            "HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depths", "cross_fitted_gain",
            "model_gains", "metric_correlations", "model_correlations", "label_free_choice", "chance_table", "FinalNormComparison", "final_norm_comparison", "panel_note",
            "judge_gain", "judge_valley",
@@ -199,13 +200,122 @@ def valley_drop(curve: np.ndarray) -> float:
     return float(min(c[0], c[-1]) - c[1:-1].min())
 
 
-def valley_depths(results: pd.DataFrame, *, measurement: str = "prompt entropy") -> pd.DataFrame:
-    """:func:`valley_drop` of each model's curve of ``measurement`` (averaged over tasks): ``model, kind, valley``."""
+#: The mid-depth band where a valley is looked for (our reconstruction of Fig. 2a's "mid-depth";
+#: the paper gives no number): blocks at depth l/L in [0.25, 0.75] against the blocks on either side.
+VALLEY_BAND = (0.25, 0.75)
+#: Equivalence margin of "encoders do not" show a valley: a mid-band contrast within +-0.05 of
+#: the normalised prompt entropy (which lies in [0, 1]) counts as flat. Our choice: the paper
+#: shows BERT's curve as flat (Fig. 2a) without a tolerance.
+VALLEY_MARGIN = 0.05
+
+
+def valley_contrast(curves: np.ndarray, band: tuple[float, float] = VALLEY_BAND) -> np.ndarray | float:
+    r"""The mid-band valley statistic of one curve, or of each row of ``curves`` (..., L + 1).
+
+    With :math:`E`, :math:`M` and :math:`T` the blocks (the embeddings, :math:`l = 0`, left out)
+    at depth :math:`l/L` below the band, in it and above it, :math:`\bar S_G` and
+    :math:`\bar d_G` a group's mean entropy and mean depth,
+
+    .. math:: v = \frac{(\bar d_T - \bar d_M)\,\bar S_E + (\bar d_M - \bar d_E)\,\bar S_T}
+                       {\bar d_T - \bar d_E} - \bar S_M ,
+
+    how far the middle lies below the straight line through the two sides, at the middle's
+    depth. Positive when the middle lies below both sides. A linear contrast: 0 in expectation when
+    the layers are exchangeable (the old :func:`valley_drop` is positive with probability
+    :math:`(L-1)/(L+1)` there), 0 on a straight line (a monotone trend is no valley), negative
+    for a dip at block 1 (block 1 lies below the band), and the mean over prompts of their
+    contrasts is the contrast of their mean curve. Needs a block on each side of the band.
+
+    >>> round(valley_contrast([0.9, 0.8, 0.5, 0.5, 0.5, 0.8, 0.8]), 12)  # L = 6: blocks 1 | 2-4 | 5-6
+    0.3
+    >>> round(valley_contrast([0.9, 0.2, 0.8, 0.8, 0.8, 0.8, 0.8]), 3)  # a dip at block 1 is no valley
+    -0.333
+    """
+    c = np.asarray(curves, dtype=float)
+    n_blocks = c.shape[-1] - 1
+    depth = np.arange(1, n_blocks + 1) / max(n_blocks, 1)
+    lo, hi = band
+    early, mid, late = depth < lo - 1e-12, (depth >= lo - 1e-12) & (depth <= hi + 1e-12), depth > hi + 1e-12
+    if not (early.any() and mid.any() and late.any()):
+        raise ValueError(f"a curve of {n_blocks} blocks has no block on each side of the band {band}; "
+                         "the valley statistic needs at least 5 blocks")
+    blocks = c[..., 1:]
+    d_e, d_m, d_t = depth[early].mean(), depth[mid].mean(), depth[late].mean()
+    line = ((d_t - d_m) * blocks[..., early].mean(-1) + (d_m - d_e) * blocks[..., late].mean(-1)) / (d_t - d_e)
+    v = line - blocks[..., mid].mean(-1)
+    return float(v) if np.ndim(v) == 0 else v
+
+
+def valley_depths(results: pd.DataFrame, *, measurement: str = "prompt entropy",
+                  band: tuple[float, float] = VALLEY_BAND) -> pd.DataFrame:
+    """:func:`valley_contrast` of each model's curve of ``measurement`` (averaged over tasks), beside the
+    old :func:`valley_drop`: ``model, kind, valley, deepest drop``."""
     if "kind" not in results.columns:
         raise ValueError("results need a 'kind' column (encoder or decoder per model)")
     kinds = results.groupby("model", sort=False)["kind"].first()
-    return pd.DataFrame([{"model": model, "kind": kinds[model], "valley": valley_drop(values[..., 0].mean(0))}
+    return pd.DataFrame([{"model": model, "kind": kinds[model], "valley": valley_contrast(values[..., 0].mean(0), band),
+                          "deepest drop": valley_drop(values[..., 0].mean(0))}
                          for model, (_, _, values) in _per_model(results, [measurement]).items()])
+
+
+def prompt_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_BAND) -> pd.DataFrame:
+    """:func:`valley_contrast` of every prompt's curve (:func:`lrd.methods.suite.prompt_entropy_rows`):
+    ``model, kind, prompt, valley``."""
+    needed = {"model", "kind", "prompt", "layer", "value"}
+    if not needed <= set(prompts.columns):
+        raise ValueError(f"prompts need the columns {sorted(needed)}")
+    out = []
+    for (model, kind), rows in prompts.groupby(["model", "kind"], sort=False):
+        prompt, layer = rows["prompt"].to_numpy(), rows["layer"].to_numpy()
+        ids, layers = np.unique(prompt), np.unique(layer)
+        order = np.lexsort((layer, prompt))
+        if len(rows) != len(ids) * len(layers) or np.unique(prompt * (layer.max() + 1) + layer).size != len(rows):
+            raise ValueError(f"model {model!r}: every prompt needs exactly one value at every layer")
+        grid = rows["value"].to_numpy(dtype=float)[order].reshape(len(ids), len(layers))
+        out.append(pd.DataFrame({"model": model, "kind": kind, "prompt": ids, "valley": valley_contrast(grid, band)}))
+    return pd.concat(out, ignore_index=True)
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment of ``p_values`` (family-wise error over them).
+
+    >>> holm([0.01, 0.04, 0.03]).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
+    out = np.empty_like(p)
+    out[order] = adjusted
+    return out
+
+
+def per_model_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_BAND,
+                      margin: float = VALLEY_MARGIN, n_permutations: int = 1000) -> pd.DataFrame:
+    r"""Per model, prompts as the unit: the mean valley, its t-interval and two sign-flip tests.
+
+    ``p valley``: one-sided sign-flip test over the model's prompts of "the mean valley is above
+    0" (exact up to 16 prompts, else ``n_permutations`` random sign patterns); ``p flat``: the equivalence
+    test over prompts of "it lies within +-``margin``"
+    (:func:`lrd.verdicts.stats.equivalence_sign_flip_test`; ``p flat min`` its smallest p). ``p valley
+    (Holm)`` is Holm-adjusted over the panel's decoders, ``p flat (Holm)`` over its encoders.
+    The unit is the prompt: the model's own curve is the estimand, not a draw from a population.
+    """
+    v = prompt_valleys(prompts, band=band)
+    rows = []
+    for (model, kind), g in v.groupby(["model", "kind"], sort=False):
+        x = g["valley"].to_numpy()
+        rows.append({"model": model, "kind": kind, "prompts": len(x), "valley": float(x.mean()),
+                     "ci": _interval(x), "p valley": sign_flip_test(x, n_permutations=n_permutations).p_value,
+                     "p flat": (flat := equivalence_sign_flip_test(x, margin, n_permutations=n_permutations)).p_value,
+                     "p flat min": flat.p_min})
+    table = pd.DataFrame(rows)
+    for column, kind in (("p valley", "decoder"), ("p flat", "encoder")):
+        mask = (table["kind"] == kind).to_numpy()
+        table[f"{column} (Holm)"] = np.nan
+        if mask.any():
+            table.loc[mask, f"{column} (Holm)"] = holm(table.loc[mask, column].to_numpy())
+    return table
 
 
 def cross_fitted_gain(results: pd.DataFrame) -> pd.DataFrame:
@@ -558,21 +668,31 @@ def _welch_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float] | None:
     return float(ci.low), float(ci.high)
 
 
-def judge_valley(results: pd.DataFrame, *, measurement: str = "prompt entropy", note: str | None = None) -> Verdict:
+def judge_valley(results: pd.DataFrame, *, prompts: pd.DataFrame | None = None, measurement: str = "prompt entropy",
+                 band: tuple[float, float] = VALLEY_BAND, margin: float = VALLEY_MARGIN,
+                 note: str | None = None) -> Verdict:
     r"""``skean.valley``: decoders show a mid-depth valley of prompt entropy, encoders do not.
 
-    Each model's valley depth :math:`v_m = \min(S_0, S_L) - \min_{0<l<L} S_l` (:func:`valley_drop`,
-    our reconstruction) of its normalised ``measurement`` curve. Two one-sided tests must both
-    reject (an intersection-union test, p = the larger p-value): the decoders' mean valley is
-    deeper than the encoders' (**relabelling** the kinds between models: null, the kinds are
-    exchangeable; p >= :math:`1/\binom{n}{k}`) and the decoders' valleys are above 0 (**sign
-    flips** over decoders; p >= :math:`2^{-n_{dec}}`). With 2 encoders and 3 decoders the best
-    possible p is 1/8: not testable. Effect: decoders' mean valley minus encoders', Welch
-    t-interval. Against: the encoders' valley deeper (relabelling, other tail).
+    Each model's valley :math:`v_m` is the mid-band contrast (:func:`valley_contrast`, our
+    reconstruction: the paper shows the curves, Fig. 2a, without a scalar) of its normalised
+    ``measurement`` curve: 0 in expectation on exchangeable layers, and a dip at block 1 does
+    not count. Three one-sided tests must all reject (an intersection-union test, p = the
+    largest): the decoders' mean valley deeper than the encoders' (**relabelling** the kinds
+    between models, :math:`p \ge 1/\binom{n}{k}`); the decoders' valleys above 0 (**sign
+    flips** over decoders, :math:`p \ge 2^{-n_{dec}}`); and "encoders do not", an
+    **equivalence test** that each encoder's valley lies within +-``margin``: with
+    ``prompts`` (each prompt's curve, :func:`lrd.methods.suite.prompt_entropy_rows`) per
+    encoder over its prompts (:func:`per_model_valleys`, the largest p over encoders), else
+    over encoders (sign flips, :math:`p \ge 2^{-n_{enc}}`). **Against**: the encoders' valley
+    deeper than the decoders' (relabelling, other tail). Effect: decoders' mean valley minus
+    encoders', Welch t-interval. **Per model** (with ``prompts``): the decoders whose valley is
+    above 0 over their prompts, Holm-adjusted ("shown in k of M decoders"). **Power**: of the
+    decoders' sign-flip test if every decoder's valley were ``margin`` (the smallest valley the
+    book tells from flat), spread across decoders as observed; the paper gives no depth.
 
     Paper: Figure 2a (a valley in autoregressive models, flat in BERT).
     """
-    depths = valley_depths(results, measurement=measurement)
+    depths = valley_depths(results, measurement=measurement, band=band)
     depths = depths[depths["kind"].isin(["encoder", "decoder"])]
     dec = (depths["kind"] == "decoder").to_numpy()
     v = depths["valley"].to_numpy()
@@ -582,19 +702,46 @@ def judge_valley(results: pd.DataFrame, *, measurement: str = "prompt entropy", 
     relabel = two_group_permutation_test(v, dec)
     reverse = two_group_permutation_test(v, dec, alternative="less")
     above = sign_flip_test(v[dec])
-    p, p_min = max(relabel.p_value, above.p_value), max(relabel.p_min, above.p_min)
-    evidence = (f"valley depth of the normalised {measurement}: decoders {v[dec].min():.3f} to {v[dec].max():.3f}, "
-                f"encoders {v[~dec].min():.3f} to {v[~dec].max():.3f} ({_count(int(dec.sum()), 'decoder')}, "
-                f"{_count(int((~dec).sum()), 'encoder')})")
+    per_model, shown = None, None
+    if prompts is not None and len(prompts):
+        per_model = per_model_valleys(prompts[prompts["model"].isin(depths["model"])], band=band, margin=margin)
+        enc_rows = per_model[per_model["kind"] == "encoder"]
+        flat_p = float(enc_rows["p flat"].max())
+        flat_p_min = float(enc_rows["p flat min"].max())
+        flat_test = f"equivalence within +-{margin} per encoder over its prompts (p = the largest)"
+        dec_rows = per_model[per_model["kind"] == "decoder"]
+        shown = (int((dec_rows["p valley (Holm)"] <= ALPHA).sum()), len(dec_rows))
+    else:
+        flat = equivalence_sign_flip_test(v[~dec], margin)
+        flat_p, flat_p_min = flat.p_value, flat.p_min
+        flat_test = f"equivalence within +-{margin} over {_count(int((~dec).sum()), 'encoder')} (sign flips)"
+    p = max(relabel.p_value, above.p_value, flat_p)
+    p_min = max(relabel.p_min, above.p_min, flat_p_min)
+    spread = float(v[dec].std(ddof=1)) if dec.sum() > 1 else None
+    power = sign_flip_power(margin, spread, int(dec.sum())) if spread is not None else None
+    evidence = (f"mid-band valley of the normalised {measurement}: decoders {v[dec].min():+.3f} to {v[dec].max():+.3f}, "
+                f"encoders {v[~dec].min():+.3f} to {v[~dec].max():+.3f} ({_count(int(dec.sum()), 'decoder')}, "
+                f"{_count(int((~dec).sum()), 'encoder')})"
+                + (f"; shown in {shown[0]} of {shown[1]} decoders over their prompts (Holm), encoders flat within "
+                   f"+-{margin}: largest p {flat_p:.2g}" if shown is not None else ""))
     return Verdict("skean.valley", "test", evidence,
-                   test=f"intersection of a relabelling test of the kinds over {_models(len(v))} and a sign-flip "
-                        f"test over {_count(int(dec.sum()), 'decoder')} (p = the larger)",
+                   test=f"intersection of a relabelling test of the kinds over {_models(len(v))}, a sign-flip "
+                        f"test over {_count(int(dec.sum()), 'decoder')} and an {flat_test} (p = the largest)",
                    statistic=relabel.statistic, p_value=p, p_against=reverse.p_value,
                    against="encoders' valley deeper than decoders' (relabelling test)", p_min=p_min,
                    effect=relabel.statistic, ci=_welch_interval(v[dec], v[~dec]),
-                   effect_label=f"valley depth, decoders minus encoders ({measurement})", effect_format="{:+.3f}",
-                   reconstruction="the valley depth min(S_0, S_L) - min_{0<l<L} S_l of the normalised prompt-entropy "
-                                  "curve (the paper shows the curves, Fig. 2a, without a scalar depth)",
+                   effect_label=f"mid-band valley, decoders minus encoders ({measurement})", effect_format="{:+.3f}",
+                   power=power,
+                   power_label=(f"of the decoders' sign-flip test if every decoder's valley were {margin} (the "
+                                f"margin of 'flat'; the paper gives no depth), spread across decoders as observed "
+                                f"({spread:.3f})" if power is not None else None),
+                   per_model=shown,
+                   per_model_label=("decoders whose mean valley over their prompts is above 0 (sign-flip test per "
+                                    "model, Holm over the decoders)" if shown is not None else None),
+                   reconstruction=f"the valley as the mid-band contrast: the mean of the blocks at depth below "
+                                  f"{band[0]} and above {band[1]} minus the mean of those between (embeddings left "
+                                  f"out), of the normalised prompt-entropy curve; 'flat' as within +-{margin} "
+                                  "(the paper shows the curves, Fig. 2a, without a scalar or a tolerance)",
                    note=note)
 
 
@@ -819,10 +966,56 @@ def _simulate_gain_effect(rng):
     return {"results": simulate_design(rng, gain=SKEAN_GAIN_RANGE[0])}
 
 
+#: The valley's simulated design: the claim's smallest testable panel (4 encoders, 5 decoders:
+#: the chapter's default has 4 decoders, p >= 1/16, never "reproduced"), the default panel's
+#: block counts (and a fifth decoder of 24 blocks), the chapter's 300 prompts of token_task.
+VALLEY_DESIGN = {"layers": (6, 12, 12, 24, 30, 18, 24, 28, 24), "kinds": ("encoder",) * 4 + ("decoder",) * 5,
+                 "n_prompts": 300, "prompt_sd": 0.05, "rough_sd": 0.01}
+
+
+def simulate_valleys(rng: np.random.Generator, *, decoder_valley: float, encoder_valley: float,
+                     design: dict = VALLEY_DESIGN) -> dict:
+    r"""Prompt-entropy curves at ``design`` whose true mid-band contrast (:func:`valley_contrast`)
+    is exactly ``decoder_valley`` in every decoder and ``encoder_valley`` in every encoder.
+
+    Per model a true curve: a level, layer roughness (``rough_sd``), the mid band shifted so that
+    the contrast is the one asked for; each prompt adds its own noise per layer (``prompt_sd``).
+    Returns the judge's keyword arguments: ``results`` (each model's mean curve) and ``prompts``.
+    """
+    frames, curves = [], []
+    for i, (n_blocks, kind) in enumerate(zip(design["layers"], design["kinds"])):
+        layers = np.arange(n_blocks + 1)
+        true = 0.7 + rng.normal(0, design["rough_sd"], n_blocks + 1)
+        mid = np.zeros(n_blocks + 1)
+        depth = layers / n_blocks
+        mid[(layers > 0) & (depth >= VALLEY_BAND[0]) & (depth <= VALLEY_BAND[1])] = 1.0
+        target = decoder_valley if kind == "decoder" else encoder_valley
+        true = true - (target - valley_contrast(true)) * mid  # lowering the band by x raises v by x
+        values = true + rng.normal(0, design["prompt_sd"], (design["n_prompts"], n_blocks + 1))
+        model = f"m{i}"
+        frames.append(pd.DataFrame({"model": model, "kind": kind, "task": "t0",
+                                    "prompt": np.repeat(np.arange(design["n_prompts"]), n_blocks + 1),
+                                    "layer": np.tile(layers, design["n_prompts"]),
+                                    "depth": np.tile(depth, design["n_prompts"]), "value": values.ravel()}))
+        curves.append(pd.DataFrame({"model": model, "kind": kind, "task": "t0", "measurement": "prompt entropy",
+                                    "layer": layers, "depth": depth, "value": values.mean(0)}))
+    return {"results": pd.concat(curves, ignore_index=True), "prompts": pd.concat(frames, ignore_index=True)}
+
+
 def _simulate_valley(rng):
-    curves = _null_metric(rng, 9, 12, "prompt entropy")
-    curves["kind"] = np.where(curves["model"].isin([f"m{i}" for i in range(4)]), "encoder", "decoder")
-    return {"results": curves}
+    """The composite null's two edges, one per panel: no valley anywhere (decoders' part false),
+    or deep valleys in decoders and encoders exactly at the margin of 'flat' (encoders' part false)."""
+    if rng.random() < 0.5:
+        return simulate_valleys(rng, decoder_valley=0.0, encoder_valley=0.0)
+    return simulate_valleys(rng, decoder_valley=0.2, encoder_valley=VALLEY_MARGIN)
+
+
+def _simulate_valley_edge(rng):
+    return simulate_valleys(rng, decoder_valley=0.0, encoder_valley=0.0)
+
+
+def _simulate_valley_power(rng):
+    return simulate_valleys(rng, decoder_valley=VALLEY_MARGIN, encoder_valley=0.0)
 
 
 def _simulate_metrics(rng):
@@ -867,7 +1060,13 @@ GAIN_NULL = NullModel(_simulate_gain, judge_gain,
                                    "in every model (the paper's lower end)",
                       power_effect=_simulate_gain_effect)
 VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
-                        "4 encoders and 5 decoders x 13 layers, prompt entropy i.i.d. across layers and kinds")
+                        "4 encoders and 5 decoders (6-30 blocks), 300 prompts each (noise 0.05 per prompt and layer, "
+                        "roughness 0.01); half the panels without any valley, half with decoders' valleys of 0.2 and "
+                        "encoders' exactly at the margin of 'flat' (0.05): the composite null's two edges",
+                        effect=_simulate_valley_edge,
+                        effect_panel="the same design, decoders' and encoders' valleys equal (0): the edge of "
+                                     "'decoders deeper'",
+                        power_effect=_simulate_valley_power)
 METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
                                "6 models x 2 tasks x 13 layers, prompt entropy, DiME and scores independent, i.i.d. "
                                "across layers", effect=_simulate_metrics,

@@ -85,11 +85,19 @@ def _all_signs(n: int) -> np.ndarray:
     return signs
 
 
+@functools.lru_cache(maxsize=8)
+def _random_signs(n: int, n_permutations: int, seed: int) -> np.ndarray:
+    """``n_permutations`` random sign patterns of ``n`` units (cached, read-only: per-model tests
+    over hundreds of items reuse them)."""
+    signs = np.where(np.random.default_rng(seed).random((n_permutations, n)) < 0.5, -1.0, 1.0)
+    signs.flags.writeable = False
+    return signs
+
+
 def _sign_patterns(n: int, *, max_exact: int, n_permutations: int, seed: int) -> tuple[np.ndarray, bool]:
     if 2 ** n <= max_exact:
         return _all_signs(n), True
-    rng = np.random.default_rng(seed)
-    return np.where(rng.random((n_permutations, n)) < 0.5, -1.0, 1.0), False
+    return _random_signs(n, n_permutations, seed), False
 
 
 def sign_flip_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n_permutations: int = 20000,
