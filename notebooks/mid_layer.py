@@ -101,7 +101,8 @@ from lrd.units.mid_layer import mid_layer_tables, mid_layer_units
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
 from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
                                        judge_metrics_track, judge_valley, label_free_choice, model_correlations,
-                                       model_gains, panel_note, paper_gain, valley_depths)
+                                       model_gains, panel_note, paper_gain, per_model_valleys, valley_depths)
+from lrd.verdicts.layer_choice import VALLEY_MARGIN
 
 # the parameters are checked (also: token_task, aug_task and norm_task among tasks) and the claims glued
 glue = lrd.book.open_chapter("mid_layer", globals(), claims={"claim_{name}": "text", "paper_{name}": "paper_effect"})
@@ -221,17 +222,24 @@ lrd.tables.rounded(gains.set_index(["model", "task"]))
 # > figure: {glue:text}`mid_layer-paper_valley`)
 #
 # Prompt entropy ({glue:text}`mid_layer-n_token_prompts` prompts of {glue:text}`mid_layer-token_task`)
-# and dataset entropy (every task) per layer. A valley is a layer in the middle whose entropy is
-# below both ends; its depth $v = \min(S_0, S_L) - \min_{0<l<L} S_l$ is our reconstruction (the
-# paper shows the curves without a scalar). The paper contrasts autoregressive models with
-# bidirectional ones (BERT), so here "decoders" are the causal models and "encoders" the
+# and dataset entropy (every task) per layer. A valley is a middle lying below its sides: the
+# **mid-band contrast** $v$ is how far the mean entropy of the blocks at depth 0.25-0.75 lies
+# below the straight line through the blocks on either side (the embeddings left out), our
+# reconstruction (the paper shows the curves without a scalar). It is 0 in expectation when the
+# layers are exchangeable and on a straight line, and a dip at block 1 makes it negative, so
+# neither noise nor an early drop counts as a valley. The paper contrasts autoregressive models
+# with bidirectional ones (BERT), so here "decoders" are the causal models and "encoders" the
 # bidirectional ones, a bidirectional decoder-based embedder among them (the table above).
-# **Test**: two one-sided tests must both hold (the
-# larger p-value counts): the decoders' mean valley is deeper than the encoders' (relabelling
-# the kinds among the models: $p \ge 1/\binom{n}{k}$) and the decoders' valleys lie above 0
-# (sign flips over decoders: $p \ge 2^{-n_{dec}}$). With {glue:text}`mid_layer-n_encoders`
-# bidirectional and {glue:text}`mid_layer-n_decoders` causal models the smallest attainable p is
-# {glue:text}`mid_layer-valley_p_min`.
+# **Test**: three one-sided tests must all hold (the largest p-value counts): the decoders' mean
+# valley is deeper than the encoders' (relabelling the kinds among the models:
+# $p \ge 1/\binom{n}{k}$), the decoders' valleys lie above 0 (sign flips over decoders:
+# $p \ge 2^{-n_{dec}}$), and "encoders do not": each encoder's valley lies within
+# $\pm$ {glue:text}`mid_layer-valley_margin` (an equivalence test over its prompts, our margin).
+# With {glue:text}`mid_layer-n_encoders` bidirectional and {glue:text}`mid_layer-n_decoders`
+# causal models the smallest attainable p is {glue:text}`mid_layer-valley_p_min`. Beside the
+# verdict, the evidence per model: each model's valley over its prompts (the prompts are the
+# unit), with the decoders' p-values Holm-adjusted over the decoders and the encoders' flatness
+# over the encoders.
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-prompt-entropy", "caption": "Normalised prompt entropy (mean matrix-based entropy of each prompt's token matrix) against depth $l/L$."}}
 glue("n_token_prompts", min(n_token_prompts, len(task_data[token_task].texts)))
@@ -244,10 +252,19 @@ lrd.book.plots.layer_curves(results, "dataset entropy", col="task", col_wrap=3, 
 
 # %% tags=["hide-input"]
 by_attention = grouped(results[results["task"] == token_task], model_kind, "attention")  # Layer by Layer's grouping
-valley = judge_valley(by_attention, note=note)
+prompt_curves = grouped(tables.prompts, model_kind, "attention")  # each prompt's curve: the per-model unit
+valley = judge_valley(by_attention, prompts=prompt_curves, note=note)
+glue("valley_margin", VALLEY_MARGIN)
 glue("valley_p_min", f"{valley.p_min:.3g}" if valley.p_min is not None else "undefined (one kind only)")
 glue.verdict(valley, section="entropy-across-depth-is-there-a-compression-valley")
 lrd.tables.rounded(valley_depths(by_attention))
+
+# %% [markdown]
+# Per model, prompts as the unit: the mean valley with its interval, the one-sided test of a
+# valley (Holm over the decoders) and the equivalence test of "flat" (Holm over the encoders):
+
+# %% tags=["hide-input"]
+lrd.tables.rounded(per_model_valleys(prompt_curves).set_index("model"), digits=3)
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_valley`.
