@@ -43,7 +43,7 @@
 # **Two halves, cross-fitted.** Each task's evaluation units (the test rows of a classification
 # task, the pairs of a pair or STS task, the rows of a clustering task) are split once into two
 # fixed halves (`lrd.methods.evaluate.evaluation_halves`), and everything fitted is fitted again
-# on each half's own rows (`lrd.methods.evaluate.fitting_rows`): a classification half trains its
+# on each half's own rows (`lrd.methods.crossfit.fitting_rows`): a classification half trains its
 # classifiers on its own half of the training rows, a clustering half fits its k-means on its
 # own rows; pairs are scored by their cosine. A layer chosen on one half is credited with its
 # score on the other, and no fit is shared by the two, so the fits' noise cannot make a choice
@@ -57,7 +57,7 @@
 # **Chance, measured.** The score a representation unrelated to the labels gets is measured, not
 # assumed: the labels (classes, human scores, pair labels) are shuffled across the rows
 # {glue:text}`mid_layer-n_permutations` times and the same evaluator is run again on the same
-# states (`lrd.methods.evaluate.evaluate_layer_halves`).
+# states (`lrd.methods.crossfit.evaluate_layer_halves`).
 #
 # **Metrics** (`lrd.metrics`). For rows $Z$ (tokens of a prompt, or prompts of a dataset),
 # centred and L2-normalised, the matrix-based entropy is

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from lrd.tables import per_layer
-from lrd.methods.evaluate import FINAL_NORM_SCORE
+from lrd.methods.crossfit import FINAL_NORM_SCORE
 from lrd.verdicts.layer_choice import (BOOK_DESIGN, BOOK_MODELS, band_layers, holm, paper_gain, per_model_valleys,
                                        simulate_design, valley_contrast,
                                        chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,

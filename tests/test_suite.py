@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import lrd
-from lrd.methods.suite import prompt_entropy_rows, task_pass, token_metrics, token_rows
+from lrd.methods.suite import task_pass, token_metrics, token_rows
 from test_final_norm import CountForwards
 
 TEXTS = ["the cat sat on the mat today", "a dog is good and the layer is bad", "not very bad", "good text of the model",
@@ -46,16 +46,3 @@ def test_token_rows_equal_token_metrics_and_skip_short_prompts(tiny_decoder):
     pd.testing.assert_frame_equal(mine, long_only)  # a 1-2 token prompt is left out, not averaged in
     with pytest.raises(ValueError, match="shorter than 3 tokens"):
         token_rows([t[:, :2] for t in tokens], model="m", task="toy")
-
-
-def test_prompt_entropy_rows_average_to_the_prompt_entropy():
-    """Each prompt's curve (the per-model unit of the valley test); their mean is token_rows'
-    prompt entropy, and prompts shorter than 3 tokens are left out as there."""
-    rng = np.random.default_rng(0)
-    tokens = [rng.normal(size=(4, t, 8)) for t in (5, 2, 7, 3)]
-    rows = prompt_entropy_rows(tokens, model="m", task="t")
-    assert sorted(rows["prompt"].unique()) == [0, 2, 3] and (rows.groupby("prompt").size() == 4).all()
-    mean = rows.groupby("layer")["value"].mean().to_numpy()
-    reference = token_rows(tokens, model="m", task="t")
-    expected = reference[reference["measurement"] == "prompt entropy"].sort_values("layer")["value"].to_numpy()
-    np.testing.assert_allclose(mean, expected, rtol=1e-10)

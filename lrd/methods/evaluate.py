@@ -40,12 +40,7 @@ with Newton-CG (``tol=1e-8``, 13 iterations in the median) at about the cost of 
 
 :func:`evaluate_layer_halves` also scores every layer on each half of the evaluation units
 (:func:`evaluation_halves`: choose a layer on one half, score it on the other) and measures
-chance as a label-permutation null of the same evaluator on the same rows. The halves are
-**cross-fitted**: everything fitted is fitted again on each half's own rows
-(:func:`fitting_rows`: a classification half trains its classifiers on its own half of the
-training rows and tests on its own test rows; a clustering half draws its k-means bootstraps
-from its own rows), so no fit is shared by the two halves and the noise of the fits cannot make
-a layer chosen on one half pay on the other.
+chance as a label-permutation null of the same evaluator on the same rows.
 
 References
 ----------
@@ -57,7 +52,7 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -74,9 +69,6 @@ from lrd.engine.tasks import Task
 MAIN_SCORES = {"classification": "accuracy", "pair_classification": "cosine_ap", "sts": "cosine_spearman",
                "clustering": "v_measure"}
 MTEB_SEED = 42
-#: The measurement name of a layer's score on states passed through the model's final norm
-#: (decoders with one: every layer as the paper's code scores it, Skean et al.'s truncated model).
-FINAL_NORM_SCORE = "score (final norm)"
 
 
 def undersample(labels: np.ndarray, n_experiments: int, samples_per_label: int, seed: int) -> list[np.ndarray]:
@@ -251,8 +243,7 @@ def evaluation_halves(task: Task, *, seed: int = MTEB_SEED) -> tuple[np.ndarray,
     """Split a task's evaluation units into two fixed halves (for choosing on one, scoring on the other).
 
     The units are what the main score averages over: the **test rows** of a classification task
-    (positions among them; :func:`fitting_rows` adds half of the training rows to each, so that
-    the halves' classifiers are fitted apart), the **pairs**
+    (positions among them; the training examples stay shared, as MTEB draws them), the **pairs**
     of a pair-classification or STS task, the **rows** of a clustering task. A permutation drawn
     by ``numpy.random.default_rng(seed)`` puts its first ``ceil(n / 2)`` units in half 1 and the
     rest in half 2 (each returned sorted), so the same task always splits the same way.
@@ -280,68 +271,6 @@ def evaluation_halves(task: Task, *, seed: int = MTEB_SEED) -> tuple[np.ndarray,
     return np.sort(order[:cut]), np.sort(order[cut:])
 
 
-def training_halves(task: Task, *, seed: int = MTEB_SEED) -> tuple[np.ndarray, np.ndarray]:
-    """Split a classification task's **training** rows into two halves, stratified by label.
-
-    Within each label the training rows are permuted by ``numpy.random.default_rng([seed, 1])``
-    and dealt alternately to half 1 and half 2 (so each half holds every label that has at
-    least two training rows, and the two halves' sizes differ by at most one per label).
-
-    Returns
-    -------
-    tuple of two int arrays
-        Row indices into ``task.frame`` (sorted) of the training rows of each half.
-    """
-    tr, _ = _classification_split(task)
-    y = task.labels[tr]
-    rng = np.random.default_rng([seed, 1])
-    first, second = [], []
-    for label in np.unique(y):
-        rows = rng.permutation(tr[y == label])
-        first.append(rows[0::2])
-        second.append(rows[1::2])
-    return np.sort(np.concatenate(first)), np.sort(np.concatenate(second))
-
-
-def fitting_rows(task: Task, *, seed: int = MTEB_SEED) -> tuple[np.ndarray, np.ndarray] | None:
-    """The rows of ``task.frame`` each half of :func:`evaluation_halves` fits **and** scores on.
-
-    Classification: half h's test rows (:func:`evaluation_halves`) and half h of the training
-    rows (:func:`training_halves`); clustering: half h's rows. The two sets are disjoint, so a
-    half's score is a function of its own rows' states and labels only (cross-fitting). Pair
-    classification and STS fit nothing (a cosine per pair): None, and each half is scored on
-    its own pairs.
-    """
-    if task.type == "classification":
-        _, te = _classification_split(task)
-        tests = evaluation_halves(task, seed=seed)
-        trains = training_halves(task, seed=seed)
-        return tuple(np.sort(np.concatenate([train, te[test]])) for train, test in zip(trains, tests))
-    if task.type == "clustering":
-        return evaluation_halves(task, seed=seed)
-    return None
-
-
-def _rows_of(task: Task, rows: np.ndarray) -> Task:
-    return replace(task, frame=task.frame.iloc[rows].reset_index(drop=True))
-
-
-def _half_scores(x: np.ndarray, task: Task, halves: tuple[np.ndarray, np.ndarray], split_seed: int,
-                 **options) -> np.ndarray:
-    """Every layer's score on each half, cross-fitted (:func:`fitting_rows`): (2, L+1)."""
-    rows = fitting_rows(task, seed=split_seed)
-    if rows is None:  # nothing fitted: each half's pairs scored on the same similarities
-        return _run(x, task, [task.labels], list(halves), **options)[0]
-    out = []
-    for half in rows:
-        sub = _rows_of(task, half)
-        if task.type == "classification" and np.unique(sub.labels[_classification_split(sub)[0]]).size < 2:
-            raise ValueError(f"task {task.name!r}: a half of its training rows holds one label only; "
-                             "cross-fitted halves need at least two training rows of two labels")
-        out.append(_run(x[:, half], sub, [sub.labels], [np.arange(n_evaluation_units(sub))], **options)[0, 0])
-    return np.stack(out)
-
-
 @dataclass(frozen=True)
 class LayerEvaluation:
     """Every layer's main score on a task: on all evaluation units, on each half, and under permuted labels.
@@ -351,9 +280,8 @@ class LayerEvaluation:
     score : ndarray of shape (n_layers + 1,)
         On every evaluation unit (:func:`evaluate_layers`).
     halves : ndarray of shape (2, n_layers + 1)
-        On the units of each half of :func:`evaluation_halves`, cross-fitted: classifiers and
-        k-means partitions fitted on the half's own rows (:func:`fitting_rows`), similarities
-        per pair.
+        On the units of each half of :func:`evaluation_halves` (the same fitted classifiers,
+        partitions or similarities, scored on half the units).
     chance : ndarray of shape (n_permutations, n_layers + 1)
         On every unit after shuffling the labels (class labels, human scores or pair labels)
         across units: the score a representation unrelated to the labels gets, measured with the
@@ -396,11 +324,10 @@ def evaluate_layer_halves(layers: np.ndarray, task: Task, *, n_permutations: int
     label_sets = [y] + [y[rng.permutation(len(y))] for _ in range(n_permutations)]
     halves = evaluation_halves(task, seed=split_seed)
     everything = np.arange(n_evaluation_units(task))
-    observed = _run(x, task, label_sets[:1], [everything], **opts)[0, 0]
-    halved = _half_scores(x, task, halves, split_seed, **opts)
+    observed = _run(x, task, label_sets[:1], [everything, *halves], **opts)[0]
     chance = (_run(x, task, label_sets[1:], [everything], **opts)[:, 0] if n_permutations
               else np.empty((0, len(x))))
-    return LayerEvaluation(observed, halved, chance)
+    return LayerEvaluation(observed[0], observed[1:], chance)
 
 
 def layer_scores(layers: np.ndarray, task: Task, *, model: str, halves: bool = False, n_permutations: int = 0,

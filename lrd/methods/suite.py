@@ -101,25 +101,6 @@ def token_rows(tokens: Sequence[np.ndarray], *, model: str, task: str, alpha: fl
                      model=model, task=task)
 
 
-def prompt_entropy_rows(tokens: Sequence[np.ndarray], *, model: str, task: str, alpha: float = 1.0) -> pd.DataFrame:
-    """Each prompt's normalised prompt entropy (the paper's code, as :func:`token_rows`) at every layer.
-
-    The per-prompt terms whose mean is :func:`token_rows`' ``"prompt entropy"``: one row per
-    (prompt, layer), ``model, task, prompt, layer, depth, value``, where ``prompt`` is the
-    prompt's position in ``tokens``; prompts shorter than 3 tokens are left out, as there.
-    Prompts are the unit of a per-model test (a model's valley, Skean et al. Fig. 2a).
-    """
-    kept = [(i, t) for i, t in enumerate(tokens) if t.shape[1] >= 3]
-    if not kept:
-        raise ValueError("every text is shorter than 3 tokens; token metrics need longer prompts")
-    with threadpool_limits(1):
-        curves = np.stack([prompt_entropy([t], alpha=alpha) for _, t in kept])  # (n_prompts, L + 1)
-    n_prompts, n_layers = curves.shape
-    layer = np.tile(np.arange(n_layers), n_prompts)
-    return pd.DataFrame({"model": model, "task": task, "prompt": np.repeat([i for i, _ in kept], n_layers),
-                         "layer": layer, "depth": layer / (n_layers - 1), "value": curves.ravel()})
-
-
 def token_metrics(model: LoadedModel, texts: Sequence[str], *, task: str, alpha: float = 1.0,
                   progress: bool | None = None) -> pd.DataFrame:
     """:func:`token_rows` of ``texts``, from their own forward pass (``return_tokens=True``)."""

@@ -31,7 +31,7 @@ class MidLayerModel:
         Decoders: the scores with (``"final norm": "on"``) and without the final norm; else empty.
     prompts : list of DataFrame
         Each prompt's prompt entropy at every layer (``token_task``;
-        :func:`lrd.methods.suite.prompt_entropy_rows`): the unit of the per-model valley test.
+        :func:`lrd.methods.crossfit.prompt_entropy_rows`): the unit of the per-model valley test.
     """
 
     kind: str
@@ -52,20 +52,19 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
                     norm_task: str, n_permutations: int) -> MidLayerModel:
     """Everything the mid-layer chapter measures on one model: every layer's MTEB-protocol
     score per task (on every evaluation row and on each half of them, and its label-permutation
-    chance from ``n_permutations`` shuffles: :func:`lrd.methods.evaluate.layer_scores`), pooled metrics
+    chance from ``n_permutations`` shuffles, the halves cross-fitted: :func:`lrd.methods.crossfit.layer_scores`), pooled metrics
     per task, token metrics, augmentation-invariance metrics, and (decoders) scores with and
     without the final norm (:class:`MidLayerModel`).
 
     One forward pass per task feeds its pooled states, their final-norm variant (decoders with a
     final norm: scored on every task as ``"score (final norm)"``,
-    :data:`lrd.methods.evaluate.FINAL_NORM_SCORE`, the states the paper's code scores; for
+    :data:`lrd.methods.crossfit.FINAL_NORM_SCORE`, the states the paper's code scores; for
     ``norm_task`` also the on/off comparison) and, for ``token_task`` (which must be among
     ``tasks``), the token states (:func:`lrd.methods.suite.task_pass`); the augmented views of
     ``aug_task`` take one more pass.
     """
-    from lrd.methods.evaluate import FINAL_NORM_SCORE, layer_scores
-    from lrd.methods.suite import (invariance_metrics, pooled_metrics, prompt_entropy_rows, task_pass, token_rows,
-                                   view_states)
+    from lrd.methods.crossfit import FINAL_NORM_SCORE, layer_scores, prompt_entropy_rows
+    from lrd.methods.suite import invariance_metrics, pooled_metrics, task_pass, token_rows, view_states
 
     for option, value in {"token_task": token_task, "aug_task": aug_task, "norm_task": norm_task}.items():
         if value and value not in tasks:

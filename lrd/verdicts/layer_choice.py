@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _sp
 
-from lrd.methods.evaluate import FINAL_NORM_SCORE
+from lrd.methods.crossfit import FINAL_NORM_SCORE
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
 from lrd.verdicts.record import ALPHA, Verdict
@@ -87,7 +87,7 @@ def _per_model(results: pd.DataFrame, measurements) -> dict[str, tuple[list, np.
     missing = sorted(set(measurements) - set(pd.unique(rows["measurement"])))
     if missing:
         raise ValueError(f"results lack the measurements {missing}; the mid-layer unit writes them "
-                         "(lrd.units.mid_layer_model, lrd.methods.evaluate.layer_scores(..., halves=True))")
+                         "(lrd.units.mid_layer_model, lrd.methods.crossfit.layer_scores(..., halves=True))")
     m_codes, models = pd.factorize(rows["model"])
     t_codes, tasks = pd.factorize(rows["task"])
     k_codes, found = pd.factorize(rows["measurement"])
@@ -150,7 +150,7 @@ def paper_gain(results: pd.DataFrame, *, band: tuple[float, float] = PAPER_BAND)
     No layer is chosen by its score, so no row is credited for a choice it made (nothing to
     cross-fit), and the noise of the fits, exchangeable across layers, cancels in expectation.
     The states are those the paper's code scores: through the model's final norm where it has
-    one (:data:`lrd.methods.evaluate.FINAL_NORM_SCORE`, decoders: the code truncates the model,
+    one (:data:`lrd.methods.crossfit.FINAL_NORM_SCORE`, decoders: the code truncates the model,
     so every layer it scores has passed the norm), else as the model returns them (encoders:
     every layer ends in its own norm).
 
@@ -259,7 +259,7 @@ def valley_depths(results: pd.DataFrame, *, measurement: str = "prompt entropy",
 
 
 def prompt_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_BAND) -> pd.DataFrame:
-    """:func:`valley_contrast` of every prompt's curve (:func:`lrd.methods.suite.prompt_entropy_rows`):
+    """:func:`valley_contrast` of every prompt's curve (:func:`lrd.methods.crossfit.prompt_entropy_rows`):
     ``model, kind, prompt, valley``."""
     needed = {"model", "kind", "prompt", "layer", "value"}
     if not needed <= set(prompts.columns):
@@ -681,7 +681,7 @@ def judge_valley(results: pd.DataFrame, *, prompts: pd.DataFrame | None = None, 
     between models, :math:`p \ge 1/\binom{n}{k}`); the decoders' valleys above 0 (**sign
     flips** over decoders, :math:`p \ge 2^{-n_{dec}}`); and "encoders do not", an
     **equivalence test** that each encoder's valley lies within +-``margin``: with
-    ``prompts`` (each prompt's curve, :func:`lrd.methods.suite.prompt_entropy_rows`) per
+    ``prompts`` (each prompt's curve, :func:`lrd.methods.crossfit.prompt_entropy_rows`) per
     encoder over its prompts (:func:`per_model_valleys`, the largest p over encoders), else
     over encoders (sign flips, :math:`p \ge 2^{-n_{enc}}`). **Against**: the encoders' valley
     deeper than the decoders' (relabelling, other tail). Effect: decoders' mean valley minus
