@@ -422,3 +422,12 @@ def test_choice_every_model_gains_and_every_model_loses():
     assert judge_choice(_choice_panel(3, good=True)).outcome == "not testable"
     with pytest.raises(ValueError, match="no rows for metric"):
         judge_choice(_choice_panel(5, good=True), metric="LiDAR")
+
+
+def test_a_model_too_shallow_for_a_mid_band_is_left_out_of_the_valley_with_a_note():
+    panel = _kinds_panel(4, 5)
+    shallow = per_layer([0.9, 0.5, 0.4, 0.8, 0.8], model="tiny", task="t", measurement="prompt entropy").assign(kind="decoder")
+    both = pd.concat([panel, shallow], ignore_index=True)
+    prompts = pd.concat([_prompts(panel), _prompts(shallow)], ignore_index=True)
+    v = judge_valley(both, prompts=prompts)
+    assert "tiny" in v.note and v.per_model == (5, 5) and v.outcome == "reproduced"

@@ -253,9 +253,20 @@ def valley_depths(results: pd.DataFrame, *, measurement: str = "prompt entropy",
     if "kind" not in results.columns:
         raise ValueError("results need a 'kind' column (encoder or decoder per model)")
     kinds = results.groupby("model", sort=False)["kind"].first()
-    return pd.DataFrame([{"model": model, "kind": kinds[model], "valley": valley_contrast(values[..., 0].mean(0), band),
+    return pd.DataFrame([{"model": model, "kind": kinds[model],
+                          "valley": valley_contrast(values[..., 0].mean(0), band) if _has_band(len(layers), band)
+                          else float("nan"),
                           "deepest drop": valley_drop(values[..., 0].mean(0))}
-                         for model, (_, _, values) in _per_model(results, [measurement]).items()])
+                         for model, (_, layers, values) in _per_model(results, [measurement]).items()])
+
+
+def _has_band(n_layers: int, band: tuple[float, float]) -> bool:
+    """Whether a curve of ``n_layers`` layers (0..L) has a block on each side of ``band`` and in it."""
+    try:
+        valley_contrast(np.zeros(n_layers), band)
+    except ValueError:
+        return False
+    return True
 
 
 def prompt_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_BAND) -> pd.DataFrame:
@@ -271,9 +282,12 @@ def prompt_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_
         order = np.lexsort((layer, prompt))
         if len(rows) != len(ids) * len(layers) or np.unique(prompt * (layer.max() + 1) + layer).size != len(rows):
             raise ValueError(f"model {model!r}: every prompt needs exactly one value at every layer")
+        if not _has_band(len(layers), band):
+            continue  # too few blocks for a mid band: left out, as in valley_depths
         grid = rows["value"].to_numpy(dtype=float)[order].reshape(len(ids), len(layers))
         out.append(pd.DataFrame({"model": model, "kind": kind, "prompt": ids, "valley": valley_contrast(grid, band)}))
-    return pd.concat(out, ignore_index=True)
+    return (pd.concat(out, ignore_index=True) if out
+            else pd.DataFrame(columns=["model", "kind", "prompt", "valley"]))
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -309,7 +323,7 @@ def per_model_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALL
                      "ci": _interval(x), "p valley": sign_flip_test(x, n_permutations=n_permutations).p_value,
                      "p flat": (flat := equivalence_sign_flip_test(x, margin, n_permutations=n_permutations)).p_value,
                      "p flat min": flat.p_min})
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(rows, columns=["model", "kind", "prompts", "valley", "ci", "p valley", "p flat", "p flat min"])
     for column, kind in (("p valley", "decoder"), ("p flat", "encoder")):
         mask = (table["kind"] == kind).to_numpy()
         table[f"{column} (Holm)"] = np.nan
@@ -693,7 +707,10 @@ def judge_valley(results: pd.DataFrame, *, prompts: pd.DataFrame | None = None, 
     Paper: Figure 2a (a valley in autoregressive models, flat in BERT).
     """
     depths = valley_depths(results, measurement=measurement, band=band)
-    depths = depths[depths["kind"].isin(["encoder", "decoder"])]
+    short = depths.loc[depths["valley"].isna(), "model"].tolist()
+    note = "; ".join(x for x in (note, f"left out, too few blocks for a mid band (at least 5): {', '.join(short)}"
+                                 if short else None) if x) or None
+    depths = depths[depths["kind"].isin(["encoder", "decoder"]) & depths["valley"].notna()]
     dec = (depths["kind"] == "decoder").to_numpy()
     v = depths["valley"].to_numpy()
     if dec.all() or not dec.any():
@@ -705,6 +722,7 @@ def judge_valley(results: pd.DataFrame, *, prompts: pd.DataFrame | None = None, 
     per_model, shown = None, None
     if prompts is not None and len(prompts):
         per_model = per_model_valleys(prompts[prompts["model"].isin(depths["model"])], band=band, margin=margin)
+    if per_model is not None and set(per_model["model"]) == set(depths["model"]):
         enc_rows = per_model[per_model["kind"] == "encoder"]
         flat_p = float(enc_rows["p flat"].max())
         flat_p_min = float(enc_rows["p flat min"].max())
