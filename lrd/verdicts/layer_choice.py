@@ -3,8 +3,10 @@ r"""Which layer to embed with: the mid-layer chapter's tables and its verdicts o
 Pure functions over the chapter's tidy per-layer table (columns ``model, task, measurement,
 layer, depth, value`` and, for the valley, ``kind``), as :func:`lrd.units.mid_layer_model`
 returns it: ``"score"`` (every evaluation row), ``"score half 1"`` and ``"score half 2"`` (the
-two halves of :func:`lrd.methods.evaluate.evaluation_halves`), ``"chance"`` and ``"chance max"`` (the
-label-permutation null of the same evaluator) and one row per layer of each label-free metric.
+two halves of :func:`lrd.methods.evaluate.evaluation_halves`, cross-fitted:
+:mod:`lrd.methods.crossfit`), ``"score (final norm)"`` (decoders, every layer through the final
+norm), ``"chance"`` and ``"chance max"`` (the label-permutation null of the same evaluator) and
+one row per layer of each label-free metric; for the valley also each prompt's entropy curve.
 
 Four claims of :data:`lrd.verdicts.claims.CLAIMS` are judged here, each by one function:
 
@@ -14,9 +16,11 @@ Four claims of :data:`lrd.verdicts.claims.CLAIMS` are judged here, each by one f
                        scores them (:func:`paper_gain`); sign-flip test over models. The best
                        intermediate layer, **cross-fitted** (chosen on one half of a task's rows,
                        scored on the other with fits of its own, and swapped), is shown beside it.
-``skean.valley``       :func:`judge_valley`: the depth of a mid-depth prompt-entropy valley,
-                       decoders against encoders (relabelling the kinds) and above 0 in decoders
-                       (sign flips over decoders); both must hold.
+``skean.valley``       :func:`judge_valley`: the mid-band contrast of prompt entropy (the middle
+                       against the line through the blocks on either side), decoders against
+                       encoders (relabelling the kinds), above 0 in decoders (sign flips over
+                       decoders) and within a margin in every encoder (equivalence over its
+                       prompts); all three must hold. Per model: shown in k of M decoders (Holm).
 ``skean.metrics_track``  :func:`judge_metrics_track`: per model, the Spearman correlation across
                        layers between a metric and the score, in the paper's direction (prompt
                        entropy, DiME); sign-flip test over models of the better of them.
@@ -24,8 +28,9 @@ Four claims of :data:`lrd.verdicts.claims.CLAIMS` are judged here, each by one f
                        sign-flip test over models.
 =====================  ==========================================================================
 
-The unit of every test is the **model**: the tasks of one model share its layers and are not
-independent, so each model's tasks are averaged first. Scores of different task types
+The unit of every cross-model test is the **model**: the tasks of one model share its layers and
+are not independent, so each model's tasks are averaged first (per-model evidence takes the
+model's items, prompts for the valley, as its unit). Scores of different task types
 (accuracy, average precision, Spearman, V-measure) are averaged as the MTEB average is.
 
 References
