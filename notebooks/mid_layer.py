@@ -264,7 +264,7 @@ lrd.tables.rounded(valley_depths(by_attention))
 # valley (Holm over the decoders) and the equivalence test of "flat" (Holm over the encoders):
 
 # %% tags=["hide-input"]
-lrd.tables.rounded(per_model_valleys(prompt_curves).set_index("model"), digits=3)
+lrd.tables.rounded(per_model_valleys(prompt_curves).drop(columns="p flat min").set_index("model"), digits=3)
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_valley`.
