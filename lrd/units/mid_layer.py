@@ -57,7 +57,8 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     without the final norm (:class:`MidLayerModel`).
 
     One forward pass per task feeds its pooled states, their final-norm variant (decoders with a
-    final norm: scored on every task as ``"score (final norm)"``,
+    final norm: scored on every task, on all rows and on each cross-fitted half, as
+    ``"score (final norm)"`` and ``"score (final norm) half 1"``/``"... half 2"``,
     :data:`lrd.methods.crossfit.FINAL_NORM_SCORE`, the states the paper's code scores; for
     ``norm_task`` also the on/off comparison) and, for ``token_task`` (which must be among
     ``tasks``), the token states (:func:`lrd.methods.suite.task_pass`); the augmented views of
@@ -82,8 +83,10 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
             rows.append(token_rows(run.tokens, model=name, task=task))
             prompts.append(prompt_entropy_rows(run.tokens, model=name, task=task))
         if run.normed is not None:  # every layer through the final norm, as the paper's code scores it
-            on = layer_scores(run.normed, data, model=name, n_bootstrap=n_bootstrap)
-            rows.append(on.assign(measurement=FINAL_NORM_SCORE))
+            both = layer_scores(run.normed, data, model=name, n_bootstrap=n_bootstrap, halves=True)
+            rows.append(both.assign(measurement=both["measurement"].str.replace("score", FINAL_NORM_SCORE, n=1,
+                                                                                regex=False)))
+            on = both[both["measurement"] == "score"]
             if task == norm_task:
                 normed += [on.assign(**{"final norm": "on"}),
                            scores[scores["measurement"] == "score"].assign(**{"final norm": "off"})]

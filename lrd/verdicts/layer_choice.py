@@ -58,7 +58,7 @@ from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, sign_
                                 sign_flip_power, sign_flip_test,
                                 two_group_permutation_test)
 
-__all__ = ["VALLEY_BAND", "VALLEY_MARGIN", "valley_contrast", "prompt_valleys", "per_model_valleys", "holm",
+__all__ = ["FINAL_NORM_HALVES", "per_model_band_gains", "VALLEY_BAND", "VALLEY_MARGIN", "valley_contrast", "prompt_valleys", "per_model_valleys", "holm",
            "PAPER_BAND", "band_layers", "paper_gain", "MidLayerDesign", "BOOK_DESIGN", "BOOK_MODELS", "simulate_design",
            "HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depths", "cross_fitted_gain",
            "model_gains", "metric_correlations", "model_correlations", "label_free_choice", "chance_table", "FinalNormComparison", "final_norm_comparison", "panel_note",
@@ -186,6 +186,47 @@ def paper_gain(results: pd.DataFrame, *, band: tuple[float, float] = PAPER_BAND)
                          "band": float(s[t, b, 0].mean()), "last": float(s[t, -1, 0])})
     table = pd.DataFrame(rows)
     table["gain"] = table["band"] - table["last"]
+    return table
+
+
+#: The two cross-fitted halves of the score through the final norm (decoders with one).
+FINAL_NORM_HALVES = (f"{FINAL_NORM_SCORE} half 1", f"{FINAL_NORM_SCORE} half 2")
+
+
+def per_model_band_gains(results: pd.DataFrame, *, band: tuple[float, float] = PAPER_BAND) -> pd.DataFrame:
+    r"""Per model, the paper's estimator on each of its independent replicates, and a test per model.
+
+    A replicate is one (task, half): the half's rows, scored with fits made on its own rows
+    (:mod:`lrd.methods.crossfit`), so the replicates of a model share neither rows nor fits and
+    are independent given the model. On each, :math:`d = \bar s_B - s_L` (the band's mean score
+    minus the last layer's, in the task's own points) on the states the paper's estimator reads
+    (the halves through the final norm where the model has them). ``p``: exact one-sided
+    sign-flip test over the model's :math:`2T` replicates (:math:`p \ge 2^{-2T}`); ``p (Holm)``:
+    Holm-adjusted over the models.
+
+    Returns
+    -------
+    DataFrame
+        Index ``model``; ``states``, ``replicates``, ``mean difference``, ``ci``, ``p``, ``p (Holm)``.
+    """
+    normed = set(results.loc[results["measurement"] == FINAL_NORM_HALVES[0], "model"])
+    parts = []
+    if normed:
+        parts.append((_per_model(results[results["model"].isin(normed)], FINAL_NORM_HALVES), "through the final norm"))
+    rest = results[~results["model"].isin(normed)]
+    if len(rest):
+        parts.append((_per_model(rest, HALVES), "as returned (no final norm)"))
+    rows = []
+    for per, states in parts:
+        for model, (_, layers, s) in per.items():
+            b = band_layers(layers, band)
+            d = (s[:, b, :].mean(1) - s[:, -1, :]).ravel()  # (tasks x halves,)
+            test = sign_flip_test(d)
+            rows.append({"model": model, "states": states, "replicates": len(d), "mean difference": float(d.mean()),
+                         "ci": _interval(d), "p": test.p_value, "p min": test.p_min})
+    order = list(pd.unique(results["model"]))
+    table = pd.DataFrame(rows).set_index("model").loc[[m for m in order if m in {r["model"] for r in rows}]]
+    table["p (Holm)"] = holm(table["p"].to_numpy())
     return table
 
 
@@ -640,6 +681,8 @@ def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
     model's gain were ``paper_low`` with the spread across models observed here
     (:func:`lrd.verdicts.stats.sign_flip_power`). Shown beside it, not tested: the best
     intermediate layer, cross-fitted (:func:`cross_fitted_gain`), when the halves are present.
+    **Per model** (with the halves): the models whose band beats the last over their independent
+    (task, half) replicates, Holm-adjusted (:func:`per_model_band_gains`).
 
     Paper: Section 4, Figure 1 ("intermediate layers, e.g. Pythia-410M's at 40%-60% depth, score
     2%-16% above the final layer on average", report digest ``shared/papers/002``).
@@ -660,7 +703,17 @@ def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
                 f"paper: {SKEAN_GAIN_RANGE[0]:.0%}-{SKEAN_GAIN_RANGE[1]:.0%}{best}")
     spread = float(g.std(ddof=1)) if n > 1 else None
     power = sign_flip_power(paper_low, spread, n) if spread is not None else None
+    shown = None
+    measured = set(pd.unique(results["measurement"]))
+    if set(HALVES) <= measured:
+        per = per_model_band_gains(results, band=band)
+        shown = (int((per["p (Holm)"] <= ALPHA).sum()), len(per))
+        evidence += f"; shown in {shown[0]} of {shown[1]} models over their (task, half) replicates (Holm)"
     return Verdict("skean.gain", "test", evidence,
+                   per_model=shown,
+                   per_model_label=("models whose 40-60% band scores above the last layer over their (task, half) "
+                                    "replicates (disjoint rows and fits; exact sign-flip test per model, Holm over "
+                                    "the models)" if shown is not None else None),
                    test=f"exact one-sided sign-flip test over {_models(n)} (tasks averaged per model)",
                    statistic=test.statistic, p_value=test.p_value, p_against=below.p_value,
                    against=f"mean relative gain below the paper's lower end {paper_low:.0%} (sign-flip "
@@ -958,7 +1011,7 @@ def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESI
     -------
     DataFrame
         :data:`lrd.tables.RESULT_COLUMNS` rows of ``"score"``, both halves and, for decoders,
-        :data:`FINAL_NORM_SCORE`.
+        :data:`FINAL_NORM_SCORE` and its halves (:data:`FINAL_NORM_HALVES`).
     """
     frames = []
     for i, (n_blocks, kind) in enumerate(zip(design.layers, design.kinds)):
@@ -974,6 +1027,9 @@ def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESI
                   HALVES[0]: true + rows[0] + fits[0], HALVES[1]: true + rows[1] + fits[-1]}
         if kind == "decoder":
             values[FINAL_NORM_SCORE] = true + rows.mean(0) + rng.normal(0, design.fit_sd, shape)
+            normed_fits = rng.normal(0, design.fit_sd, (1 if design.shared_fit else 2, *shape))
+            values[FINAL_NORM_HALVES[0]] = true + rows[0] + normed_fits[0]
+            values[FINAL_NORM_HALVES[1]] = true + rows[1] + normed_fits[-1]
         for measurement, v in values.items():
             frames.append(pd.DataFrame({"model": f"m{i}", "task": np.repeat([f"t{t}" for t in range(k)], n_blocks + 1),
                                         "measurement": measurement, "layer": np.tile(layers, k),
