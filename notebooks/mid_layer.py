@@ -101,7 +101,8 @@ from lrd.units.mid_layer import mid_layer_tables, mid_layer_units
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
 from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
                                        judge_metrics_track, judge_valley, label_free_choice, model_correlations,
-                                       model_gains, panel_note, paper_gain, per_model_valleys, valley_depths)
+                                       model_gains, panel_note, paper_gain, per_model_band_gains, per_model_valleys,
+                                       valley_depths)
 from lrd.verdicts.layer_choice import VALLEY_MARGIN
 
 # the parameters are checked (also: token_task, aug_task and norm_task among tasks) and the claims glued
@@ -204,6 +205,15 @@ glue.verdict(judge_gain(results, note=note), section="best-layer-against-the-las
 per_model = model_gains(band, chosen="band")
 per_model["kind"] = per_model.index.map(kinds)
 lrd.tables.rounded(per_model)
+
+# %% [markdown]
+# The evidence of each model alone (beside the verdict, which is the test over models): the
+# band minus the last layer on each of the model's (task, half) replicates, which share neither
+# rows nor fits, in the task's own points; an exact sign-flip test per model, Holm-adjusted over
+# the models.
+
+# %% tags=["hide-input"]
+lrd.tables.rounded(per_model_band_gains(results).drop(columns="p min"), digits=3)
 
 # %% [markdown]
 # The cross-fitted best intermediate layer (shown, not tested), per model and task:
@@ -318,7 +328,9 @@ lrd.book.plots.correlation_heatmap(model_correlations(results), title="metric vs
 # both scored on the halves the gain uses and averaged over tasks (relative gain of the
 # task-mean score: the paper's "3%" does not say whether relative or in points). DiME uses no
 # labels, so choosing by it needs no cross-fitting. **Test**: exact one-sided sign-flip test
-# over models; against it, the same test of the chosen layer scoring below the last.
+# over models; against it, the same test of the chosen layer scoring below the last. Per model
+# (the table's `p` and `p (Holm)`): the chosen layer against the last on the model's (task,
+# half) replicates.
 
 # %% tags=["hide-input"]
 glue.verdict(judge_choice(results, metric="DiME", note=note), section="choosing-a-layer-without-labels")

@@ -473,3 +473,19 @@ def test_per_model_gain_is_rarely_shown_anywhere_under_the_null():
     shown = [judge_gain(simulate_design(np.random.default_rng(s), design)).per_model[0] > 0
              for s in np.random.SeedSequence(2).spawn(60)]
     assert np.mean(shown) <= 0.1
+
+
+def test_choice_per_model_over_replicates_and_its_null():
+    table = label_free_choice(_choice_panel(1, good=True))
+    assert table.loc["m0", "replicates"] == 2 * len(TASKS) and table.loc["m0", "p"] == pytest.approx(2 ** -4)
+    v = judge_choice(_choice_panel(5, good=True))
+    assert v.per_model == (0, 5)  # 4 replicates per model: p >= 1/16, never below 0.05 after Holm
+    from dataclasses import replace
+
+    from lrd.verdicts.layer_choice import BOOK_DESIGN, _design_metric
+
+    design = replace(BOOK_DESIGN, shared_fit=False, rough_sd=0.0)
+    shown = [judge_choice(pd.concat([simulate_design(rng, design), _design_metric(rng, design, "DiME")],
+                                    ignore_index=True)).per_model[0] > 0
+             for rng in (np.random.default_rng(s) for s in np.random.SeedSequence(5).spawn(60))]
+    assert np.mean(shown) <= 0.1

@@ -487,11 +487,16 @@ def label_free_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_
     every task; both layers are scored by the mean of the two halves' scores (the rows the gain
     uses), averaged over the model's tasks.
 
+    Per model, the evidence of that model alone: ``p``, the exact one-sided sign-flip test over
+    its (task, half) replicates of "the chosen layer scores above the last" (each half scored
+    with fits of its own rows, :mod:`lrd.methods.crossfit`, so the replicates are independent
+    given the model; :math:`p \ge 2^{-2T}`), and ``p (Holm)`` adjusted over the models.
+
     Returns
     -------
     DataFrame
-        Index ``model``; ``chosen layer``, ``chosen depth``, ``chosen``, ``last`` (mean scores)
-        and ``relative gain``.
+        Index ``model``; ``chosen layer``, ``chosen depth``, ``chosen``, ``last`` (mean scores),
+        ``replicates``, ``p``, ``relative gain`` and ``p (Holm)``.
     """
     scores = _per_model(results, HALVES)
     if not (results["measurement"] == metric).any():
@@ -507,10 +512,13 @@ def label_free_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_
         curve = values[..., 0].mean(0)[pool]  # mean over the tasks it was measured on
         j = pool[curve.argmax() if higher_is_better else curve.argmin()]
         mean = s.mean(-1).mean(0)  # halves, then tasks
+        d = (s[:, j, :] - s[:, -1, :]).ravel()  # per (task, half): independent replicates (cross-fitted halves)
+        test = sign_flip_test(d)
         out.append({"model": model, "chosen layer": int(layers[j]), "chosen depth": layers[j] / layers[-1],
-                    "chosen": mean[j], "last": mean[-1]})
+                    "chosen": mean[j], "last": mean[-1], "replicates": len(d), "p": test.p_value})
     table = pd.DataFrame(out).set_index("model")
     table["relative gain"] = _relative(table["chosen"].to_numpy(), table["last"].to_numpy(), table.index)
+    table["p (Holm)"] = holm(table["p"].to_numpy())
     return table
 
 
@@ -901,7 +909,13 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
                 f"relative to the last layer (mean over {_models(n)}; above the last for {wins} of {n})")
     spread = float(g.std(ddof=1)) if n > 1 else None
     power = sign_flip_power(PAPER_CHOICE_GAIN, spread, n) if spread is not None else None
+    shown = (int((table["p (Holm)"] <= ALPHA).sum()), n)
+    evidence += f"; shown in {shown[0]} of {n} models over their (task, half) replicates (Holm)"
     return Verdict("skean.choice", "test", evidence,
+                   per_model=shown,
+                   per_model_label=(f"models whose {metric}-chosen layer scores above the last over their (task, half) "
+                                    "replicates (disjoint rows and fits; exact sign-flip test per model, Holm over "
+                                    "the models)"),
                    test=f"exact one-sided sign-flip test over {_models(n)} (tasks averaged per model)",
                    power=power,
                    power_label=(f"if the chosen layer scored the paper's {PAPER_CHOICE_GAIN:.0%} above the last in every "
