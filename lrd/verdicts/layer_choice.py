@@ -1112,8 +1112,9 @@ def _simulate_valley_power(rng):
 
 
 def _simulate_metrics(rng):
-    parts = [_null_scores(rng, 6, 2, 12)]  # the tested metrics, each measured on one task as in the chapter
-    parts += [_null_metric(rng, 6, 12, m, task=f"t{i}") for i, m in enumerate(PAPER_DIRECTIONS)]
+    """The chapter's default design; the tested metrics measured on one task (as on token_task and
+    aug_task), independent of the scores."""
+    parts = [simulate_design(rng)] + [_design_metric(rng, BOOK_DESIGN, m) for m in PAPER_DIRECTIONS]
     return {"results": pd.concat(parts, ignore_index=True)}
 
 
@@ -1161,8 +1162,8 @@ VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
                                      "'decoders deeper'",
                         power_effect=_simulate_valley_power)
 METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
-                               "6 models x 2 tasks x 13 layers, prompt entropy, DiME and scores independent, i.i.d. "
-                               "across layers", effect=_simulate_metrics,
+                               f"the chapter's default design, prompt entropy and DiME independent of the scores: "
+                               f"{BOOK_DESIGN.describe()}", effect=_simulate_metrics,
                                effect_panel="the same: metrics unrelated to the score are the edge of 'every metric "
                                             "reversed'")
 CHOICE_NULL = NullModel(_simulate_choice, judge_choice,
