@@ -205,6 +205,14 @@ lrd.tables.rounded(by_kind)
 # model), and its interval resamples models; with $M$ models a task share of about $1/M$ arises
 # by chance alone.
 #
+# The paper's claim is stronger than "the task moves the scores": LRD "reveals architecture- and
+# task-level differences that final-layer representations alone cannot reflect" (Sec. 1,
+# contribution 2, our translation of the digest). So the verdict also asks whether the task
+# still explains the scores once each model's effect and the final-layer statistics (the rank
+# $r$ and the final mean cosine) are regressed out, by the same within-model shuffles of the
+# residuals; both must hold (the larger p-value counts). Where the design leaves the task no
+# residual degree of freedom, the verdict says so.
+#
 # **Verdict.** {glue:text}`lrd_families-verdict_task`
 
 # %% tags=["hide-input"]

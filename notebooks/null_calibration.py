@@ -29,6 +29,12 @@
 # fed those panels too and the share of "contradicted" verdicts is the second column; a claim
 # without one says "not simulated yet".
 #
+# The third column is the **power**: the share of "reproduced" verdicts on panels drawn at the
+# paper's effect as the paper states it (for a range, its lower end), at the chapter's design.
+# A test of low power says "inconclusive" even where the paper is right, so an "inconclusive"
+# on the dashboard reads against it (the verdicts that compute it carry their own power, at
+# the spread across models their panel shows).
+#
 # The simulated panels are larger than our offline panel where the offline panel cannot reach
 # p <= 0.05 at all: on a panel too small to test a claim, the verdict is "not testable" and
 # never "reproduced", which would make the calibration vacuous. Demonstrations (a construction
@@ -55,6 +61,10 @@ simulated = table["rate contradicted"].notna()
 glue("n_effect", int(simulated.sum()))
 glue("worst_against", f"{table.loc[simulated, 'rate contradicted'].max():.1%}" if simulated.any() else "n/a")
 glue("n_within_against", int((table.loc[simulated, "rate contradicted"] <= table.loc[simulated, "bound"]).sum()))
+powered = table["power"].notna()
+glue("n_power", int(powered.sum()))
+glue("power_range", f"{table.loc[powered, 'power'].min():.0%} to {table.loc[powered, 'power'].max():.0%}"
+     if powered.any() else "n/a")
 
 # %% [markdown]
 # ## The calibration table
@@ -68,11 +78,14 @@ glue("n_within_against", int((table.loc[simulated, "rate contradicted"] <= table
 # within it for "reproduced", the largest rate is {glue:text}`null_calibration-worst_rate`; of the
 # {glue:text}`null_calibration-n_effect` claims whose effect is simulated,
 # {glue:text}`null_calibration-n_within_against` stay within it for "contradicted" (largest
-# {glue:text}`null_calibration-worst_against`).
+# {glue:text}`null_calibration-worst_against`). For the {glue:text}`null_calibration-n_power`
+# claims whose paper's effect is simulated at the chapter's design, the power ranges from
+# {glue:text}`null_calibration-power_range`.
 
 # %% tags=["hide-input"]
 table.assign(**{"rate reproduced": table["rate reproduced"].map("{:.1%}".format),
                 "rate contradicted": table["rate contradicted"].map(lambda r: "not simulated" if r != r else f"{r:.1%}"),
+                "power": table["power"].map(lambda r: "not simulated" if r != r else f"{r:.0%}"),
                 "bound": table["bound"].map("{:.1%}".format),
                 "MC standard error": table["MC standard error"].map("{:.1%}".format)}).set_index("claim")
 

@@ -8,7 +8,11 @@ import pandas as pd
 import pytest
 
 from lrd.tables import per_layer
-from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
+from lrd.methods.crossfit import FINAL_NORM_SCORE
+from lrd.verdicts.layer_choice import (BOOK_DESIGN, BOOK_MODELS, FINAL_NORM_HALVES, band_layers, holm, paper_gain,
+                                       per_model_band_gains, per_model_valleys,
+                                       simulate_design, valley_contrast,
+                                       chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
                                        judge_metrics_track, judge_valley, label_free_choice, metric_correlations,
                                        model_gains, panel_note, valley_depths, valley_drop)
 from lrd.verdicts.stats import mean_interval
@@ -17,19 +21,22 @@ TASKS = ("sts", "cls")
 
 
 def _scores(model: str, half1, half2, *, tasks=TASKS) -> list[pd.DataFrame]:
-    """Both half-score curves of a model, the same on every task."""
-    return [per_layer(curve, model=model, task=t, measurement=f"score half {h}")
-            for t in tasks for h, curve in ((1, half1), (2, half2))]
+    """Both half-score curves of a model, the same on every task, and the score on every row
+    (their mean)."""
+    score = (np.asarray(half1, dtype=float) + np.asarray(half2, dtype=float)) / 2
+    return [per_layer(curve, model=model, task=t, measurement=m)
+            for t in tasks for m, curve in (("score half 1", half1), ("score half 2", half2), ("score", score))]
 
 
 def _panel(gains, *, base: float = 0.5, n_layers: int = 5) -> pd.DataFrame:
-    """Models whose layer 2 scores ``base * (1 + g)`` on both halves, every other layer ``base``;
-    a negative g puts the last layer at ``base * (1 - g)`` instead (the last is best)."""
+    """Models whose layers at 40-60% depth (2 and 3 of 5) score ``base * (1 + g)`` on both
+    halves, every other layer ``base``; a negative g puts the last layer at ``base * (1 - g)``
+    instead (the last is best)."""
     parts = []
     for i, g in enumerate(gains):
         curve = np.full(n_layers + 1, base)
         if g >= 0:
-            curve[2] = base * (1 + g)
+            curve[2:4] = base * (1 + g)
         else:
             curve[-1] = base * (1 - g)
         parts += _scores(f"m{i}", curve, curve)
@@ -72,10 +79,12 @@ def test_model_gains_average_tasks_before_the_ratio():
 
 def test_incomplete_tables_are_refused():
     results = _panel([0.1, 0.1])
-    with pytest.raises(ValueError, match="lack the measurements"):
+    with pytest.raises(ValueError, match="no 'score' rows"):
         judge_gain(results[results["measurement"] == "score half 1"])
+    with pytest.raises(ValueError, match="lack the measurements"):
+        cross_fitted_gain(results[results["measurement"] == "score half 1"])
     with pytest.raises(ValueError, match="every layer"):
-        judge_gain(results.drop(index=results.index[3]))
+        judge_gain(results.drop(index=results.index[results["measurement"] == "score"][3]))
     with pytest.raises(ValueError, match="at least 3 layers"):
         cross_fitted_gain(pd.concat(_scores("m", [0.5, 0.6], [0.5, 0.6]), ignore_index=True))
 
@@ -170,6 +179,58 @@ def test_gain_noise_is_not_reproduced():
     assert judge_gain(pd.concat(parts, ignore_index=True)).outcome != "reproduced"
 
 
+def test_band_layers_are_the_papers_forty_to_sixty_percent():
+    assert band_layers(np.arange(6)).tolist() == [2, 3]  # L = 5: depths 0.4 and 0.6
+    assert band_layers(np.arange(31)).tolist() == list(range(12, 19))  # L = 30
+    assert band_layers(np.arange(7)).tolist() == [3]  # L = 6: 0.5 only
+    with pytest.raises(ValueError, match="band"):
+        band_layers(np.arange(7), (0.6, 0.4))
+
+
+def test_gain_reads_the_scores_through_the_final_norm_where_a_model_has_them():
+    """A decoder whose band is below the last layer as returned but 10% above it through the
+    final norm (the states the paper's code scores) gains 10%; an encoder, without a final-norm
+    score, is read as returned."""
+    flat = np.full(6, 0.5)
+    normed = flat.copy()
+    normed[2:4] = 0.55
+    rows = [per_layer(flat, model="dec", task="t", measurement="score"),
+            per_layer(normed, model="dec", task="t", measurement=FINAL_NORM_SCORE),
+            per_layer(normed, model="enc", task="t", measurement="score")]
+    table = paper_gain(pd.concat(rows, ignore_index=True))
+    assert table.set_index("model")["states"].to_dict() == {"dec": "through the final norm",
+                                                            "enc": "as returned (no final norm)"}
+    assert table["gain"].tolist() == pytest.approx([0.05, 0.05]) and set(table["band layers"]) == {"2, 3"}
+
+
+def test_gain_is_not_fooled_by_fit_noise_shared_by_the_halves():
+    """Issue 31: with the halves scored by the same fits, choosing a layer on one half pays on
+    the other. At the chapter's default design with 2 points of fit noise shared by the halves
+    and every layer equally good, the old judge (the cross-fitted best layer) said "reproduced"
+    on 96% of 300 panels; the paper's estimator, which chooses no layer, stays at its size."""
+    from dataclasses import replace
+
+    design = replace(BOOK_DESIGN, shared_fit=True, rough_sd=0.0)
+    seeds = np.random.SeedSequence(1).spawn(60)
+    rate = np.mean([judge_gain(simulate_design(np.random.default_rng(s), design)).outcome == "reproduced"
+                    for s in seeds])
+    assert rate <= 0.1
+
+
+def test_gain_carries_its_power_at_the_papers_two_percent():
+    v = judge_gain(_panel([0.05, 0.10, 0.08, 0.12, 0.06]))
+    assert 0 <= v.power <= 1 and "2%" in v.power_label and v.record()["power"] == v.power
+    assert judge_gain(_panel([0.1, 0.2])).power == 0.0  # 2 models cannot reach 0.05
+
+
+def test_the_simulated_design_is_the_chapter_s_default():
+    from lrd.book.notebooks import default_parameters
+
+    defaults = default_parameters("mid_layer")
+    assert list(BOOK_MODELS) == defaults["models"] and BOOK_DESIGN.n_tasks == len(defaults["tasks"])
+    assert BOOK_DESIGN.kinds.count("decoder") == 4
+
+
 # ---- skean.valley -------------------------------------------------------------------------------
 
 
@@ -178,23 +239,83 @@ def _entropy(curves: dict[str, tuple[str, list]]) -> pd.DataFrame:
                       for m, (k, c) in curves.items()], ignore_index=True)
 
 
-def _kinds_panel(n_enc, n_dec, *, enc_valley=0.0, dec_valley=0.3):
-    curves = {f"e{i}": ("encoder", [0.8, 0.8 - enc_valley + 0.01 * i, 0.8]) for i in range(n_enc)}
-    curves |= {f"d{i}": ("decoder", [0.8, 0.8 - dec_valley - 0.01 * i, 0.9]) for i in range(n_dec)}
+def _curve(valley: float, *, dip: float = 0.0, base: float = 0.8) -> np.ndarray:
+    """L = 6: embeddings 0.9, blocks 1 | 2-4 | 5-6 around ``base``; the mid band (2-4) lowered by
+    ``valley``, block 1 by ``dip``."""
+    c = np.array([0.9, base - dip, base - valley, base - valley, base - valley, base, base])
+    return c
+
+
+def _kinds_panel(n_enc, n_dec, *, enc_valley=0.0, dec_valley=0.3, dec_dip=0.0):
+    curves = {f"e{i}": ("encoder", _curve(enc_valley - 0.01 * i)) for i in range(n_enc)}
+    curves |= {f"d{i}": ("decoder", _curve(dec_valley + 0.01 * i, dip=dec_dip)) for i in range(n_dec)}
     return _entropy(curves)
 
 
+def _prompts(panel: pd.DataFrame, n_prompts: int = 20, sd: float = 0.01, seed: int = 0) -> pd.DataFrame:
+    """Each model's curve plus independent noise per prompt and layer."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for (model, kind), rows in panel.groupby(["model", "kind"], sort=False):
+        curve = rows.sort_values("layer")["value"].to_numpy()
+        for i in range(n_prompts):
+            parts.append(pd.DataFrame({"model": model, "kind": kind, "task": "t", "prompt": i,
+                                       "layer": np.arange(len(curve)), "depth": np.arange(len(curve)) / (len(curve) - 1),
+                                       "value": curve + rng.normal(0, sd, len(curve))}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_valley_contrast_is_zero_on_a_line_and_on_exchangeable_layers():
+    assert valley_contrast(np.linspace(1, 0, 13)) == pytest.approx(0)
+    rng = np.random.default_rng(0)
+    assert abs(valley_contrast(rng.normal(size=(20000, 13))).mean()) < 0.01
+    with pytest.raises(ValueError, match="5 blocks"):
+        valley_contrast([1.0, 0.5, 0.9])
+
+
 def test_valley_four_encoders_five_decoders_reach_one_in_thirty_two():
-    v = judge_valley(_kinds_panel(4, 5))
-    # relabelling: 1 / C(9, 4) = 1/126; decoders above 0: 1/32; the larger is the p-value
+    panel = _kinds_panel(4, 5)
+    v = judge_valley(panel, prompts=_prompts(panel))
+    # relabelling: 1 / C(9, 4) = 1/126; decoders above 0: 1/32; each encoder flat over its 20 prompts
     assert v.p_value == pytest.approx(1 / 32) and v.p_min == pytest.approx(1 / 32) and v.outcome == "reproduced"
-    depths = valley_depths(_kinds_panel(4, 5)).set_index("model")["valley"]
+    depths = valley_depths(panel).set_index("model")["valley"]
     assert v.effect == pytest.approx(depths.filter(like="d").mean() - depths.filter(like="e").mean())
-    assert v.reconstruction and "min(S_0, S_L)" in v.reconstruction
+    assert v.per_model == (5, 5) and "Holm" in v.per_model_label and v.record()["per_model"] == [5, 5]
+    assert v.reconstruction and "mid-band contrast" in v.reconstruction
+
+
+def test_valley_without_prompts_tests_the_encoders_flat_over_models():
+    """Without each prompt's curve, "encoders do not" is an equivalence test over the 4
+    encoders: p >= 1/16, so the panel cannot say "reproduced"."""
+    v = judge_valley(_kinds_panel(4, 5))
+    assert v.p_min == pytest.approx(1 / 16) and v.outcome == "not testable" and v.per_model is None
+
+
+def test_a_dip_at_block_one_is_no_valley():
+    """Issue 31: the old statistic min(S_0, S_L) - min_{0<l<L} S_l counted a drop at block 1 as a
+    valley (the old judge said "reproduced" here); the mid-band contrast makes it negative."""
+    panel = _kinds_panel(4, 5, dec_valley=0.0, dec_dip=0.3)
+    v = judge_valley(panel, prompts=_prompts(panel))
+    assert v.outcome != "reproduced" and (valley_depths(panel).set_index("model")["valley"].filter(like="d") < 0).all()
+
+
+def test_encoders_at_the_margin_are_not_flat():
+    panel = _kinds_panel(4, 5, enc_valley=0.08)
+    v = judge_valley(panel, prompts=_prompts(panel), margin=0.05)
+    assert v.outcome != "reproduced" and v.p_value > 0.5
+
+
+def test_per_model_valleys_are_holm_adjusted_over_decoders():
+    panel = _kinds_panel(2, 3, dec_valley=0.0)
+    table = per_model_valleys(_prompts(panel, n_prompts=12)).set_index("model")
+    dec = table[table["kind"] == "decoder"]
+    assert (dec["p valley (Holm)"] >= dec["p valley"]).all() and table.loc["e0", "p valley (Holm)"] != table.loc["e0", "p valley (Holm)"]
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
 
 
 def test_valley_on_two_encoders_and_three_decoders_is_not_testable():
-    v = judge_valley(_kinds_panel(2, 3))
+    panel = _kinds_panel(2, 3)
+    v = judge_valley(panel, prompts=_prompts(panel))
     assert v.p_min == pytest.approx(1 / 8) and v.outcome == "not testable"  # max(1/C(5,2), 1/2^3)
 
 
@@ -302,3 +423,69 @@ def test_choice_every_model_gains_and_every_model_loses():
     assert judge_choice(_choice_panel(3, good=True)).outcome == "not testable"
     with pytest.raises(ValueError, match="no rows for metric"):
         judge_choice(_choice_panel(5, good=True), metric="LiDAR")
+
+
+def test_a_model_too_shallow_for_a_mid_band_is_left_out_of_the_valley_with_a_note():
+    panel = _kinds_panel(4, 5)
+    shallow = per_layer([0.9, 0.5, 0.4, 0.8, 0.8], model="tiny", task="t", measurement="prompt entropy").assign(kind="decoder")
+    both = pd.concat([panel, shallow], ignore_index=True)
+    prompts = pd.concat([_prompts(panel), _prompts(shallow)], ignore_index=True)
+    v = judge_valley(both, prompts=prompts)
+    assert "tiny" in v.note and v.per_model == (5, 5) and v.outcome == "reproduced"
+
+
+def test_per_model_gain_counts_models_over_independent_replicates():
+    """Four tasks x two halves = 8 replicates per model: a model whose band beats the last on every
+    one has p = 1/256, Holm over 3 models 3/256; a model without a gain is not counted."""
+    tasks = ("a", "b", "c", "d")
+    parts = []
+    for i, g in enumerate([0.1, 0.05, 0.0]):
+        curve = np.full(6, 0.5)
+        curve[2:4] += g
+        noise = np.random.default_rng(i).normal(0, 0.01, (2, 6)) if g == 0 else np.zeros((2, 6))
+        parts += _scores(f"m{i}", curve + noise[0], curve + noise[1], tasks=tasks)
+    results = pd.concat(parts, ignore_index=True)
+    table = per_model_band_gains(results)
+    assert table.loc["m0", "p"] == pytest.approx(1 / 256) and table.loc["m0", "p (Holm)"] == pytest.approx(3 / 256)
+    assert table.loc["m0", "mean difference"] == pytest.approx(0.1) and table.loc["m2", "p (Holm)"] > 0.05
+    v = judge_gain(results)
+    assert v.per_model == (2, 3) and "Holm" in v.per_model_label
+
+
+def test_per_model_gain_reads_the_final_norm_halves_where_present():
+    flat, normed = np.full(6, 0.5), np.full(6, 0.5)
+    normed[2:4] = 0.6
+    rows = _scores("dec", flat, flat) + [per_layer(normed, model="dec", task=t, measurement=m)
+                                         for t in TASKS for m in FINAL_NORM_HALVES]
+    table = per_model_band_gains(pd.concat(rows, ignore_index=True))
+    assert table.loc["dec", "states"] == "through the final norm"
+    assert table.loc["dec", "mean difference"] == pytest.approx(0.1)
+
+
+def test_per_model_gain_is_rarely_shown_anywhere_under_the_null():
+    """At the chapter's default design, every model's band exactly as good as its last layer (no
+    layer roughness: in one model roughness is a real difference) and the halves cross-fitted as
+    the evaluator fits them: the share of panels where some model is "shown" (the family-wise
+    error the Holm adjustment controls) stays near or below 5% (3.0% on 300 panels)."""
+    from dataclasses import replace
+
+    design = replace(BOOK_DESIGN, shared_fit=False, rough_sd=0.0)
+    shown = [judge_gain(simulate_design(np.random.default_rng(s), design)).per_model[0] > 0
+             for s in np.random.SeedSequence(2).spawn(60)]
+    assert np.mean(shown) <= 0.1
+
+
+def test_choice_per_model_over_replicates_and_its_null():
+    table = label_free_choice(_choice_panel(1, good=True))
+    assert table.loc["m0", "replicates"] == 2 * len(TASKS) and table.loc["m0", "p"] == pytest.approx(2 ** -4)
+    v = judge_choice(_choice_panel(5, good=True))
+    assert v.per_model == (0, 5)  # 4 replicates per model: p >= 1/16, never below 0.05 after Holm
+    from dataclasses import replace
+
+    from lrd.verdicts.layer_choice import BOOK_DESIGN, _design_metric
+
+    design = replace(BOOK_DESIGN, shared_fit=False, rough_sd=0.0)
+    shown = [judge_choice(pd.concat([simulate_design(rng, design), _design_metric(rng, design, "DiME")],
+                                    ignore_index=True)).per_model[0] > 0
+             for rng in (np.random.default_rng(s) for s in np.random.SeedSequence(5).spawn(60))]
+    assert np.mean(shown) <= 0.1

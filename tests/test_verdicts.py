@@ -462,3 +462,11 @@ def test_min_p_sign_flip_is_westfall_young_over_joint_flips():
     assert sign_flip_min_p_test(d[:, :1]).p_value == sign_flip_test(d[:, 0]).p_value  # one comparison
     same = np.stack([d[:, 1], d[:, 1], d[:, 1]], 1)
     assert sign_flip_min_p_test(same).p_value == sign_flip_test(d[:, 1]).p_value  # identical: no penalty
+
+
+def test_power_is_the_rate_of_reproduced_at_the_papers_effect():
+    """skean.gain's power at the chapter's default design and the paper's 2%: a rate, between its
+    false-reproduced rate and 1; a claim without a simulated effect has none."""
+    strength = calibration.power("skean.gain", n=40, seed=0)
+    assert 0.2 < strength <= 1
+    assert calibration.power("lrd.selection", n=5) is None

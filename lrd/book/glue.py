@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 #: :meth:`lrd.verdicts.Verdict.record` fields plus where it was recorded.
 VERDICT_FIELDS = ("key", "chapter", "section", "claim", "kind", "outcome", "evidence", "test", "statistic", "p_value",
                   "p_against", "against", "p_min", "effect", "ci", "effect_label", "effect_format", "paper_effect",
-                  "holds", "reconstruction", "note", "alpha", "paper", "label", "claim_text", "claim_source", "panel",
+                  "holds", "reconstruction", "note", "power", "power_label", "per_model", "per_model_label", "alpha", "paper", "label", "claim_text", "claim_source", "panel",
                   "sweep", "grouping")
 
 

@@ -16,6 +16,7 @@ claim id -> ``"module:attribute"`` of a :class:`NullModel`, imported only when a
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import numpy as np
 from lrd.verdicts.claims import CLAIMS
 from lrd.verdicts.record import ALPHA, Verdict
 
-__all__ = ["NullModel", "NULL_MODELS", "null_model", "null_calibration", "contradiction_rate", "calibration_table",
+__all__ = ["NullModel", "NULL_MODELS", "null_model", "null_calibration", "contradiction_rate", "power", "calibration_table",
            "simulations_needed", "monte_carlo_bound", "UNTESTABLE_BY_DESIGN"]
 
 
@@ -49,6 +50,10 @@ class NullModel:
         yet simulated.
     effect_panel : str, optional
         That design, in words.
+    power_effect : callable, optional
+        ``power_effect(rng) -> dict``: the inputs drawn at the paper's effect as the paper states
+        it (for a range, its lower end), at the chapter's design: the share of "reproduced" on
+        them is the test's power (:func:`power`); None where not simulated.
     """
 
     simulate: Callable[[np.random.Generator], dict]
@@ -56,6 +61,7 @@ class NullModel:
     panel: str
     effect: Callable[[np.random.Generator], dict] | None = None
     effect_panel: str | None = None
+    power_effect: Callable[[np.random.Generator], dict] | None = None
 
 
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
@@ -110,17 +116,24 @@ def null_model(claim_id: str) -> NullModel:
     return found
 
 
-def _rate(claim_id: str, simulate, outcome: str, n: int, seed: int) -> float:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+@functools.lru_cache(maxsize=64)
+def _outcomes(claim_id: str, simulate, n: int, seed: int) -> tuple[str, ...]:
+    """The verdicts' outcomes on ``n`` panels drawn by ``simulate`` (remembered: the power and the
+    contradiction rate read the same panels where the effect simulation is the same)."""
     model = null_model(claim_id)
-    hits = 0
+    out = []
     for rng in (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)):
         verdict = model.judge(**simulate(rng))
         if verdict.claim != claim_id:
             raise ValueError(f"{NULL_MODELS[claim_id]}: the judge returned a verdict on {verdict.claim!r}")
-        hits += verdict.outcome == outcome
-    return hits / n
+        out.append(verdict.outcome)
+    return tuple(out)
+
+
+def _rate(claim_id: str, simulate, outcome: str, n: int, seed: int) -> float:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    return _outcomes(claim_id, simulate, n, seed).count(outcome) / n
 
 
 def null_calibration(claim_id: str, n: int = 200, seed: int = 0) -> float:
@@ -141,6 +154,16 @@ def contradiction_rate(claim_id: str, n: int = 200, seed: int = 0) -> float | No
     return _rate(claim_id, model.effect, "contradicted", n, seed)
 
 
+def power(claim_id: str, n: int = 200, seed: int = 0) -> float | None:
+    """Rate at which the verdict is "reproduced" on ``n`` panels drawn at the paper's effect
+    (:attr:`NullModel.power_effect`): the test's power at the simulated design; None where no
+    such simulation is registered."""
+    model = null_model(claim_id)
+    if model.power_effect is None:
+        return None
+    return _rate(claim_id, model.power_effect, "reproduced", n, seed)
+
+
 def simulations_needed(alpha: float = ALPHA, *, below: float = 0.065, k: float = 2.0) -> int:
     r"""The smallest :math:`n` with :math:`\alpha + k\sqrt{\alpha(1-\alpha)/n} <` ``below``.
 
@@ -158,6 +181,7 @@ def monte_carlo_bound(n: int, alpha: float = ALPHA, k: float = 3.0) -> float:
 def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0):
     """One row per registered claim: its panels, the rates of a false "reproduced" (under the
     null) and of a false "contradicted" (at the paper's effect; NaN where not simulated), the
+    power (the rate of "reproduced" at the paper's effect, :func:`power`; NaN where not simulated), the
     Monte Carlo standard error and the bound :math:`\alpha + k\,\mathrm{SE}` a valid test stays under."""
     import pandas as pd
 
@@ -168,9 +192,11 @@ def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0):
         model = null_model(claim_id)
         rate = null_calibration(claim_id, n=n, seed=seed)
         against = contradiction_rate(claim_id, n=n, seed=seed)
+        strength = power(claim_id, n=n, seed=seed)
         rows.append({"claim": claim_id, "label": CLAIMS[claim_id].label, "simulated panel": model.panel,
                      "simulations": n, "rate reproduced": rate,
                      "effect panel": model.effect_panel or "not simulated yet",
                      "rate contradicted": float("nan") if against is None else against,
+                     "power": float("nan") if strength is None else strength,
                      "MC standard error": math.sqrt(ALPHA * (1 - ALPHA) / n), "bound": monte_carlo_bound(n, k=k)})
     return pd.DataFrame(rows)

@@ -3,18 +3,24 @@ r"""Which layer to embed with: the mid-layer chapter's tables and its verdicts o
 Pure functions over the chapter's tidy per-layer table (columns ``model, task, measurement,
 layer, depth, value`` and, for the valley, ``kind``), as :func:`lrd.units.mid_layer_model`
 returns it: ``"score"`` (every evaluation row), ``"score half 1"`` and ``"score half 2"`` (the
-two halves of :func:`lrd.methods.evaluate.evaluation_halves`), ``"chance"`` and ``"chance max"`` (the
-label-permutation null of the same evaluator) and one row per layer of each label-free metric.
+two halves of :func:`lrd.methods.evaluate.evaluation_halves`, cross-fitted:
+:mod:`lrd.methods.crossfit`), ``"score (final norm)"`` (decoders, every layer through the final
+norm), ``"chance"`` and ``"chance max"`` (the label-permutation null of the same evaluator) and
+one row per layer of each label-free metric; for the valley also each prompt's entropy curve.
 
 Four claims of :data:`lrd.verdicts.claims.CLAIMS` are judged here, each by one function:
 
 =====================  ==========================================================================
-``skean.gain``         :func:`judge_gain`: the best intermediate layer, **cross-fitted** (chosen on
-                       one half of a task's rows, scored on the other, and swapped), against the
-                       last layer scored on the same halves; sign-flip test over models.
-``skean.valley``       :func:`judge_valley`: the depth of a mid-depth prompt-entropy valley,
-                       decoders against encoders (relabelling the kinds) and above 0 in decoders
-                       (sign flips over decoders); both must hold.
+``skean.gain``         :func:`judge_gain`: the paper's estimator, the layers at 40-60% depth
+                       against the last layer, both through the final norm as the paper's code
+                       scores them (:func:`paper_gain`); sign-flip test over models. The best
+                       intermediate layer, **cross-fitted** (chosen on one half of a task's rows,
+                       scored on the other with fits of its own, and swapped), is shown beside it.
+``skean.valley``       :func:`judge_valley`: the mid-band contrast of prompt entropy (the middle
+                       against the line through the blocks on either side), decoders against
+                       encoders (relabelling the kinds), above 0 in decoders (sign flips over
+                       decoders) and within a margin in every encoder (equivalence over its
+                       prompts); all three must hold. Per model: shown in k of M decoders (Holm).
 ``skean.metrics_track``  :func:`judge_metrics_track`: per model, the Spearman correlation across
                        layers between a metric and the score, in the paper's direction (prompt
                        entropy, DiME); sign-flip test over models of the better of them.
@@ -22,8 +28,9 @@ Four claims of :data:`lrd.verdicts.claims.CLAIMS` are judged here, each by one f
                        sign-flip test over models.
 =====================  ==========================================================================
 
-The unit of every test is the **model**: the tasks of one model share its layers and are not
-independent, so each model's tasks are averaged first. Scores of different task types
+The unit of every cross-model test is the **model**: the tasks of one model share its layers and
+are not independent, so each model's tasks are averaged first (per-model evidence takes the
+model's items, prompts for the valley, as its unit). Scores of different task types
 (accuracy, average precision, Spearman, V-measure) are averaged as the MTEB average is.
 
 References
@@ -42,15 +49,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _sp
 
+from lrd.methods.crossfit import FINAL_NORM_SCORE
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
-from lrd.verdicts.record import Verdict
+from lrd.verdicts.record import ALPHA, Verdict
 from lrd.tables import RESULT_COLUMNS
 from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_min_p_test,
-                                sign_flip_test,
+                                sign_flip_power, sign_flip_test,
                                 two_group_permutation_test)
 
-__all__ = ["HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depths", "cross_fitted_gain",
+__all__ = ["FINAL_NORM_HALVES", "per_model_band_gains", "VALLEY_BAND", "VALLEY_MARGIN", "valley_contrast", "prompt_valleys", "per_model_valleys", "holm",
+           "PAPER_BAND", "band_layers", "paper_gain", "MidLayerDesign", "BOOK_DESIGN", "BOOK_MODELS", "simulate_design",
+           "HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depths", "cross_fitted_gain",
            "model_gains", "metric_correlations", "model_correlations", "label_free_choice", "chance_table", "FinalNormComparison", "final_norm_comparison", "panel_note",
            "judge_gain", "judge_valley",
            "judge_metrics_track", "judge_choice", "GAIN_NULL", "VALLEY_NULL", "METRICS_TRACK_NULL", "CHOICE_NULL"]
@@ -67,16 +77,22 @@ METRICS = ("prompt entropy", "dataset entropy", "effective rank", "curvature", "
 PAPER_DIRECTIONS = {"prompt entropy": -1, "DiME": +1}
 
 
+#: The depth band at which the paper reads its gain: "intermediate layers (e.g. Pythia-410M's layers
+#: at 40%-60% depth) score 2%-16% above the final layer on average" (report digest
+#: ``shared/papers/002``, key experimental steps, step 1, Fig. 1; our translation).
+PAPER_BAND = (0.4, 0.6)
+
+
 # --- tables ------------------------------------------------------------------------------------
 
 def _per_model(results: pd.DataFrame, measurements) -> dict[str, tuple[list, np.ndarray, np.ndarray]]:
     """Per model: its tasks, its layers (ascending) and an array (n_tasks, n_layers, n_measurements)."""
     measurements = list(measurements)
     rows = results[results["measurement"].isin(measurements)]
-    missing = sorted(set(measurements) - set(rows["measurement"]))
+    missing = sorted(set(measurements) - set(pd.unique(rows["measurement"])))
     if missing:
         raise ValueError(f"results lack the measurements {missing}; the mid-layer unit writes them "
-                         "(lrd.units.mid_layer_model, lrd.methods.evaluate.layer_scores(..., halves=True))")
+                         "(lrd.units.mid_layer_model, lrd.methods.crossfit.layer_scores(..., halves=True))")
     m_codes, models = pd.factorize(rows["model"])
     t_codes, tasks = pd.factorize(rows["task"])
     k_codes, found = pd.factorize(rows["measurement"])
@@ -106,6 +122,114 @@ def _intermediate(layers: np.ndarray) -> np.ndarray:
     return np.arange(1, len(layers) - 1)
 
 
+def band_layers(layers: np.ndarray, band: tuple[float, float] = PAPER_BAND) -> np.ndarray:
+    r"""Positions of the layers whose depth :math:`l/L` lies in ``band`` (inclusive).
+
+    Where no layer falls in the band (few layers: with :math:`L = 3` the depths are 0, 1/3, 2/3
+    and 1), the one intermediate layer nearest the band's centre (the shallower on a tie).
+
+    >>> band_layers(np.arange(13)).tolist()  # L = 12: depths 5/12, 6/12, 7/12
+    [5, 6, 7]
+    >>> band_layers(np.arange(4)).tolist()  # L = 3: none in [0.4, 0.6]; 1/3 and 2/3 tie, the shallower
+    [1]
+    """
+    pool = _intermediate(np.asarray(layers))
+    lo, hi = band
+    if not 0 < lo <= hi < 1:
+        raise ValueError(f"band must satisfy 0 < low <= high < 1, got {band}")
+    depth = np.asarray(layers, dtype=float) / layers[-1]
+    inside = pool[(depth[pool] >= lo - 1e-12) & (depth[pool] <= hi + 1e-12)]
+    if len(inside):
+        return inside
+    return pool[[int(np.argmin(np.round(np.abs(depth[pool] - (lo + hi) / 2), 9)))]]  # ties: the shallower
+
+
+def paper_gain(results: pd.DataFrame, *, band: tuple[float, float] = PAPER_BAND) -> pd.DataFrame:
+    r"""The paper's estimator of the mid-layer gain: one row per (model, task).
+
+    With :math:`s_l` layer :math:`l`'s score on every evaluation row and :math:`B` the layers at
+    depth :math:`l/L \in` ``band`` (:func:`band_layers`),
+
+    .. math:: \text{band} = \frac{1}{|B|}\sum_{l \in B} s_l, \qquad \text{last} = s_L .
+
+    No layer is chosen by its score, so no row is credited for a choice it made (nothing to
+    cross-fit), and the noise of the fits, exchangeable across layers, cancels in expectation.
+    The states are those the paper's code scores: through the model's final norm where it has
+    one (:data:`lrd.methods.crossfit.FINAL_NORM_SCORE`, decoders: the code truncates the model,
+    so every layer it scores has passed the norm), else as the model returns them (encoders:
+    every layer ends in its own norm).
+
+    Returns
+    -------
+    DataFrame
+        ``model, task, states, band layers, band, last, gain``.
+    """
+    normed_models = set(results.loc[results["measurement"] == FINAL_NORM_SCORE, "model"])
+    parts = []
+    if normed_models:
+        parts.append((_per_model(results[results["model"].isin(normed_models)], [FINAL_NORM_SCORE]),
+                      "through the final norm"))
+    rest = results[~results["model"].isin(normed_models)]
+    if (rest["measurement"] == "score").any():
+        parts.append((_per_model(rest, ["score"]), "as returned (no final norm)"))
+    if not parts:
+        raise ValueError("results hold no 'score' rows: the mid-layer unit writes them")
+    order = list(pd.unique(results["model"]))
+    found = {m: (per[m], states) for per, states in parts for m in per}
+    rows = []
+    for model in (m for m in order if m in found):
+        (tasks, layers, s), states = found[model]
+        b = band_layers(layers, band)
+        for t, task in enumerate(tasks):
+            rows.append({"model": model, "task": task, "states": states,
+                         "band layers": ", ".join(str(int(layers[j])) for j in b),
+                         "band": float(s[t, b, 0].mean()), "last": float(s[t, -1, 0])})
+    table = pd.DataFrame(rows)
+    table["gain"] = table["band"] - table["last"]
+    return table
+
+
+#: The two cross-fitted halves of the score through the final norm (decoders with one).
+FINAL_NORM_HALVES = (f"{FINAL_NORM_SCORE} half 1", f"{FINAL_NORM_SCORE} half 2")
+
+
+def per_model_band_gains(results: pd.DataFrame, *, band: tuple[float, float] = PAPER_BAND) -> pd.DataFrame:
+    r"""Per model, the paper's estimator on each of its independent replicates, and a test per model.
+
+    A replicate is one (task, half): the half's rows, scored with fits made on its own rows
+    (:mod:`lrd.methods.crossfit`), so the replicates of a model share neither rows nor fits and
+    are independent given the model. On each, :math:`d = \bar s_B - s_L` (the band's mean score
+    minus the last layer's, in the task's own points) on the states the paper's estimator reads
+    (the halves through the final norm where the model has them). ``p``: exact one-sided
+    sign-flip test over the model's :math:`2T` replicates (:math:`p \ge 2^{-2T}`); ``p (Holm)``:
+    Holm-adjusted over the models.
+
+    Returns
+    -------
+    DataFrame
+        Index ``model``; ``states``, ``replicates``, ``mean difference``, ``ci``, ``p``, ``p (Holm)``.
+    """
+    normed = set(results.loc[results["measurement"] == FINAL_NORM_HALVES[0], "model"])
+    parts = []
+    if normed:
+        parts.append((_per_model(results[results["model"].isin(normed)], FINAL_NORM_HALVES), "through the final norm"))
+    rest = results[~results["model"].isin(normed)]
+    if len(rest):
+        parts.append((_per_model(rest, HALVES), "as returned (no final norm)"))
+    rows = []
+    for per, states in parts:
+        for model, (_, layers, s) in per.items():
+            b = band_layers(layers, band)
+            d = (s[:, b, :].mean(1) - s[:, -1, :]).ravel()  # (tasks x halves,)
+            test = sign_flip_test(d)
+            rows.append({"model": model, "states": states, "replicates": len(d), "mean difference": float(d.mean()),
+                         "ci": _interval(d), "p": test.p_value, "p min": test.p_min})
+    order = list(pd.unique(results["model"]))
+    table = pd.DataFrame(rows).set_index("model").loc[[m for m in order if m in {r["model"] for r in rows}]]
+    table["p (Holm)"] = holm(table["p"].to_numpy())
+    return table
+
+
 def valley_drop(curve: np.ndarray) -> float:
     r"""Depth of a mid-depth valley: :math:`\min(S_0, S_L) - \min_{0<l<L} S_l`.
 
@@ -122,13 +246,136 @@ def valley_drop(curve: np.ndarray) -> float:
     return float(min(c[0], c[-1]) - c[1:-1].min())
 
 
-def valley_depths(results: pd.DataFrame, *, measurement: str = "prompt entropy") -> pd.DataFrame:
-    """:func:`valley_drop` of each model's curve of ``measurement`` (averaged over tasks): ``model, kind, valley``."""
+#: The mid-depth band where a valley is looked for (our reconstruction of Fig. 2a's "mid-depth";
+#: the paper gives no number): blocks at depth l/L in [0.25, 0.75] against the blocks on either side.
+VALLEY_BAND = (0.25, 0.75)
+#: Equivalence margin of "encoders do not" show a valley: a mid-band contrast within +-0.05 of
+#: the normalised prompt entropy (which lies in [0, 1]) counts as flat. Our choice: the paper
+#: shows BERT's curve as flat (Fig. 2a) without a tolerance.
+VALLEY_MARGIN = 0.05
+
+
+def valley_contrast(curves: np.ndarray, band: tuple[float, float] = VALLEY_BAND) -> np.ndarray | float:
+    r"""The mid-band valley statistic of one curve, or of each row of ``curves`` (..., L + 1).
+
+    With :math:`E`, :math:`M` and :math:`T` the blocks (the embeddings, :math:`l = 0`, left out)
+    at depth :math:`l/L` below the band, in it and above it, :math:`\bar S_G` and
+    :math:`\bar d_G` a group's mean entropy and mean depth,
+
+    .. math:: v = \frac{(\bar d_T - \bar d_M)\,\bar S_E + (\bar d_M - \bar d_E)\,\bar S_T}
+                       {\bar d_T - \bar d_E} - \bar S_M ,
+
+    how far the middle lies below the straight line through the two sides, at the middle's
+    depth. Positive when the middle lies below both sides. A linear contrast: 0 in expectation when
+    the layers are exchangeable (the old :func:`valley_drop` is positive with probability
+    :math:`(L-1)/(L+1)` there), 0 on a straight line (a monotone trend is no valley), negative
+    for a dip at block 1 (block 1 lies below the band), and the mean over prompts of their
+    contrasts is the contrast of their mean curve. Needs a block on each side of the band.
+
+    >>> round(valley_contrast([0.9, 0.8, 0.5, 0.5, 0.5, 0.8, 0.8]), 12)  # L = 6: blocks 1 | 2-4 | 5-6
+    0.3
+    >>> round(valley_contrast([0.9, 0.2, 0.8, 0.8, 0.8, 0.8, 0.8]), 3)  # a dip at block 1 is no valley
+    -0.333
+    """
+    c = np.asarray(curves, dtype=float)
+    n_blocks = c.shape[-1] - 1
+    depth = np.arange(1, n_blocks + 1) / max(n_blocks, 1)
+    lo, hi = band
+    early, mid, late = depth < lo - 1e-12, (depth >= lo - 1e-12) & (depth <= hi + 1e-12), depth > hi + 1e-12
+    if not (early.any() and mid.any() and late.any()):
+        raise ValueError(f"a curve of {n_blocks} blocks has no block on each side of the band {band}; "
+                         "the valley statistic needs at least 5 blocks")
+    blocks = c[..., 1:]
+    d_e, d_m, d_t = depth[early].mean(), depth[mid].mean(), depth[late].mean()
+    line = ((d_t - d_m) * blocks[..., early].mean(-1) + (d_m - d_e) * blocks[..., late].mean(-1)) / (d_t - d_e)
+    v = line - blocks[..., mid].mean(-1)
+    return float(v) if np.ndim(v) == 0 else v
+
+
+def valley_depths(results: pd.DataFrame, *, measurement: str = "prompt entropy",
+                  band: tuple[float, float] = VALLEY_BAND) -> pd.DataFrame:
+    """:func:`valley_contrast` of each model's curve of ``measurement`` (averaged over tasks), beside the
+    old :func:`valley_drop`: ``model, kind, valley, deepest drop``."""
     if "kind" not in results.columns:
         raise ValueError("results need a 'kind' column (encoder or decoder per model)")
     kinds = results.groupby("model", sort=False)["kind"].first()
-    return pd.DataFrame([{"model": model, "kind": kinds[model], "valley": valley_drop(values[..., 0].mean(0))}
-                         for model, (_, _, values) in _per_model(results, [measurement]).items()])
+    return pd.DataFrame([{"model": model, "kind": kinds[model],
+                          "valley": valley_contrast(values[..., 0].mean(0), band) if _has_band(len(layers), band)
+                          else float("nan"),
+                          "deepest drop": valley_drop(values[..., 0].mean(0))}
+                         for model, (_, layers, values) in _per_model(results, [measurement]).items()])
+
+
+def _has_band(n_layers: int, band: tuple[float, float]) -> bool:
+    """Whether a curve of ``n_layers`` layers (0..L) has a block on each side of ``band`` and in it."""
+    try:
+        valley_contrast(np.zeros(n_layers), band)
+    except ValueError:
+        return False
+    return True
+
+
+def prompt_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_BAND) -> pd.DataFrame:
+    """:func:`valley_contrast` of every prompt's curve (:func:`lrd.methods.crossfit.prompt_entropy_rows`):
+    ``model, kind, prompt, valley``."""
+    needed = {"model", "kind", "prompt", "layer", "value"}
+    if not needed <= set(prompts.columns):
+        raise ValueError(f"prompts need the columns {sorted(needed)}")
+    out = []
+    for (model, kind), rows in prompts.groupby(["model", "kind"], sort=False):
+        prompt, layer = rows["prompt"].to_numpy(), rows["layer"].to_numpy()
+        ids, layers = np.unique(prompt), np.unique(layer)
+        order = np.lexsort((layer, prompt))
+        if len(rows) != len(ids) * len(layers) or np.unique(prompt * (layer.max() + 1) + layer).size != len(rows):
+            raise ValueError(f"model {model!r}: every prompt needs exactly one value at every layer")
+        if not _has_band(len(layers), band):
+            continue  # too few blocks for a mid band: left out, as in valley_depths
+        grid = rows["value"].to_numpy(dtype=float)[order].reshape(len(ids), len(layers))
+        out.append(pd.DataFrame({"model": model, "kind": kind, "prompt": ids, "valley": valley_contrast(grid, band)}))
+    return (pd.concat(out, ignore_index=True) if out
+            else pd.DataFrame(columns=["model", "kind", "prompt", "valley"]))
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment of ``p_values`` (family-wise error over them).
+
+    >>> holm([0.01, 0.04, 0.03]).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
+    out = np.empty_like(p)
+    out[order] = adjusted
+    return out
+
+
+def per_model_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_BAND,
+                      margin: float = VALLEY_MARGIN, n_permutations: int = 1000) -> pd.DataFrame:
+    r"""Per model, prompts as the unit: the mean valley, its t-interval and two sign-flip tests.
+
+    ``p valley``: one-sided sign-flip test over the model's prompts of "the mean valley is above
+    0" (exact up to 16 prompts, else ``n_permutations`` random sign patterns); ``p flat``: the equivalence
+    test over prompts of "it lies within +-``margin``"
+    (:func:`lrd.verdicts.stats.equivalence_sign_flip_test`; ``p flat min`` its smallest p). ``p valley
+    (Holm)`` is Holm-adjusted over the panel's decoders, ``p flat (Holm)`` over its encoders.
+    The unit is the prompt: the model's own curve is the estimand, not a draw from a population.
+    """
+    v = prompt_valleys(prompts, band=band)
+    rows = []
+    for (model, kind), g in v.groupby(["model", "kind"], sort=False):
+        x = g["valley"].to_numpy()
+        rows.append({"model": model, "kind": kind, "prompts": len(x), "valley": float(x.mean()),
+                     "ci": _interval(x), "p valley": sign_flip_test(x, n_permutations=n_permutations).p_value,
+                     "p flat": (flat := equivalence_sign_flip_test(x, margin, n_permutations=n_permutations)).p_value,
+                     "p flat min": flat.p_min})
+    table = pd.DataFrame(rows, columns=["model", "kind", "prompts", "valley", "ci", "p valley", "p flat", "p flat min"])
+    for column, kind in (("p valley", "decoder"), ("p flat", "encoder")):
+        mask = (table["kind"] == kind).to_numpy()
+        table[f"{column} (Holm)"] = np.nan
+        if mask.any():
+            table.loc[mask, f"{column} (Holm)"] = holm(table.loc[mask, column].to_numpy())
+    return table
 
 
 def cross_fitted_gain(results: pd.DataFrame) -> pd.DataFrame:
@@ -240,11 +487,16 @@ def label_free_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_
     every task; both layers are scored by the mean of the two halves' scores (the rows the gain
     uses), averaged over the model's tasks.
 
+    Per model, the evidence of that model alone: ``p``, the exact one-sided sign-flip test over
+    its (task, half) replicates of "the chosen layer scores above the last" (each half scored
+    with fits of its own rows, :mod:`lrd.methods.crossfit`, so the replicates are independent
+    given the model; :math:`p \ge 2^{-2T}`), and ``p (Holm)`` adjusted over the models.
+
     Returns
     -------
     DataFrame
-        Index ``model``; ``chosen layer``, ``chosen depth``, ``chosen``, ``last`` (mean scores)
-        and ``relative gain``.
+        Index ``model``; ``chosen layer``, ``chosen depth``, ``chosen``, ``last`` (mean scores),
+        ``replicates``, ``p``, ``relative gain`` and ``p (Holm)``.
     """
     scores = _per_model(results, HALVES)
     if not (results["measurement"] == metric).any():
@@ -260,10 +512,13 @@ def label_free_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_
         curve = values[..., 0].mean(0)[pool]  # mean over the tasks it was measured on
         j = pool[curve.argmax() if higher_is_better else curve.argmin()]
         mean = s.mean(-1).mean(0)  # halves, then tasks
+        d = (s[:, j, :] - s[:, -1, :]).ravel()  # per (task, half): independent replicates (cross-fitted halves)
+        test = sign_flip_test(d)
         out.append({"model": model, "chosen layer": int(layers[j]), "chosen depth": layers[j] / layers[-1],
-                    "chosen": mean[j], "last": mean[-1]})
+                    "chosen": mean[j], "last": mean[-1], "replicates": len(d), "p": test.p_value})
     table = pd.DataFrame(out).set_index("model")
     table["relative gain"] = _relative(table["chosen"].to_numpy(), table["last"].to_numpy(), table.index)
+    table["p (Holm)"] = holm(table["p"].to_numpy())
     return table
 
 
@@ -418,38 +673,71 @@ def _models(n: int) -> str:
     return _count(n, "model")
 
 
-def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0], note: str | None = None) -> Verdict:
-    r"""``skean.gain``: the cross-fitted best intermediate layer scores above the last layer.
+def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
+               band: tuple[float, float] = PAPER_BAND, note: str | None = None) -> Verdict:
+    r"""``skean.gain``: the layers at 40-60% depth score above the last layer (the paper's estimator).
 
     For each model :math:`m`, :math:`g_m = (\bar b_m - \bar\ell_m)/|\bar\ell_m|`, the relative
-    gain of the task-mean score of the cross-fitted best intermediate layer (:func:`cross_fitted_gain`)
-    over the last layer's, scored on the same halves. **Test**: exact one-sided sign-flip test of
-    :math:`\bar g > 0` over models (null: each :math:`g_m` is symmetric about 0, as when every
-    layer is equally good; p >= :math:`2^{-n}`, so 5 models can reach 1/32). **Against**: the
-    sign-flip non-superiority test of :math:`\bar g <` ``paper_low`` (the paper's lower end, 2%):
-    "the gain is below the paper's range". Effect: :math:`\bar g` with its t-interval.
+    gain of the task-mean score of the layers at depth ``band`` over the last layer's
+    (:func:`paper_gain`), both on the states the paper's code scores (through the final norm
+    where the model has one). **Test**: exact one-sided sign-flip test of :math:`\bar g > 0` over
+    models (null: each :math:`g_m` is symmetric about 0, as when the band and the last layer
+    are equally good; p >= :math:`2^{-n}`). No layer is chosen by its score, so the test stays
+    valid when the fits' noise is shared between halves or layers. **Against**: the sign-flip
+    non-superiority test of :math:`\bar g <` ``paper_low`` (the paper's lower end, 2%). Effect:
+    :math:`\bar g` with its t-interval. **Power**: the probability of "reproduced" if every
+    model's gain were ``paper_low`` with the spread across models observed here
+    (:func:`lrd.verdicts.stats.sign_flip_power`). Shown beside it, not tested: the best
+    intermediate layer, cross-fitted (:func:`cross_fitted_gain`), when the halves are present.
+    **Per model** (with the halves): the models whose band beats the last over their independent
+    (task, half) replicates, Holm-adjusted (:func:`per_model_band_gains`).
 
-    Paper: Section 4, Figure 1 (intermediate layers 2%-16% above the last on average).
+    Paper: Section 4, Figure 1 ("intermediate layers, e.g. Pythia-410M's at 40%-60% depth, score
+    2%-16% above the final layer on average", report digest ``shared/papers/002``).
     """
-    per_model = model_gains(cross_fitted_gain(results))
+    table = paper_gain(results, band=band)
+    per_model = model_gains(table, chosen="band")
     g = per_model["relative gain"].to_numpy()
     test = sign_flip_test(g)
     below = equivalence_sign_flip_test(g, paper_low, lower=-math.inf)
     n, wins = len(g), int((g > 0).sum())
-    evidence = (f"the cross-fitted best intermediate layer scores {g.mean():+.1%} relative to the last layer "
-                f"(mean over {_models(n)}; above the last for {wins} of {n}); paper: "
-                f"{SKEAN_GAIN_RANGE[0]:.0%}-{SKEAN_GAIN_RANGE[1]:.0%}")
+    normed = int(table.groupby("model")["states"].first().eq("through the final norm").sum())
+    best = ""
+    if set(HALVES) <= set(pd.unique(results["measurement"])):
+        crossed = model_gains(cross_fitted_gain(results))["relative gain"]
+        best = f"; the cross-fitted best intermediate layer (shown, not tested): {crossed.mean():+.1%}"
+    evidence = (f"the layers at {band[0]:.0%}-{band[1]:.0%} depth score {g.mean():+.1%} relative to the last layer "
+                f"(mean over {_models(n)}, {normed} through the final norm; above the last for {wins} of {n}); "
+                f"paper: {SKEAN_GAIN_RANGE[0]:.0%}-{SKEAN_GAIN_RANGE[1]:.0%}{best}")
+    spread = float(g.std(ddof=1)) if n > 1 else None
+    power = sign_flip_power(paper_low, spread, n) if spread is not None else None
+    shown = None
+    measured = set(pd.unique(results["measurement"]))
+    if set(HALVES) <= measured:
+        per = per_model_band_gains(results, band=band)
+        shown = (int((per["p (Holm)"] <= ALPHA).sum()), len(per))
+        evidence += f"; shown in {shown[0]} of {shown[1]} models over their (task, half) replicates (Holm)"
     return Verdict("skean.gain", "test", evidence,
+                   per_model=shown,
+                   per_model_label=("models whose 40-60% band scores above the last layer over their (task, half) "
+                                    "replicates (disjoint rows and fits; exact sign-flip test per model, Holm over "
+                                    "the models)" if shown is not None else None),
                    test=f"exact one-sided sign-flip test over {_models(n)} (tasks averaged per model)",
                    statistic=test.statistic, p_value=test.p_value, p_against=below.p_value,
                    against=f"mean relative gain below the paper's lower end {paper_low:.0%} (sign-flip "
                            "non-superiority test)",
                    p_min=test.p_min, effect=float(g.mean()), ci=_interval(g),
-                   effect_label="mean relative gain, cross-fitted best layer over the last", effect_format="{:+.1%}",
-                   reconstruction="cross-fitting: the layer is chosen among 0 < l < L on one half of each task's "
-                                  "evaluation rows and scored on the other, then swapped; the gain is relative to "
-                                  "the model's task-mean score of the last layer (the paper's averaging over tasks "
-                                  "and its choice of layer are not specified beyond Fig. 1)",
+                   effect_label=f"mean relative gain, layers at {band[0]:.0%}-{band[1]:.0%} depth over the last",
+                   effect_format="{:+.1%}",
+                   power=power,
+                   power_label=(f"if every model gained the paper's {paper_low:.0%}, with the spread across models "
+                                f"observed here ({spread:.1%}); exact sign-flip test, 4000 simulated panels"
+                                if power is not None else None),
+                   reconstruction=f"the paper's estimator: the mean score of the layers at {band[0]:.0%}-{band[1]:.0%} "
+                                  "depth (the nearest intermediate layer where none falls in it) against the last "
+                                  "layer, through the final norm where the model has one (as the paper's truncated "
+                                  "model scores them); relative to the model's task-mean score of the last layer "
+                                  "(the paper's averaging over tasks is not specified beyond Fig. 1)",
                    note=note)
 
 
@@ -460,22 +748,35 @@ def _welch_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float] | None:
     return float(ci.low), float(ci.high)
 
 
-def judge_valley(results: pd.DataFrame, *, measurement: str = "prompt entropy", note: str | None = None) -> Verdict:
+def judge_valley(results: pd.DataFrame, *, prompts: pd.DataFrame | None = None, measurement: str = "prompt entropy",
+                 band: tuple[float, float] = VALLEY_BAND, margin: float = VALLEY_MARGIN,
+                 note: str | None = None) -> Verdict:
     r"""``skean.valley``: decoders show a mid-depth valley of prompt entropy, encoders do not.
 
-    Each model's valley depth :math:`v_m = \min(S_0, S_L) - \min_{0<l<L} S_l` (:func:`valley_drop`,
-    our reconstruction) of its normalised ``measurement`` curve. Two one-sided tests must both
-    reject (an intersection-union test, p = the larger p-value): the decoders' mean valley is
-    deeper than the encoders' (**relabelling** the kinds between models: null, the kinds are
-    exchangeable; p >= :math:`1/\binom{n}{k}`) and the decoders' valleys are above 0 (**sign
-    flips** over decoders; p >= :math:`2^{-n_{dec}}`). With 2 encoders and 3 decoders the best
-    possible p is 1/8: not testable. Effect: decoders' mean valley minus encoders', Welch
-    t-interval. Against: the encoders' valley deeper (relabelling, other tail).
+    Each model's valley :math:`v_m` is the mid-band contrast (:func:`valley_contrast`, our
+    reconstruction: the paper shows the curves, Fig. 2a, without a scalar) of its normalised
+    ``measurement`` curve: 0 in expectation on exchangeable layers, and a dip at block 1 does
+    not count. Three one-sided tests must all reject (an intersection-union test, p = the
+    largest): the decoders' mean valley deeper than the encoders' (**relabelling** the kinds
+    between models, :math:`p \ge 1/\binom{n}{k}`); the decoders' valleys above 0 (**sign
+    flips** over decoders, :math:`p \ge 2^{-n_{dec}}`); and "encoders do not", an
+    **equivalence test** that each encoder's valley lies within +-``margin``: with
+    ``prompts`` (each prompt's curve, :func:`lrd.methods.crossfit.prompt_entropy_rows`) per
+    encoder over its prompts (:func:`per_model_valleys`, the largest p over encoders), else
+    over encoders (sign flips, :math:`p \ge 2^{-n_{enc}}`). **Against**: the encoders' valley
+    deeper than the decoders' (relabelling, other tail). Effect: decoders' mean valley minus
+    encoders', Welch t-interval. **Per model** (with ``prompts``): the decoders whose valley is
+    above 0 over their prompts, Holm-adjusted ("shown in k of M decoders"). **Power**: of the
+    decoders' sign-flip test if every decoder's valley were ``margin`` (the smallest valley the
+    book tells from flat), spread across decoders as observed; the paper gives no depth.
 
     Paper: Figure 2a (a valley in autoregressive models, flat in BERT).
     """
-    depths = valley_depths(results, measurement=measurement)
-    depths = depths[depths["kind"].isin(["encoder", "decoder"])]
+    depths = valley_depths(results, measurement=measurement, band=band)
+    short = depths.loc[depths["valley"].isna(), "model"].tolist()
+    note = "; ".join(x for x in (note, f"left out, too few blocks for a mid band (at least 5): {', '.join(short)}"
+                                 if short else None) if x) or None
+    depths = depths[depths["kind"].isin(["encoder", "decoder"]) & depths["valley"].notna()]
     dec = (depths["kind"] == "decoder").to_numpy()
     v = depths["valley"].to_numpy()
     if dec.all() or not dec.any():
@@ -484,19 +785,47 @@ def judge_valley(results: pd.DataFrame, *, measurement: str = "prompt entropy", 
     relabel = two_group_permutation_test(v, dec)
     reverse = two_group_permutation_test(v, dec, alternative="less")
     above = sign_flip_test(v[dec])
-    p, p_min = max(relabel.p_value, above.p_value), max(relabel.p_min, above.p_min)
-    evidence = (f"valley depth of the normalised {measurement}: decoders {v[dec].min():.3f} to {v[dec].max():.3f}, "
-                f"encoders {v[~dec].min():.3f} to {v[~dec].max():.3f} ({_count(int(dec.sum()), 'decoder')}, "
-                f"{_count(int((~dec).sum()), 'encoder')})")
+    per_model, shown = None, None
+    if prompts is not None and len(prompts):
+        per_model = per_model_valleys(prompts[prompts["model"].isin(depths["model"])], band=band, margin=margin)
+    if per_model is not None and set(per_model["model"]) == set(depths["model"]):
+        enc_rows = per_model[per_model["kind"] == "encoder"]
+        flat_p = float(enc_rows["p flat"].max())
+        flat_p_min = float(enc_rows["p flat min"].max())
+        flat_test = f"equivalence within +-{margin} per encoder over its prompts (p = the largest)"
+        dec_rows = per_model[per_model["kind"] == "decoder"]
+        shown = (int((dec_rows["p valley (Holm)"] <= ALPHA).sum()), len(dec_rows))
+    else:
+        flat = equivalence_sign_flip_test(v[~dec], margin)
+        flat_p, flat_p_min = flat.p_value, flat.p_min
+        flat_test = f"equivalence within +-{margin} over {_count(int((~dec).sum()), 'encoder')} (sign flips)"
+    p = max(relabel.p_value, above.p_value, flat_p)
+    p_min = max(relabel.p_min, above.p_min, flat_p_min)
+    spread = float(v[dec].std(ddof=1)) if dec.sum() > 1 else None
+    power = sign_flip_power(margin, spread, int(dec.sum())) if spread is not None else None
+    evidence = (f"mid-band valley of the normalised {measurement}: decoders {v[dec].min():+.3f} to {v[dec].max():+.3f}, "
+                f"encoders {v[~dec].min():+.3f} to {v[~dec].max():+.3f} ({_count(int(dec.sum()), 'decoder')}, "
+                f"{_count(int((~dec).sum()), 'encoder')})"
+                + (f"; shown in {shown[0]} of {shown[1]} decoders over their prompts (Holm), encoders flat within "
+                   f"+-{margin}: largest p {flat_p:.2g}" if shown is not None else ""))
     return Verdict("skean.valley", "test", evidence,
-                   test=f"intersection of a relabelling test of the kinds over {_models(len(v))} and a sign-flip "
-                        f"test over {_count(int(dec.sum()), 'decoder')} (p = the larger)",
+                   test=f"intersection of a relabelling test of the kinds over {_models(len(v))}, a sign-flip "
+                        f"test over {_count(int(dec.sum()), 'decoder')} and an {flat_test} (p = the largest)",
                    statistic=relabel.statistic, p_value=p, p_against=reverse.p_value,
                    against="encoders' valley deeper than decoders' (relabelling test)", p_min=p_min,
                    effect=relabel.statistic, ci=_welch_interval(v[dec], v[~dec]),
-                   effect_label=f"valley depth, decoders minus encoders ({measurement})", effect_format="{:+.3f}",
-                   reconstruction="the valley depth min(S_0, S_L) - min_{0<l<L} S_l of the normalised prompt-entropy "
-                                  "curve (the paper shows the curves, Fig. 2a, without a scalar depth)",
+                   effect_label=f"mid-band valley, decoders minus encoders ({measurement})", effect_format="{:+.3f}",
+                   power=power,
+                   power_label=(f"of the decoders' sign-flip test if every decoder's valley were {margin} (the "
+                                f"margin of 'flat'; the paper gives no depth), spread across decoders as observed "
+                                f"({spread:.3f})" if power is not None else None),
+                   per_model=shown,
+                   per_model_label=("decoders whose mean valley over their prompts is above 0 (sign-flip test per "
+                                    "model, Holm over the decoders)" if shown is not None else None),
+                   reconstruction=f"the valley as the mid-band contrast: the mean of the blocks at depth below "
+                                  f"{band[0]} and above {band[1]} minus the mean of those between (embeddings left "
+                                  f"out), of the normalised prompt-entropy curve; 'flat' as within +-{margin} "
+                                  "(the paper shows the curves, Fig. 2a, without a scalar or a tolerance)",
                    note=note)
 
 
@@ -567,7 +896,8 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
     per-model relative gain :math:`g_m` of the task-mean score is tested by an exact one-sided
     **sign-flip test** over models (p >= :math:`2^{-n}`); against: the same test of
     :math:`-g` (the chosen layer significantly below the last). Effect: :math:`\bar g` with its
-    t-interval, beside the paper's +3% (Pythia).
+    t-interval, beside the paper's +3% (Pythia). Power: the probability of "reproduced" if every
+    model's chosen layer gained the paper's 3%, with the spread across models observed here.
 
     Paper: results on the MTEB average (report digest ``shared/papers/002`` Sec. 3.1).
     """
@@ -577,8 +907,20 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
     n, wins = len(g), int((g > 0).sum())
     evidence = (f"the {metric}-chosen layer (mean depth {table['chosen depth'].mean():.2f}) scores {g.mean():+.1%} "
                 f"relative to the last layer (mean over {_models(n)}; above the last for {wins} of {n})")
+    spread = float(g.std(ddof=1)) if n > 1 else None
+    power = sign_flip_power(PAPER_CHOICE_GAIN, spread, n) if spread is not None else None
+    shown = (int((table["p (Holm)"] <= ALPHA).sum()), n)
+    evidence += f"; shown in {shown[0]} of {n} models over their (task, half) replicates (Holm)"
     return Verdict("skean.choice", "test", evidence,
+                   per_model=shown,
+                   per_model_label=(f"models whose {metric}-chosen layer scores above the last over their (task, half) "
+                                    "replicates (disjoint rows and fits; exact sign-flip test per model, Holm over "
+                                    "the models)"),
                    test=f"exact one-sided sign-flip test over {_models(n)} (tasks averaged per model)",
+                   power=power,
+                   power_label=(f"if the chosen layer scored the paper's {PAPER_CHOICE_GAIN:.0%} above the last in every "
+                                f"model, with the spread across models observed here ({spread:.1%}); exact sign-flip "
+                                "test, 4000 simulated panels" if power is not None else None),
                    statistic=test.statistic, p_value=test.p_value, p_against=worse.p_value,
                    against=f"the {metric}-chosen layer below the last (sign-flip test)", p_min=test.p_min,
                    effect=float(g.mean()), ci=_interval(g),
@@ -610,34 +952,224 @@ def _null_metric(rng: np.random.Generator, n_models: int, n_layers: int, metric:
                          "value": rng.normal(size=layer.size)})
 
 
+@dataclass(frozen=True)
+class MidLayerDesign:
+    """The mid-layer chapter's design and the noise structure its scores have, for simulation.
+
+    Attributes
+    ----------
+    layers : tuple of int
+        Each model's block count :math:`L` (its layers are 0..L).
+    kinds : tuple of str
+        Each model's kind; decoders get a final-norm score (:data:`FINAL_NORM_SCORE`).
+    n_tasks : int
+    fit_sd : float
+        Noise of one evaluation's fits, per (task, layer): the classifiers' training draws and
+        the k-means partitions.
+    row_sd : float
+        Noise of the evaluation rows of one half, per (task, layer); the score on every row
+        carries their mean.
+    rough_sd : float
+        Layer roughness: each layer's true quality departs from its model's curve by this much,
+        the same in every evaluation of it.
+    shared_fit : bool
+        The two halves share one fit per (task, layer), as the evaluator before cross-fitting
+        (issue 31) did: the least favourable case for a layer chosen on one half.
+    """
+
+    layers: tuple[int, ...]
+    kinds: tuple[str, ...]
+    n_tasks: int
+    fit_sd: float = 0.02
+    row_sd: float = 0.02
+    rough_sd: float = 0.02
+    shared_fit: bool = True
+
+    def __post_init__(self):
+        if len(self.layers) != len(self.kinds) or not self.layers:
+            raise ValueError("one layer count and one kind per model")
+        if min(self.layers) < 2 or self.n_tasks < 1:
+            raise ValueError("every model needs at least 2 blocks and the design at least 1 task")
+
+    def describe(self) -> str:
+        n_dec = sum(k == "decoder" for k in self.kinds)
+        return (f"{len(self.layers)} models ({n_dec} decoders) x {self.n_tasks} tasks, {min(self.layers)}-"
+                f"{max(self.layers)} blocks; noise per layer: fits {self.fit_sd:.0%} "
+                f"({'shared by the halves' if self.shared_fit else 'per half'}), rows {self.row_sd:.0%} per half, "
+                f"roughness {self.rough_sd:.0%}")
+
+
+#: The default (book) design of the mid_layer chapter: its eight models (the notebook's
+#: ``models`` parameter; ``tests/test_layer_choice.py`` checks the two agree) with their block
+#: counts from each model's configuration, and its four tasks. Noise of 2 points per fit (the
+#: issue's "2 points of shared noise"), per half of the rows and per layer's roughness.
+BOOK_DESIGN = MidLayerDesign(layers=(6, 12, 12, 24, 30, 18, 24, 28),
+                             kinds=("encoder",) * 4 + ("decoder",) * 4, n_tasks=4)
+#: The models of :data:`BOOK_DESIGN`, in order.
+BOOK_MODELS = ("minilm", "mpnet", "e5small", "embeddinggemma", "smollm2", "gemma3", "qwen", "qwen15")
+
+
+def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESIGN, *, gain: float = 0.0,
+                    band: tuple[float, float] = PAPER_BAND) -> pd.DataFrame:
+    r"""Score tables of the mid-layer chapter drawn at ``design``, with a true relative ``gain`` of
+    the layers at depth ``band`` over the others (0: the least favourable null of ``skean.gain``,
+    every layer equally good in expectation).
+
+    Per model and task a level :math:`\mu \sim U(0.3, 0.8)`; layer :math:`l`'s true score
+    :math:`\mu(1 + \text{gain}\,[l \in B]) + \rho_l` with roughness :math:`\rho_l`; each
+    evaluation adds its fits' noise (one draw shared by the two halves with ``shared_fit``) and
+    its rows' noise (the score on every row: the halves' mean). Decoders also get a score through
+    the final norm: the same true scores, its own fits, the same rows.
+
+    Returns
+    -------
+    DataFrame
+        :data:`lrd.tables.RESULT_COLUMNS` rows of ``"score"``, both halves and, for decoders,
+        :data:`FINAL_NORM_SCORE` and its halves (:data:`FINAL_NORM_HALVES`).
+    """
+    frames = []
+    for i, (n_blocks, kind) in enumerate(zip(design.layers, design.kinds)):
+        layers = np.arange(n_blocks + 1)
+        in_band = np.zeros(n_blocks + 1, dtype=bool)
+        in_band[band_layers(layers, band)] = True
+        k, shape = design.n_tasks, (design.n_tasks, n_blocks + 1)
+        level = rng.uniform(0.3, 0.8, size=(k, 1))
+        true = level * (1 + gain * in_band) + rng.normal(0, design.rough_sd, shape)
+        rows = rng.normal(0, design.row_sd, (2, *shape))
+        fits = rng.normal(0, design.fit_sd, (1 if design.shared_fit else 2, *shape))
+        values = {"score": true + rows.mean(0) + rng.normal(0, design.fit_sd, shape),
+                  HALVES[0]: true + rows[0] + fits[0], HALVES[1]: true + rows[1] + fits[-1]}
+        if kind == "decoder":
+            values[FINAL_NORM_SCORE] = true + rows.mean(0) + rng.normal(0, design.fit_sd, shape)
+            normed_fits = rng.normal(0, design.fit_sd, (1 if design.shared_fit else 2, *shape))
+            values[FINAL_NORM_HALVES[0]] = true + rows[0] + normed_fits[0]
+            values[FINAL_NORM_HALVES[1]] = true + rows[1] + normed_fits[-1]
+        for measurement, v in values.items():
+            frames.append(pd.DataFrame({"model": f"m{i}", "task": np.repeat([f"t{t}" for t in range(k)], n_blocks + 1),
+                                        "measurement": measurement, "layer": np.tile(layers, k),
+                                        "depth": np.tile(layers / n_blocks, k), "value": v.ravel()}))
+    return pd.concat(frames, ignore_index=True)
+
+
 def _simulate_gain(rng):
-    return {"results": _null_scores(rng, 6, 3, 12)}
+    return {"results": simulate_design(rng)}
+
+
+def _simulate_gain_effect(rng):
+    return {"results": simulate_design(rng, gain=SKEAN_GAIN_RANGE[0])}
+
+
+#: The valley's simulated design: the claim's smallest testable panel (4 encoders, 5 decoders:
+#: the chapter's default has 4 decoders, p >= 1/16, never "reproduced"), the default panel's
+#: block counts (and a fifth decoder of 24 blocks), the chapter's 300 prompts of token_task.
+VALLEY_DESIGN = {"layers": (6, 12, 12, 24, 30, 18, 24, 28, 24), "kinds": ("encoder",) * 4 + ("decoder",) * 5,
+                 "n_prompts": 300, "prompt_sd": 0.05, "rough_sd": 0.01}
+
+
+def simulate_valleys(rng: np.random.Generator, *, decoder_valley: float, encoder_valley: float,
+                     design: dict = VALLEY_DESIGN) -> dict:
+    r"""Prompt-entropy curves at ``design`` whose true mid-band contrast (:func:`valley_contrast`)
+    is exactly ``decoder_valley`` in every decoder and ``encoder_valley`` in every encoder.
+
+    Per model a true curve: a level, layer roughness (``rough_sd``), the mid band shifted so that
+    the contrast is the one asked for; each prompt adds its own noise per layer (``prompt_sd``).
+    Returns the judge's keyword arguments: ``results`` (each model's mean curve) and ``prompts``.
+    """
+    frames, curves = [], []
+    for i, (n_blocks, kind) in enumerate(zip(design["layers"], design["kinds"])):
+        layers = np.arange(n_blocks + 1)
+        true = 0.7 + rng.normal(0, design["rough_sd"], n_blocks + 1)
+        mid = np.zeros(n_blocks + 1)
+        depth = layers / n_blocks
+        mid[(layers > 0) & (depth >= VALLEY_BAND[0]) & (depth <= VALLEY_BAND[1])] = 1.0
+        target = decoder_valley if kind == "decoder" else encoder_valley
+        true = true - (target - valley_contrast(true)) * mid  # lowering the band by x raises v by x
+        values = true + rng.normal(0, design["prompt_sd"], (design["n_prompts"], n_blocks + 1))
+        model = f"m{i}"
+        frames.append(pd.DataFrame({"model": model, "kind": kind, "task": "t0",
+                                    "prompt": np.repeat(np.arange(design["n_prompts"]), n_blocks + 1),
+                                    "layer": np.tile(layers, design["n_prompts"]),
+                                    "depth": np.tile(depth, design["n_prompts"]), "value": values.ravel()}))
+        curves.append(pd.DataFrame({"model": model, "kind": kind, "task": "t0", "measurement": "prompt entropy",
+                                    "layer": layers, "depth": depth, "value": values.mean(0)}))
+    return {"results": pd.concat(curves, ignore_index=True), "prompts": pd.concat(frames, ignore_index=True)}
 
 
 def _simulate_valley(rng):
-    curves = _null_metric(rng, 9, 12, "prompt entropy")
-    curves["kind"] = np.where(curves["model"].isin([f"m{i}" for i in range(4)]), "encoder", "decoder")
-    return {"results": curves}
+    """The composite null's two edges, one per panel: no valley anywhere (decoders' part false),
+    or deep valleys in decoders and encoders exactly at the margin of 'flat' (encoders' part false)."""
+    if rng.random() < 0.5:
+        return simulate_valleys(rng, decoder_valley=0.0, encoder_valley=0.0)
+    return simulate_valleys(rng, decoder_valley=0.2, encoder_valley=VALLEY_MARGIN)
+
+
+def _simulate_valley_edge(rng):
+    return simulate_valleys(rng, decoder_valley=0.0, encoder_valley=0.0)
+
+
+def _simulate_valley_power(rng):
+    return simulate_valleys(rng, decoder_valley=VALLEY_MARGIN, encoder_valley=0.0)
 
 
 def _simulate_metrics(rng):
-    parts = [_null_scores(rng, 6, 2, 12)]  # the tested metrics, each measured on one task as in the chapter
-    parts += [_null_metric(rng, 6, 12, m, task=f"t{i}") for i, m in enumerate(PAPER_DIRECTIONS)]
+    """The chapter's default design; the tested metrics measured on one task (as on token_task and
+    aug_task), independent of the scores."""
+    parts = [simulate_design(rng)] + [_design_metric(rng, BOOK_DESIGN, m) for m in PAPER_DIRECTIONS]
     return {"results": pd.concat(parts, ignore_index=True)}
 
 
+def _design_metric(rng: np.random.Generator, design: MidLayerDesign, metric: str, *, peak: float = 0.0,
+                   band: tuple[float, float] = PAPER_BAND) -> pd.DataFrame:
+    """A metric curve per model of ``design`` on task ``t0``: i.i.d. noise across layers, plus
+    ``peak`` at the layers of ``band`` (0: independent of the scores)."""
+    frames = []
+    for i, n_blocks in enumerate(design.layers):
+        layers = np.arange(n_blocks + 1)
+        value = rng.normal(size=n_blocks + 1)
+        value[band_layers(layers, band)] += peak
+        frames.append(pd.DataFrame({"model": f"m{i}", "task": "t0", "measurement": metric, "layer": layers,
+                                    "depth": layers / n_blocks, "value": value}))
+    return pd.concat(frames, ignore_index=True)
+
+
+#: The paper's DiME-chosen layer: "3% above the final layer on the MTEB average" (Pythia;
+#: report digest ``shared/papers/002``, main results 1).
+PAPER_CHOICE_GAIN = 0.03
+
+
 def _simulate_choice(rng):
-    return {"results": pd.concat([_null_scores(rng, 6, 3, 12), _null_metric(rng, 6, 12, "DiME")], ignore_index=True)}
+    return {"results": pd.concat([simulate_design(rng), _design_metric(rng, BOOK_DESIGN, "DiME")], ignore_index=True)}
+
+
+def _simulate_choice_effect(rng):
+    """The paper's effect: DiME peaks in the 40-60% band, whose layers score 3% above the rest."""
+    return {"results": pd.concat([simulate_design(rng, gain=PAPER_CHOICE_GAIN),
+                                  _design_metric(rng, BOOK_DESIGN, "DiME", peak=10.0)], ignore_index=True)}
 
 
 GAIN_NULL = NullModel(_simulate_gain, judge_gain,
-                      "6 models x 3 tasks x 13 layers, half scores i.i.d. across layers and halves")
+                      f"the chapter's default design, every layer equally good in expectation: {BOOK_DESIGN.describe()}",
+                      effect=_simulate_gain_effect,
+                      effect_panel=f"the same design, the layers at 40-60% depth {SKEAN_GAIN_RANGE[0]:.0%} above the others "
+                                   "in every model (the paper's lower end)",
+                      power_effect=_simulate_gain_effect)
 VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
-                        "4 encoders and 5 decoders x 13 layers, prompt entropy i.i.d. across layers and kinds")
+                        "4 encoders and 5 decoders (6-30 blocks), 300 prompts each (noise 0.05 per prompt and layer, "
+                        "roughness 0.01); half the panels without any valley, half with decoders' valleys of 0.2 and "
+                        "encoders' exactly at the margin of 'flat' (0.05): the composite null's two edges",
+                        effect=_simulate_valley_edge,
+                        effect_panel="the same design, decoders' and encoders' valleys equal (0): the edge of "
+                                     "'decoders deeper'",
+                        power_effect=_simulate_valley_power)
 METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
-                               "6 models x 2 tasks x 13 layers, prompt entropy, DiME and scores independent, i.i.d. "
-                               "across layers", effect=_simulate_metrics,
+                               f"the chapter's default design, prompt entropy and DiME independent of the scores: "
+                               f"{BOOK_DESIGN.describe()}", effect=_simulate_metrics,
                                effect_panel="the same: metrics unrelated to the score are the edge of 'every metric "
                                             "reversed'")
 CHOICE_NULL = NullModel(_simulate_choice, judge_choice,
-                        "6 models x 3 tasks x 13 layers, half scores i.i.d. across layers, DiME independent")
+                        f"the chapter's default design, every layer equally good in expectation, DiME independent of "
+                        f"the scores: {BOOK_DESIGN.describe()}",
+                        effect=_simulate_choice_effect,
+                        effect_panel="the same design, DiME choosing a layer at 40-60% depth that scores the paper's "
+                                     f"{PAPER_CHOICE_GAIN:.0%} above the last in every model",
+                        power_effect=_simulate_choice_effect)

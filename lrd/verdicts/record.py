@@ -128,6 +128,19 @@ class Verdict:
         Where the method is our reconstruction of something the paper leaves unspecified, what.
     note : str, optional
         What the reader must know to read it (e.g. the panel's decoders are instruct models).
+    power : float, optional
+        The probability that this test says "reproduced" at the paper's effect on this panel's
+        design (``power_label`` says at which effect and with which noise); None where not
+        computed. It says how strong a test an "inconclusive" was.
+    power_label : str, optional
+        How ``power`` was computed ("the paper's 2% in every model, spread across models as
+        observed, 4000 simulated panels").
+    per_model : tuple of (int, int), optional
+        Evidence per model, beside the cross-model verdict: (k, M), the phenomenon shown in k of
+        the M models tested one by one, items (prompts, rows) as the unit, Holm-adjusted over
+        the M; ``per_model_label`` says which test and which models ("shown in 3 of 4 decoders
+        (Holm; prompts as the unit)"). None for population claims.
+    per_model_label : str, optional
 
     Examples
     --------
@@ -156,6 +169,10 @@ class Verdict:
     holds: bool | None = None
     reconstruction: str | None = None
     note: str | None = None
+    power: float | None = None
+    power_label: str | None = None
+    per_model: tuple[int, int] | None = None
+    per_model_label: str | None = None
     alpha: float = field(default=ALPHA)
 
     def __post_init__(self):
@@ -168,6 +185,14 @@ class Verdict:
             raise ValueError("a verdict needs its evidence (one sentence saying what was observed)")
         if self.kind == "test" and self.p_value is not None and not self.test:
             raise ValueError("a test verdict names its test")
+        _probability("power", self.power)
+        if self.power is not None and not self.power_label:
+            raise ValueError("power needs `power_label`, saying at which effect and noise it was computed")
+        if self.per_model is not None:
+            k, m = self.per_model
+            if not (0 <= int(k) <= int(m)) or not self.per_model_label:
+                raise ValueError(f"per_model must be (k, M) with 0 <= k <= M and a per_model_label, got {self.per_model}")
+            object.__setattr__(self, "per_model", (int(k), int(m)))
         if self.p_against is not None and not self.against:
             raise ValueError("p_against needs `against`, saying what it tests")
         if self.ci is not None:
@@ -197,6 +222,7 @@ class Verdict:
         c = CLAIMS[self.claim]
         out = asdict(self)
         out["ci"] = list(self.ci) if self.ci is not None else None
+        out["per_model"] = list(self.per_model) if self.per_model is not None else None
         out.update(outcome=self.outcome, paper=c.paper.key, label=c.label, claim_text=c.text,
                    claim_source=c.source, paper_effect=self.paper_effect or c.paper_effect,
                    panel=c.panel, sweep=c.sweep, grouping=CLAIM_GROUPINGS[self.claim],

@@ -35,7 +35,7 @@ __all__ = ["PermutationTest", "sign_flip_test", "equivalence_sign_flip_test", "s
            "sign_flip_min_p_test", "perfectly_separated", "score_grid", "separation_counts", "separation_table",
            "separation_test", "separation_tests", "variance_explained", "partial_eta_squared",
            "within_block_permutation_test", "accuracy_permutation_test", "sign_flip_max_test",
-           "two_group_permutation_test"]
+           "two_group_permutation_test", "sign_flip_power"]
 
 _TOL = 1e-12
 
@@ -85,11 +85,19 @@ def _all_signs(n: int) -> np.ndarray:
     return signs
 
 
+@functools.lru_cache(maxsize=8)
+def _random_signs(n: int, n_permutations: int, seed: int) -> np.ndarray:
+    """``n_permutations`` random sign patterns of ``n`` units (cached, read-only: per-model tests
+    over hundreds of items reuse them)."""
+    signs = np.where(np.random.default_rng(seed).random((n_permutations, n)) < 0.5, -1.0, 1.0)
+    signs.flags.writeable = False
+    return signs
+
+
 def _sign_patterns(n: int, *, max_exact: int, n_permutations: int, seed: int) -> tuple[np.ndarray, bool]:
     if 2 ** n <= max_exact:
         return _all_signs(n), True
-    rng = np.random.default_rng(seed)
-    return np.where(rng.random((n_permutations, n)) < 0.5, -1.0, 1.0), False
+    return _random_signs(n, n_permutations, seed), False
 
 
 def sign_flip_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n_permutations: int = 20000,
@@ -213,6 +221,43 @@ def equivalence_sign_flip_test(differences: np.ndarray, margin: float, *, lower:
     p = max(t.p_value for t in tests)
     p_min = max(t.p_min for t in tests)
     return PermutationTest(float(d.mean()), float(p), float(p_min), upper.n_permutations, upper.exact, 1)
+
+
+def sign_flip_power(effect: float, spread: float, n_units: int, *, alpha: float = 0.05, n_simulations: int = 4000,
+                    seed: int = 0) -> float:
+    r"""Power of the exact one-sided sign-flip test (:func:`sign_flip_test`) at a given effect.
+
+    The share of ``n_simulations`` panels of ``n_units`` independent differences
+    :math:`d_i \sim N(\text{effect}, \text{spread}^2)` on which the test's p-value is at most
+    ``alpha``. Used to say how strong a test the chapter's design gives at the paper's effect,
+    with the spread across units measured on the chapter's own panel. 0 where the design cannot
+    reach ``alpha`` (:math:`2^{-n} > \alpha`).
+
+    Examples
+    --------
+    >>> sign_flip_power(1.0, 0.1, 4)  # 4 units cannot reach 0.05
+    0.0
+    >>> sign_flip_power(1.0, 1e-3, 5)  # every unit above 0: p = 1/32
+    1.0
+    >>> round(sign_flip_power(0.0, 1.0, 8, n_simulations=20000), 2)  # size: at most alpha (exact test, discrete)
+    0.05
+    """
+    if isinstance(n_units, bool) or not isinstance(n_units, int) or n_units < 1:
+        raise ValueError(f"n_units must be a positive integer, got {n_units!r}")
+    if not (math.isfinite(effect) and math.isfinite(spread) and spread >= 0):
+        raise ValueError(f"effect must be finite and spread finite and >= 0, got {effect!r}, {spread!r}")
+    if sign_flip_p_min(n_units) > alpha:
+        return 0.0
+    d = np.random.default_rng(seed).normal(effect, spread, size=(n_simulations, n_units))
+    if n_units <= 12:
+        signs = _all_signs(n_units)
+        null = d @ signs.T / n_units  # (simulations, patterns)
+        observed = d.mean(1, keepdims=True)
+        tol = _TOL * np.maximum(1.0, np.abs(d).max(1, keepdims=True))
+        p = (null >= observed - tol).mean(1)
+    else:
+        p = np.array([sign_flip_test(row, n_permutations=2000, seed=seed).p_value for row in d])
+    return float((p <= alpha + 1e-12).mean())
 
 
 def sign_flip_p_min(n_units: int) -> float:
