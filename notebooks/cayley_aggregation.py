@@ -91,7 +91,7 @@ few_shot_methods = ["last", "best", "fc", "cayley"]
 memory_tokens = [8, 16, 32, 64]  # sequence lengths of the token-level graph
 n_boot = 2000  # bootstrap replicates of the largest-gain test
 device = "cpu"
-dtype = "float32"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key. float32 here: bfloat16 moved a verdict of this chapter at the ci design (the manual's precision section)
+dtype = "bfloat16"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key. The precision section of the manual says what bfloat16 moves
 train_threads = 1  # torch threads while training the small aggregators (extraction keeps the default)
 results_dir = "results"
 

@@ -86,7 +86,7 @@ n_aug_prompts = 16  # prompts augmented
 n_views = 16  # views per prompt (LiDAR; InfoNCE and DiME use the first two)
 norm_task = "sarcasm"  # task of the final-norm on/off comparison (decoders; one of tasks, same forward pass; "" skips it)
 device = "cpu"
-dtype = "float32"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key. float32 here: bfloat16 moved a verdict of this chapter at the ci design (the manual's precision section)
+dtype = "bfloat16"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key. The precision section of the manual says what bfloat16 moves
 results_dir = "results"
 
 # %% tags=["hide-input"]
