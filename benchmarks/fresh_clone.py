@@ -225,7 +225,8 @@ def readme_block(kept: list[dict]) -> str:
                   if x["step"] != "clone"]
         lines.append(f"- `{command}` ({what}): {_duration(o['seconds'])} in a fresh clone after "
                      f"{', '.join(before)}, measured {info['date']} at commit {record['commit']} on {info['cpu']} "
-                     f"({info['cores']} cores, {info['memory']} RAM, {info['gpu']}).")
+                     f"({info['cores']} cores, {info['memory']} RAM, {info['gpu']})"
+                     + ("; not measured again since" if record is not kept[0] else "") + ".")
     lines.append(END)
     return "\n".join(lines)
 
