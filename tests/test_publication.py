@@ -88,7 +88,8 @@ def test_dashboard_gathers_verdicts_and_flags_missing_ones(tmp_path):
         re.sub(r"<.*?>", "", r.split("</td>")[0]).strip().replace("&#8217;", "\u2019") for r in rows[:n_fam]]
     gain, valley, *rest = rows[n_fam:]
     assert "reproduced" in gain and "sd-bg-success" in gain and CLAIMS["skean.gain"].label in gain
-    assert "0.031 (0.031)" in gain and "+4.1%" in gain and 'title="mean gain"' in gain  # ours, what it measures
+    assert "0.031 (0.031)" in gain and "+4.1%" in gain  # ours, what it measures and its interval on hover
+    assert 'title="mean gain; 95% interval +1.0% to +7.0%"' in gain
     assert ">2%-16%<" in gain and "Fig. 1" in gain  # the paper's number, its whole statement on hover
     assert "mid_layer.html#evidence-here" in gain
     assert "not testable" in valley and "sd-bg-secondary" in valley

@@ -58,19 +58,22 @@ def test_only_the_project_speaks(pattern, what):
 
 # ---- what the book found: a block generated from the last build's verdicts ---------------------
 
-SNAPSHOT = json.loads(findings.SNAPSHOT.read_text())
+@pytest.fixture(scope="module")
+def snapshot() -> dict:
+    assert findings.SNAPSHOT.is_file(), "book/findings.json is missing: `python -m lrd.book.findings` after `make book`"
+    return json.loads(findings.SNAPSHOT.read_text())
 
 
-def test_findings_block_is_rendered_from_the_snapshot():
+def test_findings_block_is_rendered_from_the_snapshot(snapshot):
     """Edit neither by hand: `python -m lrd.book.findings` writes both from a built book."""
-    assert findings.current_block(README) == findings.readme_block(SNAPSHOT, findings.dashboard_url()), (
+    assert findings.current_block(README) == findings.readme_block(snapshot, findings.dashboard_url()), (
         "the README's findings block is stale: run `python -m lrd.book.findings` after `make book`")
-    assert f"commit {SNAPSHOT['commit']}" in README and SNAPSHOT["date"] in README
+    assert f"commit {snapshot['commit']}" in README and snapshot["date"] in README
 
 
-def test_findings_snapshot_judges_every_claim_of_the_claims_table():
+def test_findings_snapshot_judges_every_claim_of_the_claims_table(snapshot):
     """A claim added, removed, renamed or moved to another paper makes the snapshot stale."""
-    records = SNAPSHOT["verdicts"]
+    records = snapshot["verdicts"]
     assert sorted(r["claim"] for r in records) == sorted(CLAIMS), "book/findings.json is stale: rebuild the book"
     for r in records:
         claim = CLAIMS[r["claim"]]
@@ -78,10 +81,10 @@ def test_findings_snapshot_judges_every_claim_of_the_claims_table():
         assert r["outcome"] in findings.OUTCOMES
         if r["outcome"] == "reproduced":
             assert r["p_value"] is not None and r["p_value"] <= 0.05, r["claim"]
-    assert re.fullmatch(r"\d{4}-\d\d-\d\d", SNAPSHOT["date"]) and re.fullmatch(r"[0-9a-f]{7,40}", SNAPSHOT["commit"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", snapshot["date"]) and re.fullmatch(r"[0-9a-f]{7,40}", snapshot["commit"])
 
 
-def test_findings_snapshot_matches_the_book_built_here():
+def test_findings_snapshot_matches_the_book_built_here(snapshot):
     """When `make book` has built every chapter here at its defaults, the snapshot must say what
     that build found (else the README quotes an older book)."""
     results = ROOT / "book" / "results"
@@ -92,7 +95,7 @@ def test_findings_snapshot_matches_the_book_built_here():
         if nbformat.read(path, as_version=4).metadata.get("papermill", {}).get("parameters"):
             pytest.skip(f"{chapter} was executed with non-default parameters")
     built = {r["claim"]: r["outcome"] for r in findings.verdict_records(results, book.chapters())}
-    kept = {r["claim"]: r["outcome"] for r in SNAPSHOT["verdicts"]}
+    kept = {r["claim"]: r["outcome"] for r in snapshot["verdicts"]}
     assert built == kept, ("the README's findings are stale against the book built here: run "
                            "`python -m lrd.book.findings`; differing: "
                            + ", ".join(f"{c}: {kept.get(c)} -> {o}" for c, o in built.items() if kept.get(c) != o))

@@ -142,7 +142,7 @@ def paper_short(text: str | None, limit: int = 12) -> str:
     >>> paper_short("intermediate layers 2%-16% above the last on average (Fig. 1)")
     '2%-16%'
     >>> paper_short("no better than Random")
-    'no better th…'
+    'no better…'
     """
     if not text:
         return ""
@@ -233,8 +233,9 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
                 said = _role_text(r.get("paper_effect") or "")
                 beside = " · ".join(x for x in (_escape(ours) if ours else "–",
                                                f"{{abbr}}`{_role_text(paper)} ({said})`" if paper else "") if x)
-                if r.get("effect_label") and ours:
-                    beside = f"{{abbr}}`{_role_text(ours)} ({_role_text(r['effect_label'])})`" + (
+                explained = "; ".join(x for x in (r.get("effect_label"), _interval(r)) if x)
+                if explained and ours:
+                    beside = f"{{abbr}}`{_role_text(ours)} ({_role_text(explained)})`" + (
                         f" · {{abbr}}`{_role_text(paper)} ({said})`" if paper else "")
                 cells = [f"[{label}]({target}{anchor})", f"{{{BADGES.get(r['outcome'], 'bdg-dark')}}}`{r['outcome']}`",
                          beside, p_text(r)] + ([f"{r['power']:.0%}" if r.get("power") is not None else ""]
@@ -248,6 +249,15 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
         lines += ["````{dropdown} What would decide the claims this panel cannot test", ":class-container: lrd-verdicts-todo",
                   "", *todo, "````", ""]
     return "\n".join(lines)
+
+
+def _interval(r: dict) -> str:
+    """``95% interval lo to hi`` in the verdict's format, or "" without one."""
+    if not r.get("ci"):
+        return ""
+    fmt = r.get("effect_format") or "{:.3g}"
+    lo, hi = r["ci"]
+    return f"95% interval {_fmt(lo, fmt)} to {_fmt(hi, fmt)}"
 
 
 def p_text(r: dict) -> str:
