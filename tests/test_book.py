@@ -49,6 +49,14 @@ def test_book_builds_strictly_from_executed_chapters(site):
              for o in c.get("outputs", []) if "application/papermill.record/text/plain" in o.get("data", {})]
     assert glued and all(v.strip("'") in html for v in glued)
     assert (site / "_build" / "html" / "_static" / "mathjax" / "tex-chtml.js").is_file()  # offline MathJax
+    # the manual is a part of the book, after the chapters: every page of it built
+    import yaml
+
+    parts = {p["caption"]: [c["file"] for c in p["chapters"]] for p in yaml.safe_load((ROOT / "_toc.yml").read_text())["parts"]}
+    assert list(parts)[:3] == ["Chapters", "Appendices", "Manual"]
+    assert len(parts["Manual"]) >= 8
+    for page in parts["Manual"]:
+        assert (site / "_build" / "html" / f"{page}.html").is_file(), page
 
 
 # ---- the browser test ------------------------------------------------------------------------

@@ -39,6 +39,20 @@ def test_readme_picture_is_the_committed_screenshot():
     assert matplotlib.image.imread(path).shape[:2] == (900, 1280)  # written by tests/test_book.py
 
 
+def test_readme_links_every_manual_page_of_the_book():
+    """What left the README is a page of the book: the README links each page of the Manual part."""
+    import yaml
+
+    from lrd.book.findings import dashboard_url
+
+    site = dashboard_url().rsplit("/book/", 1)[0]
+    parts = {p["caption"]: [c["file"] for c in p["chapters"]] for p in yaml.safe_load((ROOT / "_toc.yml").read_text())["parts"]}
+    linked = set(re.findall(re.escape(site) + r"/(book/[\w/]+)\.html", README))
+    assert set(parts["Manual"]) <= linked, f"manual pages the README does not link: {set(parts['Manual']) - linked}"
+    for page in linked:
+        assert (ROOT / f"{page}.md").is_file() or (ROOT / "notebooks" / f"{Path(page).name}.py").is_file(), page
+
+
 def _reader_facing() -> dict[str, str]:
     pages = {p.relative_to(ROOT).as_posix(): p.read_text() for p in (ROOT / "book").rglob("*.md")}
     pages |= {f"notebooks/{p.name}": p.read_text() for p in (ROOT / "notebooks").glob("*.py")}
