@@ -376,6 +376,7 @@ class FreshCloneDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         fc = fresh_clone_module()
         kept = fc.records()
+        self.env.note_dependency(str(fc.RECORDS))  # a record added re-reads the page (the folder's mtime)
         for record in kept:
             self.env.note_dependency(str(fc.RECORDS / record["file"]))
         if not kept:
