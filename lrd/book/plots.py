@@ -547,8 +547,8 @@ def _short(text: str, n: int = 34) -> str:
 def verdict_overview(records: list[dict], *, papers: dict[str, str] | None = None, alpha: float = 0.05):
     """Every claim's outcome and strength at once: one row per claim, grouped by paper.
 
-    A filled marker is the claim's p-value (log scale, stronger to the right), coloured by its
-    outcome; a bar marks the smallest p this panel could give (the test's bound), joined to it
+    A filled marker is the claim's p-value (log scale, stronger to the right; for a contradiction,
+    the p of the test against the claim), coloured by its outcome; a bar marks the smallest p this panel could give (the test's bound), joined to it
     by a thin line; the dashed line is ``alpha``. A demonstration (no test: it holds by design)
     is a diamond at the right edge; a claim no test could run on sits at p = 1, hollow.
 
@@ -578,6 +578,8 @@ def verdict_overview(records: list[dict], *, papers: dict[str, str] | None = Non
         for yy, r in rows:
             colour = OUTCOME_COLOURS.get(r["outcome"], "0.5")
             p, best = r.get("p_value"), r.get("p_min")
+            if r["outcome"] == "contradicted" and r.get("p_against") is not None:
+                p, best = r["p_against"], None  # decided by the test against the claim
             if r["outcome"] == "demonstrated":
                 ax.plot(right * 1.6, yy, "D", color=colour, ms=8)
                 continue

@@ -261,12 +261,16 @@ def _interval(r: dict) -> str:
 
 
 def p_text(r: dict) -> str:
-    """``p`` with the best p this panel allows, or the kind of verdict when there is no test."""
+    """``p`` with the best p this panel allows, or the kind of verdict when there is no test; a
+    contradiction shows the p of the test against the claim (the others on hover)."""
     if r.get("kind") == "demonstration":
         return "by design"
     if r.get("p_value") is None:
         return "no test"
     best = f" ({r['p_min']:.2g})" if r.get("p_min") is not None else ""
+    if r.get("outcome") == "contradicted" and r.get("p_against") is not None:  # decided by the test against
+        return (f"{{abbr}}`against {r['p_against']:.2g} (p in the paper's direction {r['p_value']:.2g}"
+                + (f", best possible {r['p_min']:.2g}" if r.get("p_min") is not None else "") + ")`")
     return f"{r['p_value']:.2g}{best}"
 
 
