@@ -314,7 +314,12 @@ class FindingsDirective(SphinxDirective):
         records = _verdicts_of(rows)
         results = root / "book" / "results"
         s = summary(records, n_models=n_models_of(results))
-        text = sentences(s, cite=lambda key: f"{{cite:t}}`{key}`")
+        here = os.path.dirname(self.env.docname)
+
+        def link(r: dict) -> str:
+            return os.path.relpath(r["docname"], here or ".") + ".ipynb" + (f"#{r['section']}" if r.get("section") else "")
+
+        text = sentences(s, cite=lambda key: f"{{cite:t}}`{key}`", link=link)
         missing = len(rows) - len(records)
         if missing:
             text.insert(1, f"{missing} of the {len(rows)} claims have no verdict in this build "
