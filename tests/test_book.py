@@ -272,7 +272,7 @@ SCREENSHOT = ROOT / "docs" / "dashboard.png"
 
 @pytest.mark.book
 def test_dashboard_screenshot(request, tmp_path):
-    """The README's picture: the landing page's findings and dashboard at 1280 x 900. From the book
+    """The README's picture: the landing page's dashboard at 1280 x 900. From the book
     built here (``LRD_SCREENSHOT_BOOK=_build/html``, ``make screenshot``: written to docs/), else
     from the ci book, into a temporary folder."""
     sync_playwright, exe = _browser()
@@ -285,7 +285,7 @@ def test_dashboard_screenshot(request, tmp_path):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
         page.goto((html_root / "book" / "intro.html").as_uri(), wait_until="load")
-        page.evaluate("() => document.querySelector('#what-the-book-found').scrollIntoView()")
+        page.evaluate("() => document.querySelector('.lrd-verdicts-box').scrollIntoView()")
         page.screenshot(path=str(out))
         browser.close()
     import matplotlib.image

@@ -255,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
                     profile=build_profile(args.results, book.chapters()))
     SNAPSHOT.write_text(json.dumps(snap, indent=1, sort_keys=True) + "\n")
     README.write_text(replace_block(readme, readme_block(snap, dashboard_url())))
-    print(f"wrote {SNAPSHOT.relative_to(ROOT)} ({len(snap['verdicts'])} verdicts, {date}, {commit}) and the README block")
+    print(f"wrote {SNAPSHOT.relative_to(ROOT)} ({len(snap['verdicts'])} verdicts, {snap['date']}, {snap['commit']}, "
+          f"{snap['profile']} parameters) and the README block")
     return 0
 
 

@@ -199,7 +199,7 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
 
     power = any(r.get("power") is not None for r in rows)
     head = ["* - Claim", "  - Outcome", "  - Ours · paper", "  - p (best)"] + (["  - Power"] if power else [])
-    widths = "42 16 25 17" if not power else "38 16 23 14 9"
+    widths = "40 19 24 17" if not power else "36 19 22 14 9"
     here = os.path.dirname(fromdoc)
     groups: dict[str | None, list[dict]] = {}
     for r in rows:
