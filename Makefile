@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 LRD := $(VENV)/bin/lrd
 STAMP := $(VENV)/.lrd-installed
 
-.PHONY: book test install fetch nbval-refs bench clean
+.PHONY: book test install fetch nbval-refs bench readme screenshot clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,15 @@ test: fetch
 # Regenerate the nbval reference notebooks (the `ci` profile) after a change of results.
 nbval-refs: fetch
 	$(LRD) run all --profile ci --output-dir tests/nbval
+
+# After a full `make book` at the defaults: what it found into book/findings.json and the README,
+# the README's cold times from benchmarks/fresh_clone/, and the README's screenshot from _build/html.
+readme: $(STAMP)
+	$(PY) -m lrd.book.findings
+	$(PY) benchmarks/fresh_clone.py --readme
+
+screenshot: $(STAMP)
+	LRD_SCREENSHOT_BOOK=_build/html $(PY) -m pytest -q tests/test_book.py -k screenshot
 
 bench: fetch
 	$(PY) benchmarks/extract.py

@@ -13,7 +13,7 @@ import pytest
 
 from lrd import book
 from lrd.book import plots
-from lrd.book.sphinxext import chapter_rows, toc_files
+from lrd.book.sphinxext import dashboard_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,8 +27,9 @@ def site(tmp_path_factory) -> Path:
     for f in ("_config.yml", "_toc.yml", "references.bib"):
         shutil.copy(ROOT / f, site / f)
     shutil.copytree(ROOT / "_static", site / "_static")  # the book's stylesheet
-    for page in (ROOT / "book").glob("*.md"):
-        shutil.copy(page, site / "book" / page.name)
+    for page in (ROOT / "book").rglob("*.md"):  # the landing page and the manual
+        (site / page.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(page, site / page.relative_to(ROOT))
     for chapter in book.chapters():
         shutil.copy(ROOT / "tests" / "nbval" / f"{chapter}.ipynb", site / "book" / f"{chapter}.ipynb")
     shutil.copytree(ROOT / "tests" / "nbval" / "results", site / "book" / "results",
@@ -48,6 +49,14 @@ def test_book_builds_strictly_from_executed_chapters(site):
              for o in c.get("outputs", []) if "application/papermill.record/text/plain" in o.get("data", {})]
     assert glued and all(v.strip("'") in html for v in glued)
     assert (site / "_build" / "html" / "_static" / "mathjax" / "tex-chtml.js").is_file()  # offline MathJax
+    # the manual is a part of the book, after the chapters: every page of it built
+    import yaml
+
+    parts = {p["caption"]: [c["file"] for c in p["chapters"]] for p in yaml.safe_load((ROOT / "_toc.yml").read_text())["parts"]}
+    assert list(parts)[:3] == ["Chapters", "Appendices", "Manual"]
+    assert len(parts["Manual"]) >= 8
+    for page in parts["Manual"]:
+        assert (site / "_build" / "html" / f"{page}.html").is_file(), page
 
 
 # ---- the browser test ------------------------------------------------------------------------
@@ -102,6 +111,12 @@ PAGE_CHECKS = """() => {
   };
 }"""
 
+OVERLAY_PAGE_SCROLLBAR = """document.addEventListener('DOMContentLoaded', () => {
+  const style = document.createElement('style');
+  style.textContent = 'html { scrollbar-width: none; }';
+  document.head.appendChild(style);
+});"""
+
 UNRESOLVED = re.compile(r"\{(glue|glue:\w+|cite|cite:\w+|numref|ref|doc|eq|math)\}`|\\\(|\\\[|```")
 
 
@@ -126,13 +141,18 @@ def test_every_page_renders_in_a_headless_browser(site):
     pages = sorted(p for p in html_root.rglob("*.html")
                    if "_static" not in p.parts and "_sources" not in p.parts
                    and p.name not in ("genindex.html", "search.html", "index.html"))
-    expected_rows = sum(len(chapter_rows(site, d)[0]) for d in toc_files(site) if not (site / f"{d}.md").is_file())
+    expected_rows = len(dashboard_rows(site))
+    chapters = {f"book/{c}.html" for c in book.chapters()}
     problems = []
     with sync_playwright() as p:
         # overlay scrollbars, as on macOS and phones: a scroll container shows nothing until touched
         browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--enable-features=OverlayScrollbar"],
                                     ignore_default_args=["--hide-scrollbars"])
         context = browser.new_context(viewport={"width": 1280, "height": 900})
+        # Chromium 15x and later ignore the OverlayScrollbar feature: the page's own scrollbar then
+        # takes 15 px of the window and the text column shrinks below COLUMN_PX. Hide that one
+        # scrollbar, as an overlay does; scroll containers inside the page keep theirs.
+        context.add_init_script(OVERLAY_PAGE_SCROLLBAR)
         context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
                       else route.abort())  # offline: nothing but the built files
         page = context.new_page()
@@ -166,9 +186,110 @@ def test_every_page_renders_in_a_headless_browser(site):
                          for i in got["outputs"] if i["w"] < min(i["natural"], plots.COLUMN_PX) - 1]
             if got["typeset"] != got["math"]:
                 problems.append(f"{name}: {got['math'] - got['typeset']} of {got['math']} formulas not typeset")
-            if name == "book/intro.html" and got["dashboard"] != expected_rows:
-                problems.append(f"dashboard has {got['dashboard']} rows, expected one per claim ({expected_rows})")
+            if name == "book/intro.html":
+                problems += _landing_problems(page, got, expected_rows)
+            if name in chapters:
+                problems += [f"{name}: {p}" for p in _opening_problems(page)]
             if name == "book/lrd_families.html":
                 assert got["math"] > 0 and got["images"], "the chapter should have formulas and figures"
         browser.close()
     assert not problems, "\n".join(problems)
+
+
+LANDING_CHECKS = """() => {
+  const rows = [...document.querySelectorAll('table.lrd-verdicts tbody tr')];
+  const first = rows.length ? rows[0].getBoundingClientRect() : null;
+  const findings = document.querySelector('.lrd-findings');
+  const table = document.querySelector('table.lrd-verdicts');
+  return {
+    heights: rows.map(r => r.getBoundingClientRect().height),
+    line: parseFloat(getComputedStyle(document.querySelector('article p')).lineHeight),
+    onScreen: first ? rows.filter(r => r.getBoundingClientRect().bottom <= first.top + innerHeight).length : 0,
+    sideways: [...document.querySelectorAll('table.lrd-verdicts')].filter(
+      t => t.scrollWidth > t.parentElement.clientWidth + 1).length,
+    pageWidth: document.documentElement.scrollWidth, viewWidth: innerWidth,
+    findings: findings ? findings.innerText : '',
+    findingsFirst: !!(findings && table && (findings.compareDocumentPosition(table) & Node.DOCUMENT_POSITION_FOLLOWING)),
+    figure: !!document.querySelector('.lrd-verdict-figure img'),
+  };
+}"""
+
+
+def _landing_problems(page, got: dict, expected_rows: int) -> list[str]:
+    """The landing page opens with what the book found, then a dashboard read at a glance."""
+    land = page.evaluate(LANDING_CHECKS)
+    problems = []
+    if got["dashboard"] != expected_rows:
+        problems.append(f"dashboard has {got['dashboard']} lines, expected one per claim ({expected_rows})")
+    tall = [h for h in land["heights"] if h > 1.5 * land["line"]]
+    if tall:
+        problems.append(f"dashboard: {len(tall)} lines take more than one line of text (up to {max(tall):.0f} px)")
+    if land["onScreen"] < min(10, expected_rows):
+        problems.append(f"dashboard: {land['onScreen']} claims on one 1280 x 900 screen, fewer than ten")
+    if land["sideways"] or land["pageWidth"] > land["viewWidth"]:
+        problems.append("dashboard scrolls sideways")
+    text = land["findings"]
+    opened = land["findingsFirst"] and re.search(r"Of the \d+ (judged )?claims", text) and (
+        "cannot decide" in text or "Every claim was decided" in text)
+    if not opened:
+        problems.append(f"landing page does not open with the findings above the dashboard: {land['findings'][:80]!r}")
+    if not land["figure"]:
+        problems.append("landing page has no figure of every claim's outcome and strength")
+    return problems
+
+
+OPENING_CHECKS = """() => {
+  const article = document.querySelector('main article');
+  const top = article.querySelector('section');
+  const claim = top.querySelector(':scope > blockquote') || top.querySelector(':scope > p');
+  const box = article.querySelector('.lrd-rerun');
+  const inputs = [...article.querySelectorAll('.tag_parameters .cell_input, .tag_injected-parameters .cell_input')];
+  return {claim: claim ? claim.getBoundingClientRect().bottom : null, height: innerHeight,
+          box: box ? {h: box.getBoundingClientRect().height, folded: box.classList.contains('toggle-hidden'),
+                      text: box.innerText} : null,
+          inputs: inputs.filter(i => i.getBoundingClientRect().height > 0).length};
+}"""
+
+
+def _opening_problems(page) -> list[str]:
+    """A chapter opens with its claim: on the first screen, the re-run box folded (a dropdown that
+    stays in the page), the parameters cells' inputs not shown."""
+    got = page.evaluate(OPENING_CHECKS)
+    problems = []
+    if got["claim"] is None or got["claim"] > got["height"]:
+        problems.append(f"the claim ends at {got['claim']} px, below the first {got['height']} px screen")
+    box = got["box"]
+    if box is None or not box["folded"] or box["h"] > 80 or "Re-run this chapter" not in box["text"]:
+        problems.append(f"the re-run box is not a folded dropdown: {box and {k: box[k] for k in ('h', 'folded')}}")
+    if got["inputs"]:
+        problems.append(f"{got['inputs']} parameters cell inputs are shown")
+    return problems
+
+
+#: Where ``make screenshot`` writes the README's picture of the dashboard.
+SCREENSHOT = ROOT / "docs" / "dashboard.png"
+
+
+@pytest.mark.book
+def test_dashboard_screenshot(request, tmp_path):
+    """The README's picture: the landing page's dashboard at 1280 x 900. From the book
+    built here (``LRD_SCREENSHOT_BOOK=_build/html``, ``make screenshot``: written to docs/), else
+    from the ci book, into a temporary folder."""
+    sync_playwright, exe = _browser()
+    built = os.environ.get("LRD_SCREENSHOT_BOOK")
+    html_root = Path(built).resolve() if built else request.getfixturevalue("site") / "_build" / "html"
+    out = SCREENSHOT if built else tmp_path / "dashboard.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page.goto((html_root / "book" / "intro.html").as_uri(), wait_until="load")
+        page.evaluate("() => document.querySelector('.lrd-verdicts-box').scrollIntoView()")
+        page.screenshot(path=str(out))
+        browser.close()
+    import matplotlib.image
+
+    image = matplotlib.image.imread(out)
+    assert image.shape[:2] == (900, 1280)
+    assert (image[..., :3] < 0.5).mean() > 0.01, "the screenshot is blank"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -75,3 +76,36 @@ def test_the_clone_step_runs_and_prints_the_table(tmp_path):
     assert f"({os.cpu_count()} cores" in out and "| clone: a fresh clone of the committed HEAD | `git clone` |" in out
     assert (tmp_path / "w" / "lrd" / "Makefile").is_file() and (tmp_path / "w" / "logs" / "clone.log").is_file()
     assert "From `git clone` to a built book" not in out  # no book was built
+
+
+def test_a_kept_measurement_prints_as_it_was_printed(fresh_clone, tmp_path):
+    """--save keeps what the script printed as data; the book's performance page and the README
+    render it back."""
+    steps = fresh_clone.BY_NAME
+    outcomes = [fresh_clone.Outcome(steps["clone"], 1.0, 0, 14_000_000, 0),
+                fresh_clone.Outcome(steps["book-cold"], 2312.4, 0, 2_800_000_000, 1_700_000_000, {"a": 749.0}),
+                fresh_clone.Outcome(steps["test"], 389.0, 0, 2_800_000_000, 1_700_000_000)]
+    info = {"date": "2026-12-02", "cpu": "Some CPU", "cores": "2", "memory": "24 GB", "gpu": "no GPU",
+            "os": "Linux", "load": "0.1, 0.1, 0.1"}
+    record = fresh_clone.to_record(outcomes, info, commit="abc1234", home_note="an empty `LRD_HOME`")
+    (tmp_path / "2026-12-02-abc1234.json").write_text(json.dumps(record))
+    again = fresh_clone.from_record(json.loads(json.dumps(record)))
+    assert fresh_clone.report(*again[:2], commit=again[2], home_note=again[3]) == fresh_clone.report(
+        outcomes, info, commit="abc1234", home_note="an empty `LRD_HOME`")
+    older = {**record, "info": {**info, "date": "2026-11-30"}, "commit": "0ld0ld0",
+             "outcomes": [o for o in record["outcomes"] if o["step"] != "test"]}
+    (tmp_path / "2026-11-30-0ld0ld0.json").write_text(json.dumps(older))
+    kept = fresh_clone.records(tmp_path)
+    assert [r["commit"] for r in kept] == ["abc1234", "0ld0ld0"]  # newest first
+    block = fresh_clone.readme_block(kept)
+    assert "- `make book` (every chapter at its defaults, empty caches): 2312 s (38.5 min) in a fresh clone " \
+           "after" in block and "at commit abc1234" in block and "not measured again" not in block
+
+
+def test_readme_cold_times_are_the_newest_kept_measurements(fresh_clone):
+    """The README's block is generated from benchmarks/fresh_clone/ (`python benchmarks/fresh_clone.py --readme`)."""
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index(fresh_clone.BEGIN):text.index(fresh_clone.END) + len(fresh_clone.END)]
+    assert block == fresh_clone.readme_block(fresh_clone.records()), (
+        "the README's cold times are stale: run `python benchmarks/fresh_clone.py --readme`")
+    assert "/" + "root/" not in json.dumps(fresh_clone.records())  # no build machine's paths in the records

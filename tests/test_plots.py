@@ -59,6 +59,16 @@ def _selection():
     return (scores, pd.Series(RNG.random(len(MODELS)), index=list(MODELS)), measures), {"ylabel": "embedding average"}
 
 
+def _verdicts():
+    from lrd.verdicts import CLAIMS
+
+    outcomes = ["reproduced", "contradicted", "inconclusive", "not testable", "demonstrated"]
+    records = [{"claim": c.id, "paper": c.paper.key, "label": c.label, "outcome": outcomes[i % 5],
+                "p_value": None if i % 5 == 4 else float(RNG.uniform(1e-3, 1)),
+                "p_min": None if i % 5 == 4 else 1 / 2 ** (1 + i % 8)} for i, c in enumerate(CLAIMS.values())]
+    return (records,), {"papers": {r["paper"]: r["paper"] for r in records}}
+
+
 #: Every figure function with arguments like the book's largest use of it.
 FIGURES = {
     "layer_curves": lambda: ((_curves("score"), "score"), {"col": "task", "col_wrap": 3, "ylabel": "MTEB main score"}),
@@ -83,6 +93,7 @@ FIGURES = {
         .assign(model=list(MODELS)),), {"title": "metric vs score across layers (sarcasm)"}),
     "pruning_winners": lambda: ((_winners(),), {}),
     "selection_scatter": _selection,
+    "verdict_overview": _verdicts,
 }
 
 #: Functions of lrd.book.plots that draw no figure.

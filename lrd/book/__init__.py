@@ -4,8 +4,9 @@ verdict dashboard.
 Submodules, one job each: ``notebooks`` (the table of contents, profiles, default parameters
 and their checks), ``parameters`` (each chapter's value rules), ``run`` (papermill, the re-run
 header, ``jupyter-book build``), ``glue`` (glued numbers, verdict records, result files),
-``plots`` (the book's figures), ``opening`` (a chapter's opening call) and ``sphinxext`` (the verdict dashboard). The public names
-below are loaded on first use (PEP 562), so ``import lrd.book`` loads neither papermill nor
+``plots`` (the book's figures), ``opening`` (a chapter's opening call), ``findings`` (what the
+book found, for the landing page and the README) and ``sphinxext`` (the landing page's findings
+and dashboard, the chapters' opening). The public names below are loaded on first use (PEP 562), so ``import lrd.book`` loads neither papermill nor
 matplotlib. The book imports ``verdicts``, ``methods``, ``aggregation``, ``engine``'s packs
 and store, and ``tables``; never ``units``.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from lrd._lazy import lazy_attributes
 
-_SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening")
+_SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening", "findings")
 _EXPORTS = {
     **dict.fromkeys(["ROOT", "NOTEBOOKS", "BOOK", "NBVAL", "chapters", "profile", "source_notebook",
                      "default_parameters", "validate_parameters", "coerce_parameters", "check_parameters",

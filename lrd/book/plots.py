@@ -533,3 +533,73 @@ def selection_scatter(scores: pd.DataFrame, downstream: pd.Series, measures: lis
         fig.tight_layout()
         plt.close(fig)
         return fig
+
+
+#: The colour of each verdict outcome, in the overview figure and the dashboard's badges.
+OUTCOME_COLOURS = {"reproduced": "#009E73", "contradicted": "#D55E00", "inconclusive": "#E69F00",
+                   "not testable": "#8C8C8C", "demonstrated": "#0072B2"}
+
+
+def _short(text: str, n: int = 34) -> str:
+    return text if len(text) <= n else text[:n - 1].rstrip() + "…"
+
+
+def verdict_overview(records: list[dict], *, papers: dict[str, str] | None = None, alpha: float = 0.05):
+    """Every claim's outcome and strength at once: one row per claim, grouped by paper.
+
+    A filled marker is the claim's p-value (log scale, stronger to the right; for a contradiction,
+    the p of the test against the claim), coloured by its outcome; a bar marks the smallest p this panel could give (the test's bound), joined to it
+    by a thin line; the dashed line is ``alpha``. A demonstration (no test: it holds by design)
+    is a diamond at the right edge; a claim no test could run on sits at p = 1, hollow.
+
+    Parameters
+    ----------
+    records : list of verdict records (``results/<chapter>.json["verdicts"]``): ``paper``,
+        ``label``, ``outcome``, ``p_value``, ``p_min``
+    papers : paper key -> the name shown above its claims (default: the key)
+    """
+    order = list(dict.fromkeys(r["paper"] for r in records))
+    rows, y, ticks, heads = [], 0.0, [], []
+    for key in order:
+        heads.append((y, (papers or {}).get(key, key)))
+        y += 1.0
+        for r in (r for r in records if r["paper"] == key):
+            rows.append((y, r))
+            ticks.append((y, _short(r.get("label") or r.get("claim", ""))))
+            y += 1.0
+        y += 0.3
+    ps = [v for _, r in rows for v in (r.get("p_value"), r.get("p_min")) if v]
+    right = min([alpha / 20, *ps]) / 3
+    with use_book_style():
+        fig, ax = plt.subplots(figsize=(BOOK_WIDTH, 0.28 * y + 1.4))
+        ax.set_xscale("log")
+        ax.set_xlim(1.6, right)
+        ax.axvline(alpha, color="0.3", ls="--", lw=1.2)
+        for yy, r in rows:
+            colour = OUTCOME_COLOURS.get(r["outcome"], "0.5")
+            p, best = r.get("p_value"), r.get("p_min")
+            if r["outcome"] == "contradicted" and r.get("p_against") is not None:
+                p, best = r["p_against"], None  # decided by the test against the claim
+            if r["outcome"] == "demonstrated":
+                ax.plot(right * 1.6, yy, "D", color=colour, ms=8)
+                continue
+            if best:
+                ax.plot([p or 1.0, best], [yy, yy], color="0.6", lw=1)
+                ax.plot(best, yy, "|", color="0.25", ms=12, mew=2)
+            ax.plot(p or 1.0, yy, "o", ms=8, color=colour, mfc=colour if p is not None else "white", mew=2)
+        ax.set_yticks([t for t, _ in ticks], [label for _, label in ticks])
+        for yy, name in heads:
+            ax.text(1.5, yy, name, fontweight="bold", va="center", ha="left")
+        ax.set_ylim(y - 0.3, -1.0)
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("p-value (stronger evidence to the right)")
+        handles = [mpl.lines.Line2D([], [], marker="D" if o == "demonstrated" else "o", ls="", color=c, ms=8,
+                                    label=o) for o, c in OUTCOME_COLOURS.items()]
+        handles.append(mpl.lines.Line2D([], [], marker="|", ls="", color="0.25", ms=12, mew=2,
+                                        label="smallest p possible"))
+        fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False, bbox_to_anchor=(0.5, 1.0))
+        ax.tick_params(axis="y", length=0)
+        ax.xaxis.set_major_locator(mpl.ticker.LogLocator(numticks=6))
+        fig.tight_layout()
+        plt.close(fig)
+        return fig

@@ -45,7 +45,8 @@ def rerun_header(chapter: str, *, parameters: dict | None = None, profile_name: 
                  wall_seconds: float | None = None) -> str:
     """The MyST box that opens an executed chapter: how to re-run it, with what it ran on.
 
-    Lists the exact ``lrd run`` command, every parameter with its default (read from the
+    Folded (a dropdown that stays in the page), so the chapter opens with its claim. Lists the
+    exact ``lrd run`` command, every parameter with its default (read from the
     notebook's ``parameters`` cell) and the value of this execution, the package versions and
     the wall time of this execution.
     """
@@ -57,7 +58,7 @@ def rerun_header(chapter: str, *, parameters: dict | None = None, profile_name: 
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     took = f"in {wall_seconds:.0f} s " if wall_seconds is not None else ""
     return f"""````{{admonition}} Re-run this chapter
-:class: tip lrd-rerun
+:class: tip lrd-rerun dropdown
 
 ```bash
 {rerun_command(chapter, parameters, profile_name)}

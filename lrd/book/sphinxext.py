@@ -1,11 +1,18 @@
-"""Sphinx extension of the book: the verdict dashboard of the landing page.
+"""Sphinx extension of the book: the landing page's findings and verdict dashboard, and the
+chapters' opening.
 
-``{lrd-verdicts}`` (a directive without arguments) renders one table row per recorded claim of
-every chapter listed in the book's ``_toc.yml``. The rows are read, at build time, from each
-chapter's results JSON (``results/<chapter>.json`` beside the executed notebook, written by
-:meth:`lrd.book.glue.Glue.save`), so a chapter added to the table of contents appears without
-editing the landing page. A chapter that was not executed, failed, or recorded no verdict gets
-a row saying so. Enable with ``sphinx: extra_extensions: [lrd.book.sphinxext]`` in ``_config.yml``.
+``{lrd-findings}`` states what the book found in a few sentences (:mod:`lrd.book.findings`);
+``{lrd-verdicts}`` renders the dashboard, one line per claim of the claims table, grouped by
+paper; ``{lrd-verdict-figure}`` draws every claim's outcome and strength in one figure
+(:func:`lrd.book.plots.verdict_overview`). All three read, at build time, each chapter's results
+JSON (``results/<chapter>.json`` beside the executed notebook, written by
+:meth:`lrd.book.glue.Glue.save`) for every chapter of the book's ``_toc.yml``, so a chapter added
+to the table of contents appears without editing the landing page. A chapter that was not
+executed, failed, or recorded no verdict gets a line per claim saying so.
+
+Every chapter page opens with its claim: :func:`open_with_the_claim` folds the re-run box into a
+dropdown and removes the parameters cells' inputs. Enable with
+``sphinx: extra_extensions: [lrd.book.sphinxext]`` in ``_config.yml``.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import yaml
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from lrd.verdicts.claims import claims_of
+from lrd.verdicts.claims import CLAIMS, claims_of
 
 CLASS = "lrd-verdicts"
 
@@ -120,49 +127,151 @@ def effect_text(r: dict) -> str:
     return text
 
 
-def p_text(r: dict) -> str:
-    """``p`` with the best p this panel allows, or the kind of verdict when there is no test."""
-    if r.get("kind") == "demonstration":
-        return "demonstration"
-    if r.get("p_value") is None:
-        return "not run"
-    best = f" (best {r['p_min']:.2g})" if r.get("p_min") is not None else ""
-    return f"{r['p_value']:.2g}{best}"
+#: The sphinx-design badge of each outcome (the colours of :data:`lrd.book.plots.OUTCOME_COLOURS`
+#: are the badges' in ``_static/lrd.css``); a row without a verdict gets the dark badge.
+BADGES = {"reproduced": "bdg-success", "contradicted": "bdg-danger", "inconclusive": "bdg-warning",
+          "not testable": "bdg-secondary", "demonstrated": "bdg-info"}
+
+#: A number as a paper states it: "2%-16%", "40 points", "<= 0.1%", "12.0x-34.3x".
+_NUMBER = re.compile(r"(?<![A-Za-z_\d])(?:[<>]=?\s?|[-+~])?\d[\d.,]*\s?(?:%|x|points)?(?:\s?(?:-|to)\s?\d[\d.,]*\s?(?:%|x|points)?)?")
+
+
+def paper_short(text: str | None, limit: int = 12) -> str:
+    """The paper's number in a few characters: its first number, else its first words.
+
+    >>> paper_short("intermediate layers 2%-16% above the last on average (Fig. 1)")
+    '2%-16%'
+    >>> paper_short("no better than Random")
+    'no better…'
+    """
+    if not text:
+        return ""
+    main = text.split("(")[0].strip() or text  # "(Table 1: ...)" is a source, not the number
+    found = _NUMBER.search(main)
+    short = found.group(0).strip() if found else main
+    return short if len(short) <= limit else short[:limit - 2].rstrip() + "…"
+
+
+def _role_text(text: str) -> str:
+    """Text safe inside a MyST role: no backticks, no parentheses (``{abbr}`` splits on them)."""
+    return str(text).replace("`", "'").replace("(", "[").replace(")", "]").replace("\n", " ")
+
+
+def dashboard_rows(root: Path) -> list[dict]:
+    """One row per claim of every chapter of ``root/_toc.yml``, in book order: its verdict record,
+    or a status row (``"status"``) when the chapter or the claim has no verdict. A chapter-wide
+    status (not executed, failed, stale) gives a row to each of its claims (:func:`lrd.verdicts.claims_of`);
+    a chapter with no claims in the claims table keeps its one status row."""
+    rows = []
+    for docname in toc_files(root):
+        if (root / f"{docname}.md").is_file():  # a plain page, not a chapter
+            continue
+        found, _ = chapter_rows(root, docname)
+        for r in found:
+            claims = claims_of(r["chapter"]) if "status" in r and "claim" not in r else {}
+            if "status" in r and claims and not r["status"].startswith("no verdict recorded: "):
+                rows += [{**r, "claim": c.id, "label": c.label, "paper": c.paper.key} for c in claims.values()]
+            elif "status" in r and r["status"].startswith("no verdict recorded: "):
+                cid = r["status"].split(": ", 1)[1].split(" ", 1)[0]
+                c = claims.get(cid) or CLAIMS.get(cid)
+                rows.append({**r, "claim": cid, "label": c.label if c else cid, "paper": c.paper.key if c else None})
+            else:
+                rows.append(r)
+    return rows
+
+
+def _status_kind(status: str) -> str:
+    return status.split(":")[0]
 
 
 def table_markdown(rows: list[dict], fromdoc: str) -> str:
-    """The dashboard as a MyST ``list-table``, one scannable line per claim (links relative to ``fromdoc``).
+    """The dashboard as MyST: per paper, a heading line and a ``list-table`` with one line per claim
+    (links relative to ``fromdoc``).
 
-    Columns: the claim's short label (linked to the chapter section holding the evidence; with the
-    grouping its test uses, :data:`lrd.verdicts.claims.CLAIM_GROUPINGS`, unless every model), the
-    paper, the outcome, our effect with its 95% interval and what it measures, the paper's
-    number, p with the best p this panel allows, and for claims this panel cannot test, the
-    panel that would and its ``lrd sweep`` command.
+    Columns: the claim's short label, linked to the chapter section that defines its effect and
+    holds the evidence; the outcome as a coloured badge; our effect beside the paper's number, in
+    a few characters (the paper's whole statement on hover); p with the smallest p this panel
+    allows; and the test's power, once verdicts record it. Below the tables, folded, what panel and
+    ``lrd sweep`` command would decide each claim this panel cannot test.
     """
-    lines = ["```{list-table}", ":header-rows: 1", f":class: {CLASS}", ":widths: 22 9 11 20 14 10 14", "",
-             "* - Claim", "  - Paper", "  - Outcome", "  - Ours [95% CI]", "  - Paper's", "  - p (best possible)",
-             "  - To test it"]
+    from lrd.book.findings import paper_name
+    from lrd.verdicts import PAPERS
+
+    power = any(r.get("power") is not None for r in rows)
+    head = ["* - Claim", "  - Outcome", "  - Ours · paper", "  - p (best)"] + (["  - Power"] if power else [])
+    widths = "40 19 24 17" if not power else "36 19 22 14 9"
     here = os.path.dirname(fromdoc)
+    groups: dict[str | None, list[dict]] = {}
     for r in rows:
-        target = os.path.relpath(r["docname"], here or ".") + ".ipynb"
-        anchor = f"#{r['section']}" if r.get("section") else ""
-        if "status" in r:
-            lines += [f"* - [{r['chapter']}]({target}{anchor})", "  - ", f"  - **{r['status'].split(':')[0]}**",
-                      f"  - {_escape(r['status'])}", "  - ", "  - ", "  - "]
-            continue
-        ours = effect_text(r)
-        if ours and r.get("effect_label"):
-            ours = f"{_escape(ours)} ({_escape(r['effect_label'])})"
-        elif ours:
-            ours = _escape(ours)
-        todo = ""
-        if r["outcome"] == "not testable" and r.get("panel"):
-            todo = _escape(r["panel"]) + (f": `{r['sweep']}`" if r.get("sweep") else "")
-        on = f" ({_escape(r['grouping'])})" if r.get("grouping") and r["grouping"] != "every model" else ""
-        lines += [f"* - [{_escape(r['label'])}]({target}{anchor}){on}", f"  - {{cite:p}}`{r['paper']}`",
-                  f"  - **{r['outcome']}**", f"  - {ours}", f"  - {_escape(r.get('paper_effect') or '')}",
-                  f"  - {p_text(r)}", f"  - {todo}"]
-    return "\n".join(lines + ["```", ""])
+        groups.setdefault(r.get("paper"), []).append(r)
+    order = [k for k in PAPERS if k in groups] + [k for k in groups if k not in PAPERS]
+    lines: list[str] = []
+    todo: list[str] = []
+    for key in order:
+        group = groups[key]
+        counted = {}
+        for r in group:
+            o = _status_kind(r["status"]) if "status" in r else r["outcome"]
+            counted[o] = counted.get(o, 0) + 1
+        tally = ", ".join(f"{n} {o}" for o, n in counted.items())
+        title = f"{{cite:t}}`{key}`" if key in PAPERS else "Chapters without a claim of the claims table"
+        lines += [f"**{title}**: {tally}", "", "```{list-table}", ":header-rows: 1", f":class: {CLASS}",
+                  f":widths: {widths}", "", *head]
+        for r in group:
+            target = os.path.relpath(r["docname"], here or ".") + ".ipynb"
+            anchor = f"#{r['section']}" if r.get("section") else ""
+            label = _escape(r.get("label") or r["chapter"])
+            if "status" in r:
+                kind = _status_kind(r["status"])
+                cells = [f"[{label}]({target}{anchor})", f"{{bdg-dark}}`{_role_text(kind)}`",
+                         f"{{abbr}}`{_role_text(kind)} ({_role_text(r['status'])})`", ""] + ([""] if power else [])
+            else:
+                ours = ""
+                if r.get("effect") is not None:
+                    ours = _fmt(r["effect"], r.get("effect_format") or "{:.3g}")
+                paper = paper_short(r.get("paper_effect"))
+                said = _role_text(r.get("paper_effect") or "")
+                beside = " · ".join(x for x in (_escape(ours) if ours else "–",
+                                               f"{{abbr}}`{_role_text(paper)} ({said})`" if paper else "") if x)
+                explained = "; ".join(x for x in (r.get("effect_label"), _interval(r)) if x)
+                if explained and ours:
+                    beside = f"{{abbr}}`{_role_text(ours)} ({_role_text(explained)})`" + (
+                        f" · {{abbr}}`{_role_text(paper)} ({said})`" if paper else "")
+                cells = [f"[{label}]({target}{anchor})", f"{{{BADGES.get(r['outcome'], 'bdg-dark')}}}`{r['outcome']}`",
+                         beside, p_text(r)] + ([f"{r['power']:.0%}" if r.get("power") is not None else ""]
+                                               if power else [])
+                if r["outcome"] == "not testable" and r.get("panel"):
+                    todo.append(f"- [{label}]({target}{anchor}): {_escape(r['panel'])}"
+                                + (f"; `{r['sweep']}`" if r.get("sweep") else ""))
+            lines += [f"* - {cells[0]}"] + [f"  - {c}" for c in cells[1:]]
+        lines += ["```", ""]
+    if todo:
+        lines += ["````{dropdown} What would decide the claims this panel cannot test", ":class-container: lrd-verdicts-todo",
+                  "", *todo, "````", ""]
+    return "\n".join(lines)
+
+
+def _interval(r: dict) -> str:
+    """``95% interval lo to hi`` in the verdict's format, or "" without one."""
+    if not r.get("ci"):
+        return ""
+    fmt = r.get("effect_format") or "{:.3g}"
+    lo, hi = r["ci"]
+    return f"95% interval {_fmt(lo, fmt)} to {_fmt(hi, fmt)}"
+
+
+def p_text(r: dict) -> str:
+    """``p`` with the best p this panel allows, or the kind of verdict when there is no test; a
+    contradiction shows the p of the test against the claim (the others on hover)."""
+    if r.get("kind") == "demonstration":
+        return "by design"
+    if r.get("p_value") is None:
+        return "no test"
+    best = f" ({r['p_min']:.2g})" if r.get("p_min") is not None else ""
+    if r.get("outcome") == "contradicted" and r.get("p_against") is not None:  # decided by the test against
+        return (f"{{abbr}}`against {r['p_against']:.2g} (p in the paper's direction {r['p_value']:.2g}"
+                + (f", best possible {r['p_min']:.2g}" if r.get("p_min") is not None else "") + ")`")
+    return f"{r['p_value']:.2g}{best}"
 
 
 class VerdictsDirective(SphinxDirective):
@@ -172,20 +281,156 @@ class VerdictsDirective(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         root = Path(self.env.srcdir)
-        rows = []
-        for docname in toc_files(root):
-            if (root / f"{docname}.md").is_file():  # a plain page, not a chapter
-                continue
-            found, deps = chapter_rows(root, docname)
-            rows += found
-            for dep in deps:
-                self.env.note_dependency(str(dep))
+        _note_dependencies(self.env, root)
         container = nodes.container(classes=[f"{CLASS}-box"])
-        self.state.nested_parse(table_markdown(rows, self.env.docname).splitlines(), self.content_offset,
-                                container)
+        self.state.nested_parse(table_markdown(dashboard_rows(root), self.env.docname).splitlines(),
+                                self.content_offset, container)
         return [container]
+
+
+def _note_dependencies(env, root: Path) -> None:
+    for docname in toc_files(root):
+        if not (root / f"{docname}.md").is_file():
+            for dep in chapter_rows(root, docname)[1]:
+                env.note_dependency(str(dep))
+
+
+def _verdicts_of(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if "status" not in r]
+
+
+class FindingsDirective(SphinxDirective):
+    """``{lrd-findings}``: what the book found, in a few sentences (:mod:`lrd.book.findings`),
+    from the same records as the dashboard."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        from lrd.book.findings import OUTCOMES, n_models_of, sentences, summary
+
+        root = Path(self.env.srcdir)
+        _note_dependencies(self.env, root)
+        rows = dashboard_rows(root)
+        records = _verdicts_of(rows)
+        results = root / "book" / "results"
+        s = summary(records, n_models=n_models_of(results))
+        here = os.path.dirname(self.env.docname)
+
+        def link(r: dict) -> str:
+            return os.path.relpath(r["docname"], here or ".") + ".ipynb" + (f"#{r['section']}" if r.get("section") else "")
+
+        text = sentences(s, cite=lambda key: f"{{cite:t}}`{key}`", link=link)
+        missing = len(rows) - len(records)
+        if missing:
+            text.insert(1, f"{missing} of the {len(rows)} claims have no verdict in this build "
+                           "(their chapters were not executed, failed, or recorded none); the dashboard says which.")
+        text[0] = text[0].replace(f"Of the {s['n_claims']} claims", f"Of the {s['n_claims']} judged claims") \
+            if missing else text[0]
+        assert set(s["total"]) == set(OUTCOMES)
+        container = nodes.container(classes=["lrd-findings"])
+        self.state.nested_parse("\n\n".join(text).splitlines(), self.content_offset, container)
+        return [container]
+
+
+class VerdictFigureDirective(SphinxDirective):
+    """``{lrd-verdict-figure}``: :func:`lrd.book.plots.verdict_overview` of every recorded verdict,
+    drawn at build time into ``_build/lrd/`` and shown as a numbered figure (its content is the caption)."""
+
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        from lrd.book import plots
+        from lrd.book.findings import paper_name
+        from lrd.verdicts import PAPERS
+
+        root = Path(self.env.srcdir)
+        _note_dependencies(self.env, root)
+        records = _verdicts_of(dashboard_rows(root))
+        records.sort(key=lambda r: list(PAPERS).index(r["paper"]) if r["paper"] in PAPERS else len(PAPERS))
+        out = root / "_build" / "lrd" / "verdict_overview.png"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if not records:
+            return [nodes.paragraph(text="No verdict is recorded in this build: no overview figure.")]
+        fig = plots.verdict_overview(records, papers={k: paper_name(k) for k in PAPERS})
+        fig.savefig(out, bbox_inches="tight", dpi=fig.dpi)
+        caption = "\n".join(self.content) or "Every claim's outcome and strength."
+        text = ["```{figure} /_build/lrd/verdict_overview.png", ":name: verdict-overview", "", caption, "```"]
+        container = nodes.container(classes=["lrd-verdict-figure"])
+        self.state.nested_parse(text, self.content_offset, container)
+        return [container]
+
+
+def fresh_clone_module():
+    """``benchmarks/fresh_clone.py`` of this checkout, loaded as a module (it is a script, not part of the package)."""
+    import importlib.util
+    import sys
+
+    from lrd.book.notebooks import ROOT
+
+    if "lrd_fresh_clone" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("lrd_fresh_clone", ROOT / "benchmarks" / "fresh_clone.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["lrd_fresh_clone"] = module  # dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules["lrd_fresh_clone"]
+
+
+class FreshCloneDirective(SphinxDirective):
+    """``{lrd-fresh-clone}``: every kept measurement of ``benchmarks/fresh_clone.py``
+    (``benchmarks/fresh_clone/*.json``), as the script prints it; the newest first, the earlier
+    ones folded."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        fc = fresh_clone_module()
+        kept = fc.records()
+        self.env.note_dependency(str(fc.RECORDS))  # a record added re-reads the page (the folder's mtime)
+        for record in kept:
+            self.env.note_dependency(str(fc.RECORDS / record["file"]))
+        if not kept:
+            return [nodes.paragraph(text="No fresh-clone measurement is kept yet (python benchmarks/fresh_clone.py --save).")]
+
+        def shown(record: dict) -> str:
+            outcomes, info, commit, note = fc.from_record(record)
+            return fc.report(outcomes, info, commit=commit, home_note=note)
+
+        text = [shown(kept[0]), ""]
+        if kept[1:]:
+            text += [f"````{{dropdown}} Earlier measurements ({len(kept) - 1})", ""]
+            for record in kept[1:]:
+                text += [f"**{record['info']['date']}, commit {record['commit']}**", "", shown(record), ""]
+            text += ["````", ""]
+        container = nodes.container(classes=["lrd-fresh-clone"])
+        self.state.nested_parse("\n".join(text).splitlines(), self.content_offset, container)
+        return [container]
+
+
+#: Classes of the code cells whose input a chapter page does not show: the notebook's
+#: ``parameters`` cell and papermill's injected one (the folded re-run box lists every value).
+HIDDEN_INPUTS = ("tag_parameters", "tag_injected-parameters")
+
+
+def open_with_the_claim(app, doctree) -> None:
+    """A chapter opens with its claim: the re-run box (``lrd-rerun``) is folded into a dropdown
+    that stays in the page, and the parameters cells' inputs are removed (a cell left empty goes)."""
+    for node in list(doctree.findall(nodes.Element)):
+        classes = node.get("classes", [])
+        if "lrd-rerun" in classes and "dropdown" not in classes:
+            classes.append("dropdown")
+        if isinstance(node, nodes.container) and any(c in classes for c in HIDDEN_INPUTS):
+            for child in list(node.children):
+                if "cell_input" in child.get("classes", []):
+                    node.remove(child)
+            if not any(isinstance(c, nodes.Element) and c.astext().strip() for c in node.children) \
+                    and node.parent is not None:
+                node.parent.remove(node)
 
 
 def setup(app) -> dict:
     app.add_directive("lrd-verdicts", VerdictsDirective)
+    app.add_directive("lrd-findings", FindingsDirective)
+    app.add_directive("lrd-verdict-figure", VerdictFigureDirective)
+    app.add_directive("lrd-fresh-clone", FreshCloneDirective)
+    app.connect("doctree-read", open_with_the_claim)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

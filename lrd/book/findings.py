@@ -1,0 +1,264 @@
+"""What the book found, in a few sentences: counts per outcome per paper, the decisive verdicts,
+and why the panel cannot decide the rest, computed from the verdict records of a built book.
+
+The same functions write the landing page's opening (``{lrd-findings}``, gathered at build time
+by :mod:`lrd.book.sphinxext`) and the README's "What the book found" block
+(``python -m lrd.book.findings``), so neither is ever typed by hand. The README block is rendered
+from a committed snapshot, ``book/findings.json``, which that command writes from a built book's
+``book/results``; a test fails when the README differs from the snapshot, when the snapshot
+misses a claim of :data:`lrd.verdicts.CLAIMS`, or when a book built here at the defaults found
+something else.
+
+    python -m lrd.book.findings                     # from ./book/results: snapshot + README block
+    python -m lrd.book.findings --results /other/clone/book/results
+    python -m lrd.book.findings --check             # exit 1 when the README block is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT = ROOT / "book" / "findings.json"
+README = ROOT / "README.md"
+
+#: Outcomes in the order the book reports them (:func:`lrd.verdicts.decide`).
+OUTCOMES = ("reproduced", "contradicted", "inconclusive", "not testable", "demonstrated")
+#: The fields of a verdict record the snapshot keeps.
+KEPT = ("claim", "chapter", "section", "paper", "label", "outcome", "p_value", "p_against", "p_min", "effect",
+        "effect_format", "power")
+
+BEGIN, END = "<!-- findings:begin", "<!-- findings:end -->"
+
+
+def verdict_records(results: Path, chapters: Iterable[str] | None = None) -> list[dict]:
+    """Every verdict record in ``results/<chapter>.json``, in book order (``chapters``, default
+    every JSON file there, sorted)."""
+    results = Path(results)
+    names = list(chapters) if chapters is not None else sorted(p.stem for p in results.glob("*.json"))
+    found = []
+    for name in names:
+        path = results / f"{name}.json"
+        if path.is_file():
+            found += json.loads(path.read_text()).get("verdicts", [])
+    return found
+
+
+def _short_authors(authors: str) -> str:
+    names = [a.strip() for a in re.sub(r"\bet al\.?", "", authors).split(",") if a.strip()]
+    last = names[0].split()[-1] if names else authors
+    return f"{last} et al." if len(names) > 2 else " and ".join(n.split()[-1] for n in names)
+
+
+def paper_name(key: str) -> str:
+    """``"Skean et al. 2025"`` for a key of :data:`lrd.verdicts.PAPERS`."""
+    from lrd.verdicts import PAPERS
+
+    paper = PAPERS.get(key)
+    year = re.search(r"(19|20)\d\d", key)
+    return f"{_short_authors(paper.authors) if paper else key} {year.group(0) if year else ''}".strip()
+
+
+def counts(records: list[dict]) -> dict[str, Counter]:
+    """Outcome counts per paper key, papers in :data:`lrd.verdicts.PAPERS` order."""
+    from lrd.verdicts import PAPERS
+
+    per = {key: Counter() for key in PAPERS}
+    for r in records:
+        per.setdefault(r["paper"], Counter())[r["outcome"]] += 1
+    return {k: c for k, c in per.items() if c}
+
+
+def _count_text(c: Counter) -> str:
+    parts = [f"{c[o]} {o}" for o in OUTCOMES if c[o]]
+    return ", ".join(parts) if parts else "no verdict"
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}"
+
+
+def undecided_reason(records: list[dict], n_models: int | None = None) -> str:
+    """One sentence: why the claims left open (not testable, inconclusive) stay open on this panel."""
+    open_ = [r for r in records if r["outcome"] in ("not testable", "inconclusive")]
+    if not open_:
+        return "Every claim was decided on this panel."
+    bound = [r for r in open_ if r["outcome"] == "not testable" and r.get("p_min") is not None]
+    absent = [r for r in open_ if r["outcome"] == "not testable" and r.get("p_min") is None]
+    weak = [r for r in open_ if r["outcome"] == "inconclusive"]
+    panel = f"{n_models} models" if n_models else "models"
+    parts = []
+    if bound:
+        lo, hi = min(r["p_min"] for r in bound), max(r["p_min"] for r in bound)
+        span = _p(lo) if lo == hi else f"{_p(lo)} to {_p(hi)}"
+        parts.append(f"for {len(bound)}, the model is the unit of the test and {panel} (fewer in the groups a claim "
+                     f"compares) cannot reach p ≤ 0.05 whatever the data (smallest attainable p {span})")
+    if absent:
+        parts.append(f"{len(absent)} need models or data the offline panel lacks or has too few of")
+    if weak:
+        parts.append(f"{len(weak)} {'was' if len(weak) == 1 else 'were'} testable here and came out inconclusive")
+    return "The panel cannot decide the rest: " + "; ".join(parts) + "."
+
+
+def summary(records: list[dict], *, n_models: int | None = None) -> dict[str, Any]:
+    """The numbers the landing page and the README state, from verdict records."""
+    total = Counter(r["outcome"] for r in records)
+    return {"n_claims": len(records), "n_models": n_models, "total": {o: total[o] for o in OUTCOMES},
+            "papers": {k: {o: c[o] for o in OUTCOMES} for k, c in counts(records).items()},
+            "decisive": [r for r in records if r["outcome"] in ("reproduced", "contradicted")],
+            "reason": undecided_reason(records, n_models)}
+
+
+def n_models_of(results: Path) -> int | None:
+    """The size of the panel the book ran on, as the first chapter glued it (None if absent)."""
+    path = Path(results) / "models_and_tasks.json"
+    if path.is_file():
+        value = json.loads(path.read_text()).get("models_and_tasks-n_models")
+        return int(value) if isinstance(value, (int, float)) else None
+    return None
+
+
+def _decisive_text(r: dict, cite, link=None) -> str:
+    """A decisive verdict in a few words: its label (linked to its evidence by ``link(r)``), paper
+    and the p that decided it (for a contradiction, the p of the test against the claim)."""
+    label = f"[{r['label']}]({link(r)})" if link else f"*{r['label']}*"
+    if r["outcome"] == "contradicted" and r.get("p_against") is not None:
+        return f"{label} ({cite(r['paper'])}, p against the claim = {_p(r['p_against'])})"
+    if r.get("p_value") is not None:
+        return f"{label} ({cite(r['paper'])}, p = {_p(r['p_value'])})"
+    return f"{label} ({cite(r['paper'])})"
+
+
+def sentences(s: dict, cite=paper_name, link=None) -> list[str]:
+    """The landing page's and README's opening sentences (markdown); ``cite(key)`` names a paper,
+    ``link(record)`` is where a decisive verdict's evidence is (None: no links)."""
+    t = s["total"]
+    first = (f"Of the {s['n_claims']} claims of the four papers, the book "
+             f"reproduced {t['reproduced']}, contradicted {t['contradicted']}, left {t['inconclusive']} "
+             f"inconclusive, found {t['not testable']} not testable on its panel"
+             + (f" of {s['n_models']} models" if s.get("n_models") else "")
+             + f" and demonstrated {t['demonstrated']} by construction.")
+    per = "By paper: " + "; ".join(f"{cite(k)}: {_count_text(Counter(c))}" for k, c in s["papers"].items()) + "."
+    out = [first, per]
+    by_outcome = {o: [r for r in s["decisive"] if r["outcome"] == o] for o in ("reproduced", "contradicted")}
+    decided = [f"{o.capitalize()}: " + "; ".join(_decisive_text(r, cite, link) for r in rs) + "."
+               for o, rs in by_outcome.items() if rs]
+    return out + decided + [s["reason"]]
+
+
+# ---- the snapshot and the README block ---------------------------------------------------------
+
+def snapshot(results: Path, *, commit: str, date: str, chapters: Iterable[str] | None = None,
+             profile: str = "default") -> dict:
+    """The committed record of what a build found: its date, commit, parameter profile, panel
+    size and the kept fields of every verdict."""
+    records = [{k: r.get(k) for k in KEPT if k in r} for r in verdict_records(results, chapters)]
+    return {"date": date, "commit": commit, "profile": profile, "n_models": n_models_of(results), "verdicts": records}
+
+
+def build_profile(results: Path, chapters: Iterable[str]) -> str:
+    """The parameters the chapters beside ``results`` were executed with: "default", a declared
+    profile's name (all chapters at it), or "custom"."""
+    import nbformat
+
+    from lrd import book
+
+    chapters = list(chapters)
+    used = {c: nbformat.read(Path(results).parent / f"{c}.ipynb", as_version=4).metadata.get("papermill", {})
+            .get("parameters") or {} for c in chapters}
+    if not any(used.values()):
+        return "default"
+    for name in ("ci", "report"):
+        if all(used[c] == book.profile(name, c) for c in chapters):
+            return name
+    return "custom"
+
+
+def dashboard_url(root: Path = ROOT) -> str:
+    """Where the published book's dashboard is: GitHub Pages of ``_config.yml``'s repository."""
+    import yaml
+
+    url = yaml.safe_load((root / "_config.yml").read_text())["repository"]["url"].rstrip("/")
+    owner, name = url.split("/")[-2:]
+    return f"https://{owner.lower()}.github.io/{name}/book/intro.html"
+
+
+def readme_block(snap: dict, url: str) -> str:
+    """The README's "What the book found" block, rendered from a snapshot (markdown, markers included)."""
+    s = summary(snap["verdicts"], n_models=snap.get("n_models"))
+    header = "| paper | " + " | ".join(OUTCOMES) + " |"
+    rows = [f"| {paper_name(k)} | " + " | ".join(str(c[o]) for o in OUTCOMES) + " |" for k, c in s["papers"].items()]
+    site = url.rsplit("/book/", 1)[0]
+    body = sentences(s, link=lambda r: f"{site}/book/{r['chapter']}.html" + (f"#{r['section']}" if r.get("section") else ""))
+    at = "" if snap.get("profile", "default") == "default" else (
+        f" with the `{snap['profile']}` parameter profile (smaller than the book's defaults)")
+    lines = [f"{BEGIN}: generated by `python -m lrd.book.findings` from book/findings.json; do not edit -->",
+             f"From the book built on {snap['date']} at commit {snap['commit']}{at}:", "", body[0], "",
+             header, "|---" * (len(OUTCOMES) + 1) + "|", *rows, "", *[line for b in body[2:] for line in (b, "")],
+             f"Every claim, with its test and evidence: [the dashboard]({url}).", END]
+    return "\n".join(lines)
+
+
+def replace_block(text: str, block: str, begin: str = BEGIN, end: str = END) -> str:
+    """``text`` with the block between ``begin`` and ``end`` (markers included) replaced by ``block``."""
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        raise ValueError(f"no {begin} ... {end} block in the README")
+    return text[:start] + block + text[stop + len(end):]
+
+
+def current_block(text: str, begin: str = BEGIN, end: str = END) -> str:
+    """The block between ``begin`` and ``end`` of ``text``, markers included."""
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        raise ValueError(f"no {begin} ... {end} block in the README")
+    return text[start:stop + len(end)]
+
+
+def _build_commit_and_date(results: Path) -> tuple[str, str]:
+    """The commit of the checkout holding ``results`` and the date its chapters were executed."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=results, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    times = [p.stat().st_mtime for p in Path(results).glob("*.json")]
+    when = datetime.fromtimestamp(max(times), timezone.utc) if times else datetime.now(timezone.utc)
+    return commit, when.strftime("%Y-%m-%d")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write book/findings.json and the README's findings block.")
+    parser.add_argument("--results", type=Path, default=ROOT / "book" / "results",
+                        help="a built book's results folder (default: this checkout's book/results)")
+    parser.add_argument("--check", action="store_true", help="only check that the README block matches the snapshot")
+    parser.add_argument("--commit", help="the commit the results were computed at (default: HEAD of their checkout)")
+    parser.add_argument("--date", help="the date they were computed (default: their files' newest mtime)")
+    args = parser.parse_args(argv)
+    readme = README.read_text()
+    if args.check:
+        snap = json.loads(SNAPSHOT.read_text())
+        ok = current_block(readme) == readme_block(snap, dashboard_url())
+        print("README findings block is " + ("up to date" if ok else "stale: run `python -m lrd.book.findings`"))
+        return 0 if ok else 1
+    from lrd import book
+
+    if not args.results.is_dir():
+        parser.error(f"--results {args.results}: no such folder (build the book first: make book)")
+    commit, date = _build_commit_and_date(args.results)
+    snap = snapshot(args.results, commit=args.commit or commit, date=args.date or date, chapters=book.chapters(),
+                    profile=build_profile(args.results, book.chapters()))
+    SNAPSHOT.write_text(json.dumps(snap, indent=1, sort_keys=True) + "\n")
+    README.write_text(replace_block(readme, readme_block(snap, dashboard_url())))
+    print(f"wrote {SNAPSHOT.relative_to(ROOT)} ({len(snap['verdicts'])} verdicts, {snap['date']}, {snap['commit']}, "
+          f"{snap['profile']} parameters) and the README block")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

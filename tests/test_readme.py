@@ -1,0 +1,132 @@
+"""The README a newcomer reads in two minutes: short, what / found / how to run, and every number
+in it generated (a test fails when a generated block is stale), nothing about who built it where."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from lrd import book
+from lrd.book import findings
+from lrd.verdicts import CLAIMS, PAPERS
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def test_readme_is_short_and_answers_what_found_and_how():
+    lines = README.splitlines()
+    assert len(lines) <= 150, f"the README has {len(lines)} lines; the manual belongs in the book (book/manual/)"
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings[:2] == ["## What the book found", "## The two commands"]
+    for command in ("make book", "make test", "lrd run", "lrd report", "lrd sweep"):
+        assert command in README, command
+    for paper in PAPERS.values():  # the four papers, by first author
+        assert findings.paper_name(paper.key).split()[0] in README
+
+
+def test_readme_picture_is_the_committed_screenshot():
+    import matplotlib.image
+
+    picture = re.search(r"!\[[^\]]+\]\(([^)]+\.png)\)", README)
+    assert picture, "the README shows no picture"
+    path = ROOT / picture.group(1)
+    assert path.is_file(), f"{picture.group(1)} is not committed: make screenshot"
+    assert matplotlib.image.imread(path).shape[:2] == (900, 1280)  # written by tests/test_book.py
+
+
+def test_readme_links_every_manual_page_of_the_book():
+    """What left the README is a page of the book: the README links each page of the Manual part."""
+    import yaml
+
+    from lrd.book.findings import dashboard_url
+
+    site = dashboard_url().rsplit("/book/", 1)[0]
+    parts = {p["caption"]: [c["file"] for c in p["chapters"]] for p in yaml.safe_load((ROOT / "_toc.yml").read_text())["parts"]}
+    linked = set(re.findall(re.escape(site) + r"/(book/[\w/]+)\.html", README))
+    assert set(parts["Manual"]) <= linked, f"manual pages the README does not link: {set(parts['Manual']) - linked}"
+    for page in linked:
+        assert (ROOT / f"{page}.md").is_file() or (ROOT / "notebooks" / f"{Path(page).name}.py").is_file(), page
+
+
+def _reader_facing() -> dict[str, str]:
+    pages = {p.relative_to(ROOT).as_posix(): p.read_text() for p in (ROOT / "book").rglob("*.md")}
+    pages |= {f"notebooks/{p.name}": p.read_text() for p in (ROOT / "notebooks").glob("*.py")}
+    return {"README.md": README, "CONTRIBUTING.md": (ROOT / "CONTRIBUTING.md").read_text(), **pages}
+
+
+@pytest.mark.parametrize("pattern, what", [
+    (r"\bissues? #?\d+", "an issue number (the changelog may keep them)"),
+    (r"(?<![\w.~])/(root|home|work|Users)/", "an absolute path of a build machine"),
+    (r"\b(was|were) (not )?lent\b|\bsessions?\b", "who had which machine"),
+])
+def test_only_the_project_speaks(pattern, what):
+    found = [f"{name}: {m.group(0)!r}" for name, text in _reader_facing().items()
+             for m in re.finditer(pattern, text, re.IGNORECASE)]
+    assert not found, f"reader-facing text with {what}:\n" + "\n".join(found)
+
+
+# ---- what the book found: a block generated from the last build's verdicts ---------------------
+
+@pytest.fixture(scope="module")
+def snapshot() -> dict:
+    assert findings.SNAPSHOT.is_file(), "book/findings.json is missing: `python -m lrd.book.findings` after `make book`"
+    return json.loads(findings.SNAPSHOT.read_text())
+
+
+def test_findings_block_is_rendered_from_the_snapshot(snapshot):
+    """Edit neither by hand: `python -m lrd.book.findings` writes both from a built book."""
+    assert findings.current_block(README) == findings.readme_block(snapshot, findings.dashboard_url()), (
+        "the README's findings block is stale: run `python -m lrd.book.findings` after `make book`")
+    assert f"commit {snapshot['commit']}" in README and snapshot["date"] in README
+
+
+def test_findings_snapshot_judges_every_claim_of_the_claims_table(snapshot):
+    """A claim added, removed, renamed or moved to another paper makes the snapshot stale."""
+    records = snapshot["verdicts"]
+    assert sorted(r["claim"] for r in records) == sorted(CLAIMS), "book/findings.json is stale: rebuild the book"
+    for r in records:
+        claim = CLAIMS[r["claim"]]
+        assert (r["label"], r["paper"], r["chapter"]) == (claim.label, claim.paper.key, claim.chapter), r["claim"]
+        assert r["outcome"] in findings.OUTCOMES
+        if r["outcome"] == "reproduced":
+            assert r["p_value"] is not None and r["p_value"] <= 0.05, r["claim"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", snapshot["date"]) and re.fullmatch(r"[0-9a-f]{7,40}", snapshot["commit"])
+
+
+def test_findings_snapshot_matches_the_book_built_here(snapshot):
+    """When `make book` has built every chapter here at its defaults, the snapshot must say what
+    that build found (else the README quotes an older book)."""
+    results = ROOT / "book" / "results"
+    for chapter in book.chapters():
+        path = ROOT / "book" / f"{chapter}.ipynb"
+        if not (path.is_file() and (results / f"{chapter}.json").is_file()):
+            pytest.skip(f"no book built here ({path.relative_to(ROOT)} or its results missing)")
+        if nbformat.read(path, as_version=4).metadata.get("papermill", {}).get("parameters"):
+            pytest.skip(f"{chapter} was executed with non-default parameters")
+    built = {r["claim"]: r["outcome"] for r in findings.verdict_records(results, book.chapters())}
+    kept = {r["claim"]: r["outcome"] for r in snapshot["verdicts"]}
+    assert built == kept, ("the README's findings are stale against the book built here: run "
+                           "`python -m lrd.book.findings`; differing: "
+                           + ", ".join(f"{c}: {kept.get(c)} -> {o}" for c, o in built.items() if kept.get(c) != o))
+
+
+def test_findings_sentences_count_every_outcome_per_paper():
+    records = [{"claim": "a", "paper": "skean2025layer", "label": "x", "outcome": "reproduced", "p_value": 0.01},
+               {"claim": "b", "paper": "skean2025layer", "label": "y", "outcome": "not testable", "p_value": 0.5,
+                "p_min": 0.25},
+               {"claim": "c", "paper": "jiang2026lrd", "label": "z", "outcome": "not testable", "p_value": None,
+                "p_min": None},
+               {"claim": "d", "paper": "jiang2026lrd", "label": "w", "outcome": "contradicted", "p_value": 0.9}]
+    s = findings.summary(records, n_models=8)
+    text = findings.sentences(s)
+    assert text[0] == ("Of the 4 claims of the four papers, the book reproduced 1, contradicted 1, left 0 "
+                       "inconclusive, found 2 not testable on its panel of 8 models and demonstrated 0 by construction.")
+    assert text[1] == "By paper: Jiang et al. 2026: 1 contradicted, 1 not testable; Skean et al. 2025: 1 reproduced, 1 not testable."
+    assert text[2] == "Reproduced: *x* (Skean et al. 2025, p = 0.01)."
+    assert "for 1, the model is the unit" in text[-1] and "smallest attainable p 0.25" in text[-1]
+    assert "1 need models or data the offline panel lacks" in text[-1]
