@@ -184,6 +184,22 @@ def _status_kind(status: str) -> str:
     return status.split(":")[0]
 
 
+def per_model_text(row: dict) -> str:
+    """Beside the cross-model outcome, the per-model evidence in a few characters ("k/M" models
+    in which the per-model test, Holm-adjusted over the panel, shows the effect), its label on
+    hover; "" for a claim that has none.
+
+    >>> per_model_text({"per_model": [3, 8], "per_model_label": "shown in 3 of 8 models (Holm)"})
+    ' {abbr}`3/8 (shown in 3 of 8 models [Holm])`'
+    >>> per_model_text({"per_model": None})
+    ''
+    """
+    if row.get("per_model") is None:
+        return ""
+    k, m = row["per_model"]
+    return f" {{abbr}}`{k}/{m} ({_role_text(row.get('per_model_label') or 'models in which the effect shows')})`"
+
+
 def table_markdown(rows: list[dict], fromdoc: str) -> str:
     """The dashboard as MyST: per paper, a heading line and a ``list-table`` with one line per claim
     (links relative to ``fromdoc``).
@@ -191,7 +207,8 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
     Columns: the claim's short label, linked to the chapter section that defines its effect and
     holds the evidence; the outcome as a coloured badge; our effect beside the paper's number, in
     a few characters (the paper's whole statement on hover); p with the smallest p this panel
-    allows; and the test's power, once verdicts record it. Below the tables, folded, what panel and
+    allows; and the test's power, once verdicts record it. Beside the outcome, for a per-model
+    phenomenon, in how many models the per-model test shows it (:func:`per_model_text`). Below the tables, folded, what panel and
     ``lrd sweep`` command would decide each claim this panel cannot test.
     """
     from lrd.book.findings import paper_name
@@ -237,7 +254,8 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
                 if explained and ours:
                     beside = f"{{abbr}}`{_role_text(ours)} ({_role_text(explained)})`" + (
                         f" · {{abbr}}`{_role_text(paper)} ({said})`" if paper else "")
-                cells = [f"[{label}]({target}{anchor})", f"{{{BADGES.get(r['outcome'], 'bdg-dark')}}}`{r['outcome']}`",
+                outcome = f"{{{BADGES.get(r['outcome'], 'bdg-dark')}}}`{r['outcome']}`" + per_model_text(r)
+                cells = [f"[{label}]({target}{anchor})", outcome,
                          beside, p_text(r)] + ([f"{r['power']:.0%}" if r.get("power") is not None else ""]
                                                if power else [])
                 if r["outcome"] == "not testable" and r.get("panel"):
