@@ -141,12 +141,14 @@ def paper_short(text: str | None, limit: int = 12) -> str:
 
     >>> paper_short("intermediate layers 2%-16% above the last on average (Fig. 1)")
     '2%-16%'
+    >>> paper_short("intermediate layers (e.g. Pythia-410M's at 40%-60% depth) 2%-16% above the last")
+    '2%-16%'
     >>> paper_short("no better than Random")
     'no better…'
     """
     if not text:
         return ""
-    main = text.split("(")[0].strip() or text  # "(Table 1: ...)" is a source, not the number
+    main = re.sub(r"\([^()]*\)", "", text).strip() or text  # "(Table 1: ...)" is a source or an example, not the number
     found = _NUMBER.search(main)
     short = found.group(0).strip() if found else main
     return short if len(short) <= limit else short[:limit - 2].rstrip() + "…"
