@@ -116,7 +116,8 @@ from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX
                                  ILSE_TABLE_ROWS)
 from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, judge_baselines,
                                  judge_cayley_efficiency, judge_cayley_performance, judge_fc, judge_few_shot,
-                                 judge_gain, judge_mapping, judge_parameters, in_param_scope, OUT_OF_SCOPE)
+                                 judge_gain, judge_mapping, judge_parameters, in_param_scope, OUT_OF_SCOPE,
+                                 per_model_item_tests)
 from lrd.verdicts.stats import sign_flip_p_min
 
 glue = lrd.book.open_chapter("cayley_aggregation", globals(), claims={"claim_{name}": "text", "claim_{name}_source": "source"})
@@ -233,10 +234,22 @@ lrd.book.plots.method_scores(summary, ylabel="accuracy / Spearman")
 
 # %% tags=["hide-input"]
 methods_section = "fc-encoder-against-the-existing-approaches"
-_ = glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES), section=methods_section)
+_ = glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES, items=items), section=methods_section)
 
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_fc`
+#
+# **Per model.** Beside the cross-model test, each model on its own: the difference FC minus
+# approach over the model's classification test items and seeds (Lee-50 has no items), its 95%
+# interval, and a one-sided t-test whose variance has both crossed factors, the seeds' training
+# noise and the test items' sampling (`lrd.verdicts.fusion.crossed_mean_test`); `p (all)` is the
+# largest over the approaches (above all three), Holm-adjusted over the models in
+# `p (all, Holm)`. The dashboard's count beside the verdict is the models with that at most 0.05.
+
+# %% tags=["hide-input"]
+per_model_item_tests(items, "fc", EXISTING_APPROACHES).round(4)
+
+# %% [markdown]
 #
 # ### Cayley-Encoder against FC and the baselines
 #
@@ -247,13 +260,24 @@ _ = glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES), section=methods
 
 # %% tags=["hide-input"]
 baselines_section = "cayley-encoder-against-fc-and-the-baselines"
-glue.verdict(judge_cayley_performance(scores), section=baselines_section)
-_ = glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES), section=baselines_section)
+glue.verdict(judge_cayley_performance(scores, items=items), section=baselines_section)
+_ = glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES, items=items), section=baselines_section)
 
 # %% [markdown]
 # Cayley against FC: {glue:text}`cayley_aggregation-verdict_cayley_performance`
 #
 # Cayley against the baselines: {glue:text}`cayley_aggregation-verdict_baselines`
+#
+# Per model, as for FC above: Cayley against FC, then against the paper's baselines (`p (all)`:
+# above all three).
+
+# %% tags=["hide-input"]
+per_model_item_tests(items, "cayley", ["fc"]).round(4)
+
+# %% tags=["hide-input"]
+per_model_item_tests(items, "cayley", PAPER_BASELINES).round(4)
+
+# %% [markdown]
 #
 # ### Gains over the last layer
 #

@@ -342,3 +342,77 @@ def test_cell_wins_counts_cells():
     summary = summarize(scores_table({"last": [0.1, -0.1, 0.2]}, n_tasks=2))
     assert cell_wins(summary, "cayley", "last") == (4, 6)
     assert cell_wins(summary, "cayley", "dwatt") == (0, 0)
+
+
+# ---- evidence per model: test items and seeds ---------------------------------------------------------
+
+def simulated_items(n_models: int, *, methods=("cayley", "last"), effects=None, n_tasks: int = 4, n_items: int = 150,
+                    seeds=(0, 1, 2), training_noise: float = 0.6, item_interaction: float = 0.5,
+                    seed: int = 0) -> pd.DataFrame:
+    """Per-item correctness at the Cayley chapter's design (4 classification tasks, 150 test rows,
+    3 seeds): logit = item difficulty + a method's share of an item x method interaction + one
+    training shift per (method, seed, task) of sd ``training_noise`` + ``effects[method]``."""
+    rng = np.random.default_rng(seed)
+    effects = effects or {}
+    frames = []
+    for m, t in itertools.product(range(n_models), range(n_tasks)):
+        z = rng.normal(1.0, 1.5, n_items)
+        c = rng.normal(0.0, item_interaction, (len(methods), n_items))
+        for j, method in enumerate(methods):
+            shift = rng.normal(0.0, training_noise, (len(seeds), 1))
+            logit = z + c[j] + shift + effects.get(method, 0.0)
+            correct = (rng.uniform(size=logit.shape) < 1 / (1 + np.exp(-logit))).astype(np.int8)
+            frames.append(pd.DataFrame({"model": f"m{m}", "task": f"t{t}", "method": method,
+                                        "seed": np.repeat(seeds, n_items), "item": np.tile(np.arange(n_items), len(seeds)),
+                                        "correct": correct.ravel()}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_crossed_mean_test_closed_form_and_seedless_case():
+    from lrd.verdicts.fusion import crossed_mean_test
+
+    x = np.array([[1.0, 0.0, 1.0, 2.0], [3.0, 2.0, 3.0, 4.0]])  # seed 2 is 2 above seed 1 on every item
+    mean, var, df = crossed_mean_test(x)
+    ms_item, ms_seed, ms_err = 2 * np.var([2, 1, 2, 3], ddof=1), 4 * np.var([1, 3], ddof=1), 0.0
+    assert mean == 2.0 and var == pytest.approx((ms_item + ms_seed - ms_err) / 8)
+    one = np.array([[1.0, 0.0, 1.0, 2.0]])
+    assert crossed_mean_test(one)[1:] == pytest.approx((np.var(one, ddof=1) / 4, 3))
+
+
+def test_per_model_test_keeps_its_size_when_training_noise_dominates():
+    """Under the null (both methods drawn alike), with a training shift per seed far above the test
+    items' noise, the per-model test says "above" in at most 5% of models (+ 2 standard errors);
+    the same data tested over items alone (seeds averaged, their noise ignored) exceeds that, so
+    the simulation can tell a test that ignores the seeds."""
+    from lrd.verdicts.fusion import per_model_item_tests
+
+    n = 300
+    items = simulated_items(n, training_noise=0.6, seed=1)
+    table = per_model_item_tests(items, "cayley", ["last"])
+    bound = 0.05 + 2 * np.sqrt(0.05 * 0.95 / n)
+    assert len(table) == n and (table["p"] <= 0.05).mean() <= bound
+    naive = []
+    for _, g in items.groupby("model", sort=False):
+        d = (g[g.method == "cayley"].groupby(["task", "item"])["correct"].mean()
+             - g[g.method == "last"].groupby(["task", "item"])["correct"].mean()).to_numpy()
+        naive.append(sp.ttest_1samp(d, 0.0, alternative="greater").pvalue)
+    assert (np.array(naive) <= 0.05).mean() > bound
+
+
+def test_per_model_evidence_beside_the_verdict_is_holm_adjusted_and_intersection_union():
+    from lrd.verdicts.fusion import per_model_item_tests
+
+    effects = {"cayley": 1.5, "fc": 1.5}  # far above last; cayley and fc alike
+    items = simulated_items(4, methods=("cayley", "fc", "last"), effects=effects, n_tasks=2, training_noise=0.1)
+    table = per_model_item_tests(items, "cayley", ["last", "fc"])
+    per = table.drop_duplicates("model")
+    assert (per["p (all)"] == table.groupby("model", sort=False)["p"].max().to_numpy()).all()
+    assert (table.loc[table.reference == "Last layer", "p"] < 0.01).all()
+    assert (per["p (all, Holm)"] > 0.05).all()  # not above FC, so not above both
+    scores = (items.groupby(["model", "task", "method", "seed"], as_index=False)["correct"].mean()
+              .rename(columns={"correct": "score"}))
+    v = judge_cayley_performance(scores, items=items)
+    assert v.per_model[1] == 4 and "Holm" in v.per_model_label
+    only_last = judge_baselines(scores, baselines=("last",), items=items)
+    assert only_last.per_model == (4, 4)
+    assert judge_baselines(scores, baselines=("last",)).per_model is None  # no items: no per-model evidence

@@ -108,3 +108,4 @@ def test_grouping_table_lists_each_group_s_models():
     cos = grouping_table(_kinds(), "cosine_vs_ablation", pruned=["lm"]).set_index("claim")
     assert cos.loc[CLAIMS["cosine.correlation"].label, "models"] == "lm"
     assert cos.loc[CLAIMS["cosine.theory"].label, "models"] == "-"
+    assert cos.loc[CLAIMS["cosine.olmo"].label, "models"] == "none of the panel"  # OLMo-7B's claim, OLMo-7B only

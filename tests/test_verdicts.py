@@ -64,6 +64,50 @@ def test_outcomes_cover_what_decide_returns():
     assert seen == set(OUTCOMES)
 
 
+def test_outcome_rules_are_the_rules_decide_applies():
+    """The words the book prints for each outcome (intro, via ``{lrd-outcomes}``) name the numbers
+    :func:`decide` uses: one case per clause, including the two a reader would not guess (a
+    contradiction on a panel that cannot reach 0.05; a failed demonstration)."""
+    from lrd.verdicts.record import OUTCOME_RULES
+
+    assert list(OUTCOME_RULES) == list(OUTCOMES)
+    rules = OUTCOME_RULES
+    assert "paper's direction" in rules["reproduced"] and decide("test", p_value=0.05, p_min=0.01) == "reproduced"
+    assert "could never reach" in rules["contradicted"]
+    assert decide("test", p_value=0.5, p_against=0.01, p_min=0.25) == "contradicted"
+    assert "demonstration" in rules["contradicted"] and decide("demonstration", holds=False) == "contradicted"
+    assert "at most 0.05" in rules["inconclusive"] and decide("test", p_value=0.3, p_min=0.05) == "inconclusive"
+    assert "above 0.05" in rules["not testable"] and decide("test", p_value=0.3, p_min=0.0501) == "not testable"
+    assert "could not be run" in rules["not testable"] and decide("test") == "not testable"
+
+
+def test_intro_renders_the_outcome_rules_and_the_dashboard_states_multiplicity():
+    from pathlib import Path
+
+    from lrd.book.sphinxext import multiplicity_markdown, outcomes_markdown
+
+    intro = (Path(__file__).resolve().parent.parent / "book" / "intro.md").read_text()
+    assert "```{lrd-outcomes}" in intro and "`reproduced`: the test" not in intro  # no hand-typed copy
+    assert all(f"`{o}`" in outcomes_markdown() for o in OUTCOMES)
+    rows = [Verdict("skean.gain", "test", "x", test="t", p_value=0.03, p_min=0.004).record(),
+            Verdict("skean.choice", "test", "x", test="t", p_value=0.04, p_min=0.004).record(),
+            Verdict("lrd.selection", "test", "x", test="t", p_value=0.2, p_min=0.1).record()]  # cannot reach 0.05
+    text = multiplicity_markdown(rows)
+    assert "2 claims were tested" in text and "about 0.1 of them" in text
+    assert '0 of the 2 "reproduced" keep an adjusted p ≤ 0.05 (`skean.gain` 0.06; `skean.choice` 0.06)' in text
+
+
+def test_holm_closed_form_and_family_wise_error():
+    from lrd.verdicts.stats import holm
+
+    np.testing.assert_allclose(holm([0.01, 0.02, 0.03, 0.5]), [0.04, 0.06, 0.06, 0.5])
+    np.testing.assert_allclose(holm([0.9, 0.9]), [1.0, 1.0])
+    # 20 independent true nulls: any Holm-adjusted p <= 0.05 in at most ~5% of families
+    rng = np.random.default_rng(0)
+    rejected = np.mean([(holm(rng.uniform(size=20)) <= 0.05).any() for _ in range(4000)])
+    assert rejected <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 4000)
+
+
 # ---- the record -------------------------------------------------------------------------------------
 
 

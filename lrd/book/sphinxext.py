@@ -265,10 +265,45 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
                                 + (f"; `{r['sweep']}`" if r.get("sweep") else ""))
             lines += [f"* - {cells[0]}"] + [f"  - {c}" for c in cells[1:]]
         lines += ["```", ""]
+    lines += [multiplicity_markdown([r for r in rows if "outcome" in r]), ""]
     if todo:
         lines += ["````{dropdown} What would decide the claims this panel cannot test", ":class-container: lrd-verdicts-todo",
                   "", *todo, "````", ""]
     return "\n".join(lines)
+
+
+def multiplicity_markdown(records: list[dict]) -> str:
+    """One paragraph under the dashboard: how many false "reproduced" its tested claims would give if
+    every null were true, and which decisions survive Holm's adjustment over them
+    (:func:`lrd.verdicts.record.multiplicity`).
+
+    >>> from lrd.verdicts import Verdict
+    >>> rows = [Verdict("skean.gain", "test", "x", test="t", p_value=0.01, p_min=0.004).record(),
+    ...         Verdict("skean.choice", "test", "x", test="t", p_value=0.5, p_min=0.004).record()]
+    >>> print(multiplicity_markdown(rows))  # doctest: +ELLIPSIS
+    **Many claims at once.** 2 claims were tested on panels that could reach p ≤ 0.05. If none of their effects existed, about 0.1 of them would say "reproduced" by chance ... 1 of the 1 "reproduced" keep an adjusted p ≤ 0.05 (`skean.gain` 0.02); no claim is "contradicted".
+    """
+    from lrd.verdicts.record import multiplicity
+
+    m = multiplicity(records)
+    a = f"{m['alpha']:g}"
+    if not m["n_tested"]:
+        return f"**Many claims at once.** No claim was tested on a panel that could reach p ≤ {a}."
+
+    def kept(claims: list[str], adjusted: dict, outcome: str, which: str = "") -> str:
+        if not claims:
+            return f"no claim is \"{outcome}\""
+        shown = "; ".join(f"`{c}` {adjusted.get(c, 1.0):.2g}" for c in claims)
+        return (f"{len([c for c in claims if adjusted.get(c, 1.0) <= m['alpha']])} of the {len(claims)} "
+                f"\"{outcome}\" keep an adjusted p{which} ≤ {a} ({shown})")
+
+    return (f"**Many claims at once.** {m['n_tested']} claims were tested on panels that could reach p ≤ {a}. "
+            f"If none of their effects existed, about {m['expected_false']:.2g} of them would say \"reproduced\" "
+            f"by chance (each test's false-\"reproduced\" rate is at most {a}: the null-calibration appendix), and "
+            f"the chance of at least one would be up to {min(1.0, m['expected_false']):.0%}. With Holm's adjustment "
+            f"over those {m['n_tested']} (the chance of any false decision at most {a}): "
+            f"{kept(m['reproduced'], m['p_holm'], 'reproduced')}; "
+            f"{kept(m['contradicted'], m['p_against_holm'], 'contradicted', ' against the claim')}.")
 
 
 def _interval(r: dict) -> str:
@@ -447,7 +482,33 @@ def open_with_the_claim(app, doctree) -> None:
                 node.parent.remove(node)
 
 
+def outcomes_markdown() -> str:
+    """The outcome definitions as a MyST list, one badge and rule per outcome, from
+    :data:`lrd.verdicts.record.OUTCOME_RULES` (the rules :func:`lrd.verdicts.record.decide` applies).
+
+    >>> print(outcomes_markdown().splitlines()[0])
+    - {bdg-success}`reproduced`: a test whose one-sided p-value in the paper's direction is at most 0.05;
+    """
+    from lrd.verdicts.record import OUTCOME_RULES
+
+    items = list(OUTCOME_RULES.items())
+    return "\n".join(f"- {{{BADGES[o]}}}`{o}`: {rule}{'.' if i == len(items) - 1 else ';'}"
+                     for i, (o, rule) in enumerate(items))
+
+
+class OutcomesDirective(SphinxDirective):
+    """``{lrd-outcomes}``: what each outcome of the dashboard means (:func:`outcomes_markdown`)."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        container = nodes.container(classes=["lrd-outcomes"])
+        self.state.nested_parse(outcomes_markdown().splitlines(), self.content_offset, container)
+        return [container]
+
+
 def setup(app) -> dict:
+    app.add_directive("lrd-outcomes", OutcomesDirective)
     app.add_directive("lrd-verdicts", VerdictsDirective)
     app.add_directive("lrd-findings", FindingsDirective)
     app.add_directive("lrd-verdict-figure", VerdictFigureDirective)

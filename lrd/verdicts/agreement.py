@@ -71,7 +71,7 @@ from scipy import stats as _sp
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import COSINE_MISESTIMATE_SHARE
 from lrd.verdicts.record import ALPHA, Verdict
-from lrd.verdicts.stats import mean_interval, sign_flip_test
+from lrd.verdicts.stats import holm, mean_interval, sign_flip_test
 
 __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spearman_brown", "corrected_correlation",
            "estimation_shares", "agreement_table", "task_agreement_table", "chance_table", "agreement_summary",
@@ -600,6 +600,16 @@ def _per_model(table: pd.DataFrame, columns: tuple[str, ...], *, group: str = "t
     return {c: {m: np.vstack(rows) for m, rows in by.items()} for c, by in out.items()}
 
 
+def _holm_count(p_values: list[float], alpha: float, label: str) -> dict:
+    """``per_model`` and its label for a verdict: the models whose test, Holm-adjusted over the
+    models, has p <= ``alpha`` (the same per-model tests the intersection-union combines).
+
+    >>> _holm_count([0.001, 0.04, 0.5], 0.05, "decoders")["per_model"]
+    (1, 3)
+    """
+    return {"per_model": (int((holm(p_values) <= alpha).sum()), len(p_values)), "per_model_label": label}
+
+
 def _chance_words(chance: pd.DataFrame, alpha: float) -> str:
     return (f"{int((chance['p_chance'] <= alpha).sum())} of {len(chance)} decoder-task pairs above measured chance "
             f"at p <= {alpha}")
@@ -694,7 +704,9 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
                    reconstruction=f"Pearson's correlation corrected for item noise (split-half reliability, "
                                   f"Spearman-Brown), the average over tasks and the {margin} margin are ours; the "
                                   f"paper's correlation procedure is not in the text we have",
-                   note=note)
+                   note=note, **_holm_count(p_claim, alpha, f"decoders whose noise-corrected correlation is shown "
+                                                            f"within +-{margin} (the equivalence test above, items "
+                                                            f"resampled; Holm over the {len(p_claim)} decoders)"))
 
 
 def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: pd.DataFrame, *,
@@ -846,7 +858,9 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
                    effect_label="noise-corrected between-task correlation, mean over decoders", effect_format="{:.2f}",
                    reconstruction=f"the paper shows the variation in a heat map; the test (between-task correlation "
                                   f"against the split-half ceiling) and the {same} margin for 'the same' are ours",
-                   note=note)
+                   note=note, **_holm_count(p_claim, alpha, f"decoders whose corrected between-task correlation is "
+                                                            f"shown below {same} (the bootstrap test above, items "
+                                                            f"resampled; Holm over the {len(p_claim)} decoders)"))
 
 
 def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)", worse: str = "cosine (BI)",

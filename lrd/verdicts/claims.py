@@ -355,7 +355,8 @@ if len(CLAIMS) != len(_CLAIMS):
 #: encoder-based embedders against decoder-based embedders and base LLMs), ``"attention"``
 #: (bidirectional against causal: Layer by Layer's autoregressive against bidirectional models),
 #: ``"language models"`` (the causal LMs only), ``"pruned models"`` (those a chapter prunes) or
-#: ``"every model"`` (each model a unit, whatever its kind). Every claim has one entry.
+#: ``"every model"`` (each model a unit, whatever its kind) or ``"paper's model"`` (a claim about
+#: one checkpoint of the paper, tested only on it). Every claim has one entry.
 CLAIM_GROUPINGS: dict[str, str] = {
     **{c: "every model" for c in CLAIMS},
     "lrd.architecture": "backbone", "lrd.final_layer": "backbone", "skean.valley": "attention",
@@ -363,6 +364,7 @@ CLAIM_GROUPINGS: dict[str, str] = {
     **{c: "language models" for c in CLAIMS if c.startswith("cosine.") and c not in ("cosine.theory", "cosine.olmo")},
     **{c: "pruned models" for c in CLAIMS if c.startswith("lrd.pruning") or c == "cosine.pruning"},
     **{c.id: "demonstration" for c in _CLAIMS if c.kind == "demonstration"},
+    "cosine.olmo": "paper's model",
 }
 
 #: What each grouping means, for the chapters and the dashboard.
@@ -373,6 +375,7 @@ GROUPING_TEXT = {
     "language models": "the causal language models only",
     "pruned models": "the models the chapter prunes",
     "every model": "every model of the panel, each one unit",
+    "paper's model": "the paper's own model only (a claim about one checkpoint; no other model is a test of it)",
     "demonstration": "no panel: a construction, arithmetic or the paper's own numbers",
 }
 
@@ -423,6 +426,8 @@ def grouping_table(kinds: "pd.DataFrame", chapter: str, *, pruned: Sequence[str]
             models = ", ".join(pruned) or "none"
         elif by == "demonstration":
             models = "-"
+        elif by == "paper's model":
+            models = "none of the panel"
         else:
             models = ", ".join(kinds["model"])
         rows.append({"claim": c.label, "grouping": GROUPING_TEXT[by], "models": models})

@@ -54,11 +54,11 @@ from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
                                  ILSE_PAPER_STATES, Scope, claim as _claim)
 from lrd.verdicts.record import Verdict
-from lrd.verdicts.stats import mean_interval, sign_flip_min_p_test, sign_flip_test
+from lrd.verdicts.stats import holm, mean_interval, sign_flip_min_p_test, sign_flip_test
 
 __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "model_differences",
            "judge_fc", "judge_cayley_performance", "judge_baselines", "judge_few_shot", "judge_gain", "judge_mapping",
-           "judge_parameters", "judge_cayley_efficiency", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
+           "judge_parameters", "judge_cayley_efficiency", "per_model_item_tests", "crossed_mean_test", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
            "FEW_SHOT_NULL", "GAIN_NULL", "MAPPING_NULL"]
 
 #: The approaches the FC-Encoder is said to beat: the best single layer, a learned weighting of
@@ -173,8 +173,124 @@ def model_differences(scores: pd.DataFrame, method: str, other: str) -> pd.Serie
     return pd.Series(means, index=pd.Index(models, dtype=object, name="model"), name=f"{method} - {other}")
 
 
+# --- per model: test items and seeds as the unit -------------------------------------------------
+
+def crossed_mean_test(diff: np.ndarray) -> tuple[float, float, float]:
+    r"""The mean of a (seeds x items) table of paired differences, its variance and degrees of freedom.
+
+    The seeds re-draw the training (initialisation, dropout, validation split) and the test items
+    are a sample of the task: two crossed random factors. With :math:`x_{si} = \mu + a_s + b_i +
+    e_{si}` (:math:`S` seeds, :math:`n` items),
+    :math:`\operatorname{Var}(\bar x) = \sigma_a^2/S + \sigma_b^2/n + \sigma_e^2/(Sn)`, estimated by
+    the two-way ANOVA mean squares as
+    :math:`V = (\mathrm{MS}_\text{seed} + \mathrm{MS}_\text{item} - \mathrm{MS}_\text{error})/(Sn)`,
+    floored at :math:`\mathrm{MS}_\text{error}/(Sn)` (for :math:`S = 1`, the items' variance over
+    :math:`n`), with Welch-Satterthwaite degrees of freedom
+    :math:`V^2 / \sum_k (c_k \mathrm{MS}_k)^2/\nu_k`. A test of :math:`\mu > 0` from them is
+    :math:`t = \bar x / \sqrt V` against Student's t (simulated at the Cayley chapter's design in
+    ``tests/test_fusion_verdicts.py``: at most 5% false positives with the training noise of the
+    seeds far above the items').
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 0, 1, 1], [1, 1, 0, 1]])
+    >>> m, v, df = crossed_mean_test(x)
+    >>> m, round(v, 4), df   # MS_seed = 0, MS_item = 1/6, MS_error = 1/3: floored at (1/3) / 8, 3 df
+    (0.75, 0.0417, 3.0)
+    """
+    x = np.asarray(diff, dtype=float)
+    parts = _crossed_components(x)
+    return float(x.mean()), float(sum(v for v, _ in parts)), _satterthwaite(parts)
+
+
+def _crossed_components(x: np.ndarray, scale: float = 1.0) -> list[tuple[float, int]]:
+    """The terms of the variance of a (seeds x items) mean, ``(c_k MS_k, df_k)``: the ANOVA
+    estimate :math:`(\mathrm{MS}_\text{seed} + \mathrm{MS}_\text{item} - \mathrm{MS}_\text{error})/(Sn)`,
+    floored at :math:`\mathrm{MS}_\text{error}/(Sn)` when the seed and item terms are negligible."""
+    s, n = x.shape
+    if s == 1:
+        return [(scale * x.var(ddof=1) / n, n - 1)] if n > 1 else []
+    ms_item = s * x.mean(0).var(ddof=1)
+    ms_seed = n * x.mean(1).var(ddof=1)
+    resid = x - x.mean(0) - x.mean(1)[:, None] + x.mean()
+    ms_err = float((resid ** 2).sum()) / ((s - 1) * (n - 1))
+    if ms_seed + ms_item - ms_err < ms_err:
+        return [(scale * ms_err / (s * n), (s - 1) * (n - 1))]
+    return [(scale * ms_item / (s * n), n - 1), (scale * ms_seed / (s * n), s - 1),
+            (-scale * ms_err / (s * n), (s - 1) * (n - 1))]
+
+
+def _satterthwaite(parts: list[tuple[float, int]]) -> float:
+    var = sum(v for v, _ in parts)
+    den = sum(v * v / df for v, df in parts if df > 0)
+    return float(var * var / den) if den > 0 else math.inf
+
+
+def per_model_item_tests(items: pd.DataFrame, method: str, references: Sequence[str]) -> pd.DataFrame:
+    r"""Per model, ``method`` against each reference over its classification test items and seeds.
+
+    For model :math:`m` and reference :math:`r`, the tasks' (seeds x items) tables of correctness
+    differences (:func:`_item_matrices`) give, per task, a mean and its crossed-factor variance
+    (:func:`crossed_mean_test`); the model's effect is the mean over tasks,
+    :math:`\bar d_m = \frac1T\sum_t \bar x_t`, with variance :math:`\sum_t V_t / T^2` (the tasks'
+    training runs and test sets are independent) and Satterthwaite degrees of freedom pooled over
+    the tasks' components. **Test**: one-sided Student t of :math:`\bar d_m > 0`; "above every
+    reference" takes the largest of the references' p (intersection-union), and Holm adjusts that
+    over the models. STS tasks have no items and are left out (the cross-model verdict keeps them).
+
+    Returns
+    -------
+    DataFrame, one row per (model, reference): ``model, reference, tasks, items, seeds,
+    difference (points), low, high`` (95% t-interval), ``p``; then per model ``p (all)`` (max
+    over its references) and ``p (all, Holm)``.
+    """
+    rows = []
+    for ref in references:
+        cells, mats = _item_matrices(items, method, ref) if len(items) else ([], [])
+        by_model: dict[str, list[np.ndarray]] = {}
+        for (model, _), m in zip(cells, mats):
+            by_model.setdefault(model, []).append(m)
+        for model, tables in by_model.items():
+            t = len(tables)
+            mean = sum(float(m.mean()) for m in tables) / t
+            comps = [c for m in tables for c in _crossed_components(m, scale=1 / t ** 2)]
+            var, df = sum(v for v, _ in comps), _satterthwaite(comps)
+            se = math.sqrt(var)
+            p = float(_sp.t.sf(mean / se, df)) if se > 0 else (0.0 if mean > 0 else 1.0)
+            q = float(_sp.t.ppf(0.975, df)) if math.isfinite(df) else 1.959963984540054
+            rows.append({"model": model, "reference": _label(ref), "tasks": t,
+                         "items": int(sum(m.shape[1] for m in tables)), "seeds": int(tables[0].shape[0]),
+                         "difference (points)": mean * _POINTS, "low": (mean - q * se) * _POINTS,
+                         "high": (mean + q * se) * _POINTS, "p": p})
+    table = pd.DataFrame(rows, columns=["model", "reference", "tasks", "items", "seeds", "difference (points)",
+                                        "low", "high", "p"])
+    if table.empty:
+        return table.assign(**{"p (all)": [], "p (all, Holm)": []})
+    n_refs = len(references)
+    worst = table.groupby("model", sort=False)["p"].agg(lambda p: p.max() if len(p) == n_refs else 1.0)
+    adjusted = pd.Series(holm(worst.to_numpy()), index=worst.index)
+    return table.assign(**{"p (all)": table["model"].map(worst), "p (all, Holm)": table["model"].map(adjusted)})
+
+
+def _per_model_fields(items: pd.DataFrame | None, method: str, references: Sequence[str]) -> dict:
+    """The ``per_model`` and ``per_model_label`` of a verdict of ``method`` above ``references``."""
+    if items is None or not len(items):
+        return {}
+    table = per_model_item_tests(items, method, references)
+    if table.empty:
+        return {}
+    per = table.drop_duplicates("model")
+    k, m = int((per["p (all, Holm)"] <= 0.05).sum()), len(per)
+    refs = " and ".join(_label(r) for r in references)
+    return {"per_model": (k, m),
+            "per_model_label": (f"models in which the {_label(method)} is above {refs} over their classification "
+                                f"test items and seeds (crossed-factor t-test per model"
+                                f"{', largest p over the references' if len(references) > 1 else ''}; Holm over the "
+                                f"{m} models)")}
+
+
 def _judge_above(claim: str, method: str, differences: dict[str, tuple[list, np.ndarray]], *, what: str,
-                 reconstruction: str | None = None) -> Verdict:
+                 reconstruction: str | None = None, per_model: dict | None = None) -> Verdict:
     """``method`` above every reference: one-sided sign-flip test per reference, p = max.
 
     ``differences``: reference label -> (models, per-model differences in score units); a
@@ -214,10 +330,12 @@ def _judge_above(claim: str, method: str, differences: dict[str, tuple[list, np.
         p_min=max(t.p_min for t in ups.values()), effect=float(d.mean()),
         ci=(tuple(float(x) for x in mean_interval(d)) if len(d) > 1 else None),
         effect_label=f"mean gain over {binding}, points (model means{'; the binding comparison' if many else ''})",
-        effect_format="{:+.1f}", reconstruction=reconstruction or _MODEL_LEVEL, note=_PANEL_NOTE)
+        effect_format="{:+.1f}", reconstruction=reconstruction or _MODEL_LEVEL, note=_PANEL_NOTE,
+        **(per_model or {}))
 
 
-def judge_fc(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROACHES) -> Verdict:
+def judge_fc(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROACHES,
+             items: pd.DataFrame | None = None) -> Verdict:
     r"""ilse.fc: the FC-Encoder predicts better than every existing approach.
 
     For each approach :math:`b`, the per-model differences :math:`d_m = \text{FC} - b`
@@ -231,6 +349,9 @@ def judge_fc(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROAC
         Columns ``model, task, method, seed, score``; every task (classification and STS).
     existing : sequence of str
         The existing approaches (default :data:`EXISTING_APPROACHES`); those not run are skipped.
+    items : DataFrame, optional
+        Per-item correctness (``model, task, method, seed, item, correct``): with it, the evidence
+        per model beside the verdict (:func:`per_model_item_tests`, Holm over the models).
 
     References
     ----------
@@ -238,28 +359,33 @@ def judge_fc(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROAC
     """
     cells, labels = _cell_means(scores)
     diffs = {_label(b): _differences(cells, labels, "fc", b) for b in existing}
-    return _judge_above("ilse.fc", "fc", diffs, what="FC-Encoder against the existing approaches")
+    return _judge_above("ilse.fc", "fc", diffs, what="FC-Encoder against the existing approaches",
+                        per_model=_per_model_fields(items, "fc", existing))
 
 
-def judge_cayley_performance(scores: pd.DataFrame) -> Verdict:
+def judge_cayley_performance(scores: pd.DataFrame, *, items: pd.DataFrame | None = None) -> Verdict:
     r"""ilse.cayley_performance: the Cayley-Encoder predicts better than the FC-Encoder.
 
     Exact one-sided sign-flip test of the per-model differences Cayley - FC (task means of
-    seed means); null: exchangeable within a model. Unit: the model.
+    seed means); null: exchangeable within a model. Unit: the model. With ``items``, the
+    evidence per model (:func:`per_model_item_tests`).
 
     References
     ----------
     Ulanovski et al., abstract (v3): "further improves both efficiency and predictive performance".
     """
     diffs = {_label("fc"): _differences(*_cell_means(scores), "cayley", "fc")}
-    return _judge_above("ilse.cayley_performance", "cayley", diffs, what="Cayley- against FC-Encoder")
+    return _judge_above("ilse.cayley_performance", "cayley", diffs, what="Cayley- against FC-Encoder",
+                        per_model=_per_model_fields(items, "cayley", ("fc",)))
 
 
-def judge_baselines(scores: pd.DataFrame, *, baselines: Sequence[str] = PAPER_BASELINES) -> Verdict:
+def judge_baselines(scores: pd.DataFrame, *, baselines: Sequence[str] = PAPER_BASELINES,
+                    items: pd.DataFrame | None = None) -> Verdict:
     r"""ilse.baselines: the Cayley-Encoder beats every baseline.
 
     As :func:`judge_fc`, for Cayley against each baseline (default the paper's Table 1
-    baselines, :data:`PAPER_BASELINES`); intersection-union, p = max. Unit: the model.
+    baselines, :data:`PAPER_BASELINES`); intersection-union, p = max. Unit: the model. With
+    ``items``, the evidence per model (:func:`per_model_item_tests`).
 
     References
     ----------
@@ -267,7 +393,8 @@ def judge_baselines(scores: pd.DataFrame, *, baselines: Sequence[str] = PAPER_BA
     """
     cells, labels = _cell_means(scores)
     diffs = {_label(b): _differences(cells, labels, "cayley", b) for b in baselines}
-    return _judge_above("ilse.baselines", "cayley", diffs, what="Cayley-Encoder against the baselines")
+    return _judge_above("ilse.baselines", "cayley", diffs, what="Cayley-Encoder against the baselines",
+                        per_model=_per_model_fields(items, "cayley", baselines))
 
 
 def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str = "cayley",

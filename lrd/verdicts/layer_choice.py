@@ -54,7 +54,7 @@ from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE
 from lrd.verdicts.record import ALPHA, Verdict
 from lrd.tables import RESULT_COLUMNS
-from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_min_p_test,
+from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_min_p_test,
                                 sign_flip_power, sign_flip_test,
                                 two_group_permutation_test)
 
@@ -334,20 +334,6 @@ def prompt_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_
         out.append(pd.DataFrame({"model": model, "kind": kind, "prompt": ids, "valley": valley_contrast(grid, band)}))
     return (pd.concat(out, ignore_index=True) if out
             else pd.DataFrame(columns=["model", "kind", "prompt", "valley"]))
-
-
-def holm(p_values: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjustment of ``p_values`` (family-wise error over them).
-
-    >>> holm([0.01, 0.04, 0.03]).tolist()
-    [0.03, 0.06, 0.06]
-    """
-    p = np.asarray(p_values, dtype=float)
-    order = np.argsort(p)
-    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
-    out = np.empty_like(p)
-    out[order] = adjusted
-    return out
 
 
 def per_model_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_BAND,

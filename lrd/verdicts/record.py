@@ -26,11 +26,29 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from lrd.verdicts.claims import CLAIM_GROUPINGS, CLAIMS
+from lrd.verdicts.stats import holm
 
-__all__ = ["ALPHA", "OUTCOMES", "Verdict", "decide"]
+__all__ = ["ALPHA", "OUTCOMES", "OUTCOME_RULES", "Verdict", "decide", "multiplicity"]
 
 ALPHA = 0.05
 OUTCOMES = ("reproduced", "contradicted", "inconclusive", "not testable", "demonstrated")
+
+#: What each outcome means, in the words the book prints (its introduction renders them with the
+#: ``{lrd-outcomes}`` directive): :func:`decide` applies exactly these rules, in this order, and
+#: ``tests/test_verdicts.py`` checks one case of each against it.
+OUTCOME_RULES = {
+    "reproduced": f"a test whose one-sided p-value in the paper's direction is at most {ALPHA:g}",
+    "contradicted": (f"a test not reproduced whose test *against* the claim has p at most {ALPHA:g}: the effect "
+                     "significantly the other way, or an equivalence (non-superiority) test showing it smaller "
+                     "than the paper's, the margin stated in the chapter; this can happen even on a panel whose "
+                     f"p in the paper's direction could never reach {ALPHA:g}. Also a demonstration whose "
+                     "construction or arithmetic does not hold"),
+    "inconclusive": f"a test that is neither, on a panel whose smallest attainable p is at most {ALPHA:g}",
+    "not testable": (f"a test that is neither, on a panel whose smallest attainable p (\"best\") is above "
+                     f"{ALPHA:g}, or a test that could not be run (the paper's model is not in the panel, or no "
+                     "model or cell is in the claim's scope)"),
+    "demonstrated": "a construction or arithmetic that holds by design (never called reproduced)",
+}
 
 
 def _probability(name: str, value: float | None) -> None:
@@ -228,3 +246,54 @@ class Verdict:
                    panel=c.panel, sweep=c.sweep, grouping=CLAIM_GROUPINGS[self.claim],
                    scope=c.scope.text if c.scope else None)
         return out
+
+
+def multiplicity(records, *, alpha: float = ALPHA) -> dict:
+    r"""What testing many claims at once does to the dashboard's decisions.
+
+    Each verdict is a test at level ``alpha`` of its own claim. Over the :math:`T` claims whose
+    panel can reach ``alpha`` (``p_min <= alpha``), if every null were true the expected number
+    of false "reproduced" is at most :math:`T\alpha` (each test's size is at most ``alpha``:
+    the null-calibration appendix), and the chance of at least one is at most
+    :math:`\min(1, T\alpha)` (Bonferroni; :math:`1 - (1-\alpha)^T` were they independent).
+    Holm's adjustment (:func:`lrd.verdicts.stats.holm`) over those :math:`T` p-values in the
+    paper's direction, and separately over every test's p against the claim, says which
+    decisions survive a family-wise error of ``alpha``.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        Verdict records (:meth:`Verdict.record`), e.g. the dashboard's rows.
+
+    Returns
+    -------
+    dict with ``n_tested`` (T), ``expected_false`` (:math:`T\alpha`), ``any_false_independent``,
+    ``p_holm`` and ``p_against_holm`` (claim -> adjusted p), ``reproduced`` and
+    ``contradicted`` (claims with that outcome, in order) and ``reproduced_holm`` and
+    ``contradicted_holm`` (those whose adjusted p is at most ``alpha``).
+
+    Examples
+    --------
+    >>> rows = [Verdict("skean.gain", "test", "x", test="t", p_value=0.01, p_min=0.004).record(),
+    ...         Verdict("skean.choice", "test", "x", test="t", p_value=0.04, p_min=0.004).record(),
+    ...         Verdict("skean.valley", "test", "x", test="t", p_value=0.5, p_min=0.004).record(),
+    ...         Verdict("ilse.parameters", "demonstration", "x", holds=True).record()]
+    >>> m = multiplicity(rows)
+    >>> m["n_tested"], round(m["expected_false"], 3), m["reproduced"], m["reproduced_holm"]
+    (3, 0.15, ['skean.gain', 'skean.choice'], ['skean.gain'])
+    >>> [round(m["p_holm"][c], 2) for c in ("skean.gain", "skean.choice", "skean.valley")]
+    [0.03, 0.08, 0.5]
+    """
+    rows = [r for r in records if r.get("kind") == "test" and r.get("p_value") is not None]
+    tested = [r for r in rows if r.get("p_min") is not None and r["p_min"] <= alpha]
+    against = [r for r in rows if r.get("p_against") is not None]
+    p_holm = dict(zip((r["claim"] for r in tested), holm([r["p_value"] for r in tested]).tolist()))
+    p_against_holm = dict(zip((r["claim"] for r in against), holm([r["p_against"] for r in against]).tolist()))
+    reproduced = [r["claim"] for r in rows if r.get("outcome") == "reproduced"]
+    contradicted = [r["claim"] for r in rows if r.get("outcome") == "contradicted"]
+    n = len(tested)
+    return {"n_tested": n, "alpha": alpha, "expected_false": n * alpha,
+            "any_false_independent": 1 - (1 - alpha) ** n, "p_holm": p_holm, "p_against_holm": p_against_holm,
+            "reproduced": reproduced, "contradicted": contradicted,
+            "reproduced_holm": [c for c in reproduced if p_holm.get(c, 1.0) <= alpha],
+            "contradicted_holm": [c for c in contradicted if p_against_holm.get(c, 1.0) <= alpha]}

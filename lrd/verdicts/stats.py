@@ -25,6 +25,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ __all__ = ["PermutationTest", "sign_flip_test", "equivalence_sign_flip_test", "s
            "sign_flip_min_p_test", "perfectly_separated", "score_grid", "separation_counts", "separation_table",
            "separation_test", "separation_tests", "variance_explained", "partial_eta_squared",
            "within_block_permutation_test", "accuracy_permutation_test", "sign_flip_max_test",
-           "two_group_permutation_test", "sign_flip_power"]
+           "two_group_permutation_test", "sign_flip_power", "holm"]
 
 _TOL = 1e-12
 
@@ -843,3 +844,26 @@ def two_group_permutation_test(values: np.ndarray, first: np.ndarray, *, alterna
         p = max((1 + count) / (1 + len(null)), p_min)
     return PermutationTest(float(sign * observed), float(p), float(p_min), len(null), exact, 1)
 
+
+
+# --- many tests at once ---------------------------------------------------------------------------
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    r"""Holm's step-down adjustment of ``p_values`` (family-wise error over them).
+
+    With the p-values sorted, :math:`p_{(1)} \le \dots \le p_{(m)}`, the adjusted
+    :math:`\tilde p_{(i)} = \min(1, \max_{j \le i} (m - j + 1)\, p_{(j)})`; rejecting every
+    :math:`\tilde p \le \alpha` keeps the chance of any false rejection at most :math:`\alpha`
+    under any dependence between the tests (Holm, Scand. J. Statist. 6 (1979) 65-70).
+
+    >>> holm([0.01, 0.04, 0.03]).tolist()
+    [0.03, 0.06, 0.06]
+    >>> holm([]).tolist()
+    []
+    """
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p))))) if len(p) else p
+    out = np.empty_like(p)
+    out[order] = adjusted
+    return out
