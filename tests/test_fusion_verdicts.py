@@ -416,3 +416,18 @@ def test_per_model_evidence_beside_the_verdict_is_holm_adjusted_and_intersection
     only_last = judge_baselines(scores, baselines=("last",), items=items)
     assert only_last.per_model == (4, 4)
     assert judge_baselines(scores, baselines=("last",)).per_model is None  # no items: no per-model evidence
+
+
+def test_power_is_computed_at_the_paper_s_own_table_effect():
+    """Cayley above the last layer: Table 1 averages 30 points, so 8 models with a 5-point spread
+    give power 1; Cayley above FC: Table 1 averages -0.5 points, so power stays near alpha or
+    below, whatever our panel shows."""
+    scores = scores_table({"last": [0.05] * 8, "fc": [0.01] * 8}, noise=0.0)
+    spread = np.linspace(-0.05, 0.05, 8)
+    scores.loc[scores.method == "last", "score"] -= np.repeat(spread, 6)[: int((scores.method == "last").sum())]
+    base = judge_baselines(scores, baselines=("last",))
+    assert base.power == 1.0 and "+30.0" in base.power_label
+    perf = judge_cayley_performance(scores)
+    assert perf.power is not None and perf.power <= 0.05 and "-0.5" in perf.power_label
+    fc = judge_fc(scores_table({"best": [0.02] * 8, "elmo": [0.02] * 8}, method="fc"), existing=("best", "elmo"))
+    assert fc.power == 1.0 and "not included: Weighted (ELMo)" in fc.power_label

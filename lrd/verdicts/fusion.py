@@ -52,13 +52,13 @@ from scipy import stats as _sp
 from lrd.aggregation.cayley import cayley_graph, smallest_n
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
-                                 ILSE_PAPER_STATES, Scope, claim as _claim)
+                                 ILSE_PAPER_STATES, ILSE_TABLE_ROWS, Scope, claim as _claim)
 from lrd.verdicts.record import Verdict
-from lrd.verdicts.stats import holm, mean_interval, sign_flip_min_p_test, sign_flip_test
+from lrd.verdicts.stats import holm, mean_interval, sign_flip_min_p_test, sign_flip_power, sign_flip_test
 
 __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "model_differences",
            "judge_fc", "judge_cayley_performance", "judge_baselines", "judge_few_shot", "judge_gain", "judge_mapping",
-           "judge_parameters", "judge_cayley_efficiency", "per_model_item_tests", "crossed_mean_test", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
+           "judge_parameters", "judge_cayley_efficiency", "per_model_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
            "FEW_SHOT_NULL", "GAIN_NULL", "MAPPING_NULL"]
 
 #: The approaches the FC-Encoder is said to beat: the best single layer, a learned weighting of
@@ -272,6 +272,43 @@ def per_model_item_tests(items: pd.DataFrame, method: str, references: Sequence[
     return table.assign(**{"p (all)": table["model"].map(worst), "p (all, Holm)": table["model"].map(adjusted)})
 
 
+def paper_mean_difference(method: str, reference: str,
+                          table: dict[str, dict[str, dict[str, float]]] = ILSE_TABLE_ROWS) -> float | None:
+    r"""The paper's own effect: the mean over its Table 1 cells (3 models x 5 tasks) of ``method -
+    reference``, as a fraction (the paper's points / 100); None where the table lacks either.
+
+    Examples
+    --------
+    >>> round(paper_mean_difference("cayley", "last") * 100, 2)   # Table 1: Cayley 30 points above the last layer
+    29.99
+    >>> round(paper_mean_difference("cayley", "fc") * 100, 2)     # and half a point below FC on average
+    -0.49
+    >>> paper_mean_difference("fc", "elmo") is None                # ELMo is not in Table 1
+    True
+    """
+    cells = [(rows[method][t], rows[reference][t]) for rows in table.values()
+             if method in rows and reference in rows for t in rows[method]]
+    return float(np.mean([a - b for a, b in cells])) / _POINTS if cells else None
+
+
+def _power_fields(values: dict[str, np.ndarray], paper: dict[str, float | None]) -> dict:
+    """``power`` at the paper's Table 1 mean differences (``paper``: reference label -> effect or
+    None), the spread across models as observed: the smallest of the comparisons' powers, an
+    upper bound for "above every one"."""
+    known = {k: e for k, e in paper.items() if e is not None and k in values and len(values[k]) > 1}
+    if not known:
+        return {}
+    powers = {k: sign_flip_power(e, float(values[k].std(ddof=1)), len(values[k])) for k, e in known.items()}
+    left = [k for k in values if k not in known]
+    words = ", ".join(f"{k} {e * _POINTS:+.1f}" for k, e in known.items())
+    return {"power": min(powers.values()),
+            "power_label": (f"power of the exact sign-flip test at the paper's own Table 1 mean differences ({words} "
+                            f"points; 3 models x 5 tasks), with the spread across models observed here"
+                            + ("; for 'above every one' the smallest of the comparisons' powers, an upper bound"
+                               if len(values) > 1 else "")
+                            + (f"; not in the paper's table, so not included: {', '.join(left)}" if left else ""))}
+
+
 def _per_model_fields(items: pd.DataFrame | None, method: str, references: Sequence[str]) -> dict:
     """The ``per_model`` and ``per_model_label`` of a verdict of ``method`` above ``references``."""
     if items is None or not len(items):
@@ -290,7 +327,8 @@ def _per_model_fields(items: pd.DataFrame | None, method: str, references: Seque
 
 
 def _judge_above(claim: str, method: str, differences: dict[str, tuple[list, np.ndarray]], *, what: str,
-                 reconstruction: str | None = None, per_model: dict | None = None) -> Verdict:
+                 reconstruction: str | None = None, per_model: dict | None = None,
+                 paper: dict[str, float | None] | None = None) -> Verdict:
     """``method`` above every reference: one-sided sign-flip test per reference, p = max.
 
     ``differences``: reference label -> (models, per-model differences in score units); a
@@ -331,7 +369,7 @@ def _judge_above(claim: str, method: str, differences: dict[str, tuple[list, np.
         ci=(tuple(float(x) for x in mean_interval(d)) if len(d) > 1 else None),
         effect_label=f"mean gain over {binding}, points (model means{'; the binding comparison' if many else ''})",
         effect_format="{:+.1f}", reconstruction=reconstruction or _MODEL_LEVEL, note=_PANEL_NOTE,
-        **(per_model or {}))
+        **(per_model or {}), **_power_fields(values, paper or {}))
 
 
 def judge_fc(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROACHES,
@@ -360,7 +398,8 @@ def judge_fc(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROAC
     cells, labels = _cell_means(scores)
     diffs = {_label(b): _differences(cells, labels, "fc", b) for b in existing}
     return _judge_above("ilse.fc", "fc", diffs, what="FC-Encoder against the existing approaches",
-                        per_model=_per_model_fields(items, "fc", existing))
+                        per_model=_per_model_fields(items, "fc", existing),
+                        paper={_label(b): paper_mean_difference("fc", b) for b in existing})
 
 
 def judge_cayley_performance(scores: pd.DataFrame, *, items: pd.DataFrame | None = None) -> Verdict:
@@ -376,7 +415,8 @@ def judge_cayley_performance(scores: pd.DataFrame, *, items: pd.DataFrame | None
     """
     diffs = {_label("fc"): _differences(*_cell_means(scores), "cayley", "fc")}
     return _judge_above("ilse.cayley_performance", "cayley", diffs, what="Cayley- against FC-Encoder",
-                        per_model=_per_model_fields(items, "cayley", ("fc",)))
+                        per_model=_per_model_fields(items, "cayley", ("fc",)),
+                        paper={_label("fc"): paper_mean_difference("cayley", "fc")})
 
 
 def judge_baselines(scores: pd.DataFrame, *, baselines: Sequence[str] = PAPER_BASELINES,
@@ -394,7 +434,8 @@ def judge_baselines(scores: pd.DataFrame, *, baselines: Sequence[str] = PAPER_BA
     cells, labels = _cell_means(scores)
     diffs = {_label(b): _differences(cells, labels, "cayley", b) for b in baselines}
     return _judge_above("ilse.baselines", "cayley", diffs, what="Cayley-Encoder against the baselines",
-                        per_model=_per_model_fields(items, "cayley", baselines))
+                        per_model=_per_model_fields(items, "cayley", baselines),
+                        paper={_label(b): paper_mean_difference("cayley", b) for b in baselines})
 
 
 def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str = "cayley",
