@@ -286,7 +286,8 @@ def _book(args: argparse.Namespace) -> int:
 
 def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
     """Compute the missing units of a chapter whose work is mostly single-threaded
-    (:data:`lrd.units.sweep.SINGLE_THREADED`: the Cayley chapter's training) before it runs:
+    (:data:`lrd.units.sweep.SINGLE_THREADED`: the mid-layer chapter's fits, the Cayley chapter's
+    training) before it runs (the mid-layer units of the largest models first, :data:`lrd.units.sweep.LARGEST_FIRST`):
     their forward passes here, with every core (:func:`lrd.units.sweep.prepare_units`), then the
     units themselves on ``workers`` one-thread processes, one task per unit
     (:func:`lrd.units.sweep.sweep` with ``per_unit``). Results are those of the serial run (the
@@ -302,6 +303,7 @@ def _book_units(chapter: str, parameters: dict, *, workers: int | None) -> None:
         return
     todo = units(chapter, parameters, checked=True)
     missing = [u for u, s in sweep.status(todo) if s != sweep.CACHED]
+    missing = sweep.largest_first(missing) if chapter in sweep.LARGEST_FIRST else missing
     workers = sweep.default_workers(len(missing)) if workers is None else workers
     if not missing or workers < 2:
         return

@@ -28,7 +28,7 @@
 # %% tags=["parameters"]
 models = ["minilm", "mpnet", "e5small", "embeddinggemma", "smollm2", "gemma3", "qwen", "qwen15"]  # offline keys, hub ids or folders
 task = "sst2"  # task whose texts feed the per-layer figure
-n_samples = None  # None: the whole task
+n_samples = 300  # texts of the task (None: all); 300 are the rows lrd_families and mid_layer embed (one shared pass)
 pooling = "mean"  # mask-aware mean over tokens, the same for every model
 device = "cpu"
 dtype = "bfloat16"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key

@@ -421,3 +421,46 @@ def test_prepared_cayley_units_train_without_a_forward_pass_and_per_unit_workers
     swept = compute(todo, root=tmp_path / "swept")
     for a, b in zip(serial, swept):
         pd.testing.assert_frame_equal(a.scores, b.scores, check_exact=True)
+
+
+def test_prepared_mid_layer_units_run_only_their_token_pass(tiny_decoder_dir, tmp_path, data_packs, monkeypatch):
+    """`lrd book` extracts the mid-layer units' states with every core first (their ``prepare``);
+    the unit then runs the model once more, for the token states of ``token_task``, which are not
+    cached, and its result is the one an unprepared unit computes."""
+    from lrd.engine import extract as extract_module
+    from lrd.units.mid_layer import mid_layer_units
+    from lrd.units.sweep import prepare_units
+
+    (unit,) = mid_layer_units([str(tiny_decoder_dir)], ["sst2"], 24, n_bootstrap=1, pooling="mean", token_task="sst2",
+                              n_token_prompts=6, aug_task="sst2", n_aug_prompts=3, n_views=2, norm_task="sst2",
+                              n_permutations=1)
+    states = tmp_path / "states"  # the extraction cache of this test alone
+    monkeypatch.setattr(extract_module, "folder", lambda kind: states)
+    unprepared = compute([unit], root=tmp_path / "unprepared")[0]
+    for cached in states.glob("*.npy"):
+        cached.unlink()  # every forward pass again
+    assert prepare_units([unit]) == 1
+    passes, run = [], extract_module._run
+    monkeypatch.setattr(extract_module, "_run", lambda *a, **k: passes.append(k["return_tokens"]) or run(*a, **k))
+    prepared = compute([unit], root=tmp_path / "prepared")[0]
+    assert passes == [True]  # the token pass only: the pooled states and views came from the cache
+    for a, b in zip(unprepared.rows, prepared.rows):
+        pd.testing.assert_frame_equal(a, b)
+
+
+def test_largest_first_orders_units_by_the_size_of_their_model_s_weights(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from lrd.units.sweep import largest_first
+
+    packs = {}
+    for name, size in [("small", 10), ("big", 1000), ("mid", 100)]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.safetensors").write_bytes(b"x" * size)
+        packs[name] = SimpleNamespace(path=tmp_path / name)
+    packs["unbuilt"] = SimpleNamespace(path=tmp_path / "absent")
+    monkeypatch.setattr("lrd.engine.packs.MODEL_PACKS", packs)
+    todo = [Unit("c", lrd_families_units, m, {"i": i}) for i, m in
+            enumerate(["small", "unbuilt", "big", "/a/folder", "mid", "big"])]
+    order = [(u.model, u.params["i"]) for u in largest_first(todo)]
+    assert order == [("big", 2), ("big", 5), ("mid", 4), ("small", 0), ("unbuilt", 1), ("/a/folder", 3)]

@@ -494,6 +494,18 @@ def test_null_calibration_rejects_bad_arguments():
         null_calibration("skean.gain", n=0)
 
 
+def test_the_calibration_table_does_not_depend_on_its_workers(monkeypatch):
+    """The null_calibration appendix shares the claims among processes: every panel draws from
+    its own generator spawned from the seed, so the table is the one a single process computes."""
+    few = {c: NULL_MODELS[c] for c in ["skean.gain", "lrd.task", "cosine.correlation"]}
+    monkeypatch.setattr(calibration, "NULL_MODELS", few)
+    one = calibration.calibration_table(n=12, seed=3, workers=1)
+    assert sorted(one["claim"]) == sorted(few)
+    pd.testing.assert_frame_equal(one, calibration.calibration_table(n=12, seed=3, workers=2))
+    with pytest.raises(ValueError, match="workers"):
+        calibration.calibration_table(n=12, workers=-1)
+
+
 def test_min_p_sign_flip_is_westfall_young_over_joint_flips():
     d = np.array([[0.3, -0.1], [0.2, 0.4], [-0.05, 0.1], [0.4, 0.2], [0.1, 0.3]])
     patterns = np.array(list(itertools.product((1, -1), repeat=5)), dtype=float)

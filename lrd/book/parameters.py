@@ -301,6 +301,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "n_simulations": Rule("null panels per claim; the Monte Carlo bound needs some", at_least=10),
         "seed": Rule("seed of the simulated null panels; numpy takes seeds 0 to 2**32 - 1", at_least=0,
                      below=SEED_BELOW),
+        "workers": Rule("processes sharing the simulations; 0 for one per core", at_least=0),
     },
 }
 

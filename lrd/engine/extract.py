@@ -481,3 +481,17 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
         (pooled,), tokens = out
         return pooled, tokens
     return out[0]
+
+
+def extract_shared(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", **options) -> np.ndarray:
+    """:func:`extract`, which also caches the final-norm variant of the same forward pass where
+    the model has a final norm (decoders; :func:`extract_variants`).
+
+    The mid-layer chapter scores every task both without and with the final norm; chapters
+    that embed the same texts earlier call this, so that one pass serves both, and the later
+    chapter finds both variants cached. The returned array is exactly ``extract(model, texts,
+    pooling, **options)``.
+    """
+    variants = [{"pooling": pooling}] + ([{"pooling": pooling, "final_norm": True}]
+                                         if model.final_norm is not None else [])
+    return extract_variants(model, texts, variants, **options)[0]

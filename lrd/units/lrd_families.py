@@ -42,11 +42,12 @@ class FamilyProfile:
 def lrd_families_profile(model: LoadedModel, *, task: str, n_samples: int, pooling: str, k: int,
                          variance: float) -> FamilyProfile:
     """Frenet, NRS and GFMI of one model on one task: the per-layer rows and the model-level scores."""
-    from lrd.engine.extract import extract
+    from lrd.engine.extract import extract_shared
     from lrd.metrics import lrd_profile, mean_cosine_similarity, model_scores, profile_rows
 
     data = load_task(task, n=n_samples)
-    states = extract(model, data.texts[:n_samples], pooling=pooling)
+    # the final-norm variant from the same pass: the mid-layer chapter scores these texts with it
+    states = extract_shared(model, data.texts[:n_samples], pooling=pooling)
     profile = lrd_profile(states, k=k, variance=variance)
     return FamilyProfile(model.kind, profile_rows(profile, model=model.name, task=task),
                          {"model": model.name, "kind": model.kind, "task": task, "N": states.shape[1],

@@ -95,6 +95,21 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     return MidLayerModel(model.kind, model.summary()["source"], rows, normed, prompts)
 
 
+def _mid_layer_states(model: LoadedModel, *, tasks: Sequence[str], n_samples: int, pooling: str, aug_task: str,
+                      n_aug_prompts: int, n_views: int, **_) -> None:
+    """The ``prepare`` step of a :func:`mid_layer_model` unit: the pooled states it reads, cached
+    (every task with its final-norm variant where the model has one, and the augmented views).
+    ``lrd book`` runs it with every core before the units score their layers on one-thread
+    workers (:data:`lrd.units.sweep.SINGLE_THREADED`); the token states of ``token_task`` are
+    not cached, so that one pass runs again in the unit."""
+    from lrd.methods.suite import task_pass, view_states
+
+    texts = {t: load_task(t, n=n_samples).texts for t in tasks}
+    for t in tasks:
+        task_pass(model, texts[t], pooling=pooling, final_norm=model.final_norm is not None)
+    view_states(model, texts[aug_task][:n_aug_prompts], n_views=n_views, pooling=pooling)
+
+
 def mid_layer_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, n_bootstrap: int, pooling: str,
                     token_task: str, n_token_prompts: int, aug_task: str, n_aug_prompts: int, n_views: int,
                     norm_task: str, n_permutations: int, device: str = "cpu", dtype: str = "float32") -> list[Unit]:
@@ -103,7 +118,8 @@ def mid_layer_units(models: Sequence[str], tasks: Sequence[str], n_samples: int,
                   token_task=token_task, n_token_prompts=n_token_prompts, aug_task=aug_task,
                   n_aug_prompts=n_aug_prompts, n_views=n_views, norm_task=norm_task, n_permutations=n_permutations)
     read = tuple(dict.fromkeys([(t, n_samples) for t in tasks]))
-    return [Unit("mid_layer", mid_layer_model, m, params, tasks=read, device=device, dtype=dtype) for m in models]
+    return [Unit("mid_layer", mid_layer_model, m, params, tasks=read, device=device, dtype=dtype,
+                 prepare=_mid_layer_states) for m in models]
 
 
 @dataclass(frozen=True, eq=False)

@@ -42,11 +42,12 @@ class PanelProbe:
 
 def models_and_tasks_probe(model: LoadedModel, *, task: str, n_samples: int | None, pooling: str) -> PanelProbe:
     """The panel row of a model, its load time, and its per-layer mean cosine on ``task``."""
-    from lrd.engine.extract import extract
+    from lrd.engine.extract import extract_shared
     from lrd.metrics.cosine import mean_cosine_similarity
     from lrd.tables import per_layer
 
-    states = extract(model, load_task(task, n=n_samples).texts, pooling=pooling)
+    # the final-norm variant from the same pass: the mid-layer chapter scores these texts with it
+    states = extract_shared(model, load_task(task, n=n_samples).texts, pooling=pooling)
     return PanelProbe(model.summary(), model.load_seconds,
                       per_layer(mean_cosine_similarity(states), model=model.name, task=task, measurement="mean cosine"))
 

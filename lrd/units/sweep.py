@@ -178,7 +178,27 @@ def status(units: Sequence[Unit], root=None, *, build: bool = True) -> list[tupl
 #: Forward passes on one-thread workers are not faster than torch's threads in one process:
 #: every chapter's units on 2 workers (with Dask's malloc setting) took 3160 s against 2743 s
 #: serially (each decoder's removal sweeps about 905 s against 427 s and 441 s with 2 torch threads).
-SINGLE_THREADED = ("cayley_aggregation",)
+#: The mid-layer chapter's units joined them (its cross-fitted classifier and k-means fits per
+#: layer are single-threaded, half of its time in the cold eight-model book): their pooled
+#: states are extracted first, the token pass of ``token_task`` runs again on the worker.
+SINGLE_THREADED = ("mid_layer", "cayley_aggregation")
+#: Of those, the chapters whose units come in the panel's order, which ``lrd book`` reorders by
+#: :func:`largest_first`; the Cayley chapter lists its longest unit first itself.
+LARGEST_FIRST = ("mid_layer",)
+
+
+def largest_first(units: Sequence[Unit]) -> list[Unit]:
+    """``units`` with the models of the largest weights first (the bytes of an offline pack's
+    folder; a model not built here counts 0), in their order otherwise: on a few workers the
+    longest tasks start first and the short ones fill in after (longest processing time first)."""
+    from lrd.engine.packs import MODEL_PACKS
+
+    def size(model: str) -> int:
+        folder = MODEL_PACKS[model].path if model in MODEL_PACKS else None
+        return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) if folder and folder.is_dir() else 0
+
+    sizes = {m: size(m) for m in dict.fromkeys(u.model for u in units)}
+    return sorted(units, key=lambda u: -sizes[u.model])  # stable: equal sizes keep their order
 
 
 def default_workers(n_batches: int, *, memory_per_worker: float = 4e9) -> int:
