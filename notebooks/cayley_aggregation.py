@@ -92,6 +92,7 @@ memory_tokens = [8, 16, 32, 64]  # sequence lengths of the token-level graph
 n_boot = 2000  # bootstrap replicates of the largest-gain test
 device = "cpu"
 dtype = "bfloat16"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key. The precision section of the manual says what bfloat16 moves
+ablation_dtype = "float32"  # the ablation model's precision: in bfloat16 the mapping verdict, near its threshold, moved (manual: precision); one small model, cheap
 train_threads = 1  # torch threads while training the small aggregators (extraction keeps the default)
 results_dir = "results"
 
@@ -138,7 +139,7 @@ task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
 parts = cayley_aggregation_units(models, tasks, n_samples, methods, seeds, gnn_layers, max_epochs, patience,
                                  ablation_model, ablation_task, n_mappings, few_shot, few_shot_tasks,
                                  few_shot_methods, train_threads=train_threads, device=device,
-                                 dtype=dtype)
+                                 dtype=dtype, ablation_dtype=ablation_dtype)
 tables = cayley_tables(parts, {part: compute(units) for part, units in parts.items()})
 
 # %% [markdown]

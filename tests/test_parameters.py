@@ -454,7 +454,7 @@ def test_models_and_tasks_n_samples_is_type_checked(executed, capsys, value):
     import json
 
     assert main(["run", "models_and_tasks", "-p", "n_samples", json.dumps(value) if value != "ten" else value]) == 2
-    assert "'n_samples' expects an integer (default null)" in capsys.readouterr().err
+    assert f"'n_samples' expects an integer (default {book.default_parameters('models_and_tasks')['n_samples']})" in capsys.readouterr().err
     assert executed == []
     assert book.validate_parameters("models_and_tasks", {"n_samples": None})[0] == {"n_samples": None}  # the whole task
 

@@ -464,3 +464,19 @@ def test_largest_first_orders_units_by_the_size_of_their_model_s_weights(tmp_pat
             enumerate(["small", "unbuilt", "big", "/a/folder", "mid", "big"])]
     order = [(u.model, u.params["i"]) for u in largest_first(todo)]
     assert order == [("big", 2), ("big", 5), ("mid", 4), ("small", 0), ("unbuilt", 1), ("/a/folder", 3)]
+
+
+def test_the_ablation_model_computes_in_its_own_dtype(data_packs):
+    """The mapping verdict rests on the ablation unit alone and moved with bfloat16: its model
+    computes in ``ablation_dtype``, every other unit in ``dtype``."""
+    from lrd.units.cayley_aggregation import cayley_aggregation_units
+
+    def dtypes(**kw):
+        parts = cayley_aggregation_units(["minilm", "mpnet"], ["sst2"], 24, ["last"], [0], gnn_layers=1, max_epochs=2,
+                                         patience=2, ablation_model="mpnet", ablation_task="sst2", n_mappings=1,
+                                         few_shot=[2], few_shot_tasks=["sst2"], few_shot_methods=["last"], **kw)
+        return {part: {u.dtype for u in units} for part, units in parts.items()}
+
+    assert dtypes(dtype="bfloat16", ablation_dtype="float32") == {
+        "ablation": {"float32"}, "scores": {"bfloat16"}, "few_shot": {"bfloat16"}}
+    assert dtypes(dtype="bfloat16") == {"ablation": {"bfloat16"}, "scores": {"bfloat16"}, "few_shot": {"bfloat16"}}

@@ -245,6 +245,7 @@ RULES: dict[str, dict[str, Rule]] = {
     "cayley_aggregation": {
         "device": DEVICE,
         "dtype": DTYPE,
+        "ablation_dtype": DTYPE,
         "models": MODELS,
         "tasks": Rule("the aggregators are trained on labelled texts or, for STS, scored pairs", non_empty=True,
                       task_types=LABELLED_TEXTS + ("sts",)),

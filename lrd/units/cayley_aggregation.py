@@ -152,10 +152,11 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
                              ablation_model: str, ablation_task: str, n_mappings: int, few_shot: Sequence[int],
                              few_shot_tasks: Sequence[str], few_shot_methods: Sequence[str],
                              train_threads: int | None = 1, device: str = "cpu",
-                             dtype: str = "float32") -> dict[str, list[Unit]]:
+                             dtype: str = "float32", ablation_dtype: str | None = None) -> dict[str, list[Unit]]:
     """The chapter's units by part: ``"scores"`` one per (model, task); ``"ablation"`` (at most
-    one) on the ablation model and task, when both are in the panel; ``"few_shot"`` one per
-    (model, few-shot task in the panel): the few-shot claim is tested with the model as unit."""
+    one) on the ablation model and task, when both are in the panel, its model computing in
+    ``ablation_dtype`` (None: ``dtype``); ``"few_shot"`` one per (model, few-shot task in the
+    panel): the few-shot claim is tested with the model as unit."""
     train = dict(seeds=list(seeds), gnn_layers=gnn_layers, max_epochs=max_epochs, patience=patience,
                  train_threads=train_threads)
 
@@ -168,7 +169,7 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
               for m in models for t in tasks]
     ablation = [Unit("cayley_aggregation", cayley_ablation, ablation_model,
                      dict(task=ablation_task, n_samples=n_samples, n_mappings=n_mappings, **train),
-                     tasks=spec(ablation_task), device=device, dtype=dtype,
+                     tasks=spec(ablation_task), device=device, dtype=ablation_dtype or dtype,
                      prepare=_fusion_states)
                 for _ in [0] if ablation_model in models and ablation_task in tasks]
     shots = [Unit("cayley_aggregation", cayley_few_shot, m,
