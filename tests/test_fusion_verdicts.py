@@ -431,3 +431,21 @@ def test_power_is_computed_at_the_paper_s_own_table_effect():
     assert perf.power is not None and perf.power <= 0.05 and "-0.5" in perf.power_label
     fc = judge_fc(scores_table({"best": [0.02] * 8, "elmo": [0.02] * 8}, method="fc"), existing=("best", "elmo"))
     assert fc.power == 1.0 and "not included: Weighted (ELMo)" in fc.power_label
+
+
+def test_the_power_simulation_draws_each_cell_s_difference_from_the_paper_s_table():
+    """ilse.fc/cayley_performance/baselines: the power is simulated at the paper's Table 1 as it
+    stands, cell by cell (15 cells a pair); the mean of those cells is the paper's mean difference."""
+    from lrd.verdicts.fusion import _simulate_paper_effect, paper_cell_differences, paper_mean_difference
+
+    cells = paper_cell_differences("cayley", "fc")
+    assert len(cells) == 15 and cells.mean() == pytest.approx(paper_mean_difference("cayley", "fc"))
+    assert len(paper_cell_differences("fc", "elmo")) == 0  # ELMo is not in Table 1
+    scores = _simulate_paper_effect(np.random.default_rng(0), ("cayley", "fc", "elmo"), n_seeds=400)["scores"]
+    wide = scores.groupby(["model", "task", "method"])["score"].mean().unstack("method")
+    drawn = (wide["cayley"] - wide["fc"]).to_numpy()
+    # with 400 seeds of noise 0.03 a cell mean is within 0.01 of its level: every drawn difference is a paper cell
+    assert np.abs(drawn[:, None] - cells[None, :]).min(axis=1).max() < 0.01
+    stand_in = (wide["cayley"] - wide["elmo"]).to_numpy()  # ELMo drawn as the best layer
+    best = paper_cell_differences("cayley", "best")
+    assert np.abs(stand_in[:, None] - best[None, :]).min(axis=1).max() < 0.01

@@ -915,6 +915,33 @@ def _simulate_methods(rng: np.random.Generator, methods: Sequence[str]) -> dict:
     return {"scores": _exchangeable_scores(rng, methods)}
 
 
+def paper_cell_differences(method: str, reference: str,
+                           table: dict[str, dict[str, dict[str, float]]] = ILSE_TABLE_ROWS) -> np.ndarray:
+    """``method - reference`` in every cell of the paper's Table 1 (3 models x 5 tasks), as
+    fractions; empty where the table lacks either (:func:`paper_mean_difference` is their mean)."""
+    return np.array([rows[method][t] - rows[reference][t] for rows in table.values()
+                     if method in rows and reference in rows for t in rows[method]]) / _POINTS
+
+
+#: Methods the paper's Table 1 lacks, drawn in the power simulations as the method named here.
+PAPER_STAND_INS = {"elmo": "best"}
+
+
+def _simulate_paper_effect(rng: np.random.Generator, methods: Sequence[str], *, n_models: int = 8,
+                           n_tasks: int = 3, n_seeds: int = 3) -> dict:
+    """The paper's effect as its Table 1 shows it: in every (model, task) cell, each other method's
+    score is ``methods[0]``'s minus a difference drawn from the paper's 15 cells of that pair
+    (:func:`paper_cell_differences`; a method not in the table as its :data:`PAPER_STAND_INS`),
+    with the null simulation's cell levels and seed noise."""
+    level = rng.uniform(0.5, 0.9, size=(n_models, n_tasks))
+    first, frames = methods[0], []
+    for m in methods:
+        cells = paper_cell_differences(first, PAPER_STAND_INS.get(m, m)) if m != first else np.zeros(1)
+        frames.append(_exchangeable_scores(rng, [m], level=level - rng.choice(cells, size=level.shape),
+                                           n_seeds=n_seeds))
+    return {"scores": pd.concat(frames, ignore_index=True)}
+
+
 def _simulate_few_shot(rng: np.random.Generator) -> dict:
     """Cayley at 8, 16 and 32 shots on the same level as full-data DWAtt and Last (the null's edge)."""
     level = rng.uniform(0.5, 0.9, size=(8, 2))
@@ -950,11 +977,20 @@ def _simulate_mapping(rng, *, n_mappings: int = 20, n_seeds: int = 3, std: float
 
 
 _METHODS_PANEL = "8 models x 3 tasks x 3 seeds, methods exchangeable within each model-task cell"
-FC_NULL = NullModel(partial(_simulate_methods, methods=("fc", *EXISTING_APPROACHES)), judge_fc, _METHODS_PANEL)
-CAYLEY_PERFORMANCE_NULL = NullModel(partial(_simulate_methods, methods=("cayley", "fc")), judge_cayley_performance,
-                                    _METHODS_PANEL)
-BASELINES_NULL = NullModel(partial(_simulate_methods, methods=("cayley", *PAPER_BASELINES)), judge_baselines,
-                           _METHODS_PANEL)
+_EDGE_PANEL = "the same: exchangeable methods (every difference exactly 0) are the edge of 'above'"
+_PAPER_PANEL = ("8 models x 3 tasks x 3 seeds, each cell's differences drawn from the paper's Table 1 cells of the "
+                "pair (3 models x 5 tasks; ELMo, not in the table, as the best layer)")
+
+
+def _methods_null(methods: Sequence[str], judge) -> NullModel:
+    null = partial(_simulate_methods, methods=tuple(methods))
+    return NullModel(null, judge, _METHODS_PANEL, effect=null, effect_panel=_EDGE_PANEL,
+                     power_effect=partial(_simulate_paper_effect, methods=tuple(methods)))
+
+
+FC_NULL = _methods_null(("fc", *EXISTING_APPROACHES), judge_fc)
+CAYLEY_PERFORMANCE_NULL = _methods_null(("cayley", "fc"), judge_cayley_performance)
+BASELINES_NULL = _methods_null(("cayley", *PAPER_BASELINES), judge_baselines)
 FEW_SHOT_NULL = NullModel(_simulate_few_shot, judge_few_shot,
                           "8 models x 2 tasks x 3 seeds, Cayley at 8/16/32 shots exchangeable with full-data DWAtt "
                           "and Last within each cell")
