@@ -1007,7 +1007,9 @@ def _simulate_pruning(rng: np.random.Generator) -> dict:
 #: Registered in :data:`lrd.verdicts.calibration.NULL_MODELS`.
 CORRELATION_NULL = NullModel(_simulate_correlation, judge_correlation,
                              f"2 decoders x 1 task, {_SIM_LAYERS} blocks, {_SIM_ITEMS} items; decoder a at r = "
-                             f"{STRONG_CORRELATION} exactly, b at 0.1 (least favourable)")
+                             f"{STRONG_CORRELATION} exactly, b at 0.1 (least favourable)",
+                             effect=_simulate_correlation,
+                             effect_panel=f"the same: r exactly {STRONG_CORRELATION} is also the edge of 'weak or moderate'")
 MISESTIMATE_NULL = NullModel(_simulate_misestimate, judge_misestimate,
                              f"2 decoders x 1 task, 20 blocks, {_SIM_ITEMS} items; decoder a's true share 75%, 10.5 "
                              f"points below unrelated rankings' 85.5% (the null's edge), b unrelated",
@@ -1018,4 +1020,5 @@ DATASET_NULL = NullModel(_simulate_dataset, judge_dataset,
                          f"1 decoder x 2 tasks of different difficulty, {_SIM_LAYERS} blocks, {_SIM_ITEMS} items; "
                          f"drops proportional between the tasks")
 PRUNING_NULL = NullModel(_simulate_pruning, judge_pruning,
-                         "8 models x 3 budgets, the two rules exchangeable within each model")
+                         "8 models x 3 budgets, the two rules exchangeable within each model", effect=_simulate_pruning,
+                         effect_panel="the same: exchangeable rules are also the edge of 'beats'")

@@ -555,9 +555,15 @@ def _scores_panel(rng: np.random.Generator, n_encoders: int, n_decoders: int, n_
     return frame.assign(**{m: rng.normal(size=len(frame)) for m in measures})
 
 
+def _simulate_architecture(rng: np.random.Generator) -> dict:
+    """The kinds exchangeable: no LRD score separates them (the null's edge, and the claim's)."""
+    return {"scores": _scores_panel(rng, 4, 4, 3, LRD_SCORES)}
+
+
 ARCHITECTURE_NULL = NullModel(
-    lambda rng: {"scores": _scores_panel(rng, 4, 4, 3, LRD_SCORES)}, architecture_verdict,
-    "4 encoders and 4 decoders x 3 tasks, 5 LRD scores i.i.d. (kinds exchangeable)")
+    _simulate_architecture, architecture_verdict,
+    "4 encoders and 4 decoders x 3 tasks, 5 LRD scores i.i.d. (kinds exchangeable)", effect=_simulate_architecture,
+    effect_panel="the same: kinds exchangeable are also the edge of 'separates' (a separation of 0+)")
 
 def _simulate_final_layer(rng: np.random.Generator) -> dict:
     """Every measure shifted alike by kind (LRD and final-layer measures exchangeable): the kinds
@@ -599,7 +605,8 @@ TASK_NULL = NullModel(
     _simulate_task_edge, task_verdict,
     "4 encoders and 4 decoders x 3 tasks: the tasks move the 2 final-layer statistics, the 2 rank-free LRD scores "
     "follow them (a model effect, a mix of the final-layer statistics, noise): task differences the final layer "
-    "already shows")
+    "already shows", effect=_simulate_task_edge,
+    effect_panel="the same: task differences exactly those the final layer shows are also the edge of 'beyond it'")
 
 
 @functools.lru_cache(maxsize=None)
@@ -640,4 +647,5 @@ def _redundancy_boundary(rng: np.random.Generator, n_models: int = 8, n_tasks: i
 
 COMPLEMENTARITY_NULL = NullModel(
     _redundancy_boundary, complementarity_verdict,
-    "8 models x 3 tasks x 12 transitions; Frenet and NRS curves at mean |rho| = 0.9 (the margin), GFMI unrelated")
+    "8 models x 3 tasks x 12 transitions; Frenet and NRS curves at mean |rho| = 0.9 (the margin), GFMI unrelated",
+    effect=_redundancy_boundary, effect_panel="the same: |rho| exactly at the margin is also the edge of 'complementary'")

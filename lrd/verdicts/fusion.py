@@ -993,7 +993,9 @@ CAYLEY_PERFORMANCE_NULL = _methods_null(("cayley", "fc"), judge_cayley_performan
 BASELINES_NULL = _methods_null(("cayley", *PAPER_BASELINES), judge_baselines)
 FEW_SHOT_NULL = NullModel(_simulate_few_shot, judge_few_shot,
                           "8 models x 2 tasks x 3 seeds, Cayley at 8/16/32 shots exchangeable with full-data DWAtt "
-                          "and Last within each cell")
+                          "and Last within each cell", effect=_simulate_few_shot,
+                          effect_panel="the same: few shots exchangeable with the full-data references are also the "
+                                       "edge of 'exceed'")
 GAIN_NULL = NullModel(_simulate_gain, judge_gain,
                       "5 models x 2 tasks x 3 seeds x 100 items, every cell's true gain exactly 40 points, 200 "
                       "bootstrap replicates", effect=_simulate_gain,

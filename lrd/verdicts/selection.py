@@ -478,7 +478,8 @@ SELECTION_NULL = NullModel(
     effect_panel=f"{_N_SIM} models (half encoders), every score = downstream + 2 sd noise (weakly positive)")
 STRONGEST_NULL = NullModel(
     _simulate_strongest, judge_selection_strongest,
-    f"{_N_SIM} models, 3 scores equally related to the downstream score (d_0L exchangeable with the others)")
+    f"{_N_SIM} models, 3 scores equally related to the downstream score (d_0L exchangeable with the others)",
+    effect=_simulate_strongest, effect_panel="the same: d_0L exchangeable with the others is also the edge of 'strongest'")
 SELECTION_LLM_NULL = NullModel(
     _simulate_selection_llm, judge_selection_llm,
     f"{_N_SIM} decoders, 2 scores tracking the downstream score, 1 unrelated (least favourable)",
