@@ -542,6 +542,11 @@ def _boundary(rng: np.random.Generator, parts: Sequence[dict]) -> dict:
     return {"changes": _simulate_changes(rng, parts[int(rng.integers(len(parts)))])}
 
 
+def _edge(shift: Mapping[tuple[str, float], float]):
+    """A simulation of the claim at its edge for a contradiction: the rules shifted by ``shift``."""
+    return lambda rng: {"changes": _simulate_changes(rng, shift)}
+
+
 _FAR = 0.3  # a shift that makes a part of the claim hold on every simulated panel
 _M = DEFAULT_MARGIN
 _HEAVY = (0.15, 0.20)
@@ -557,23 +562,31 @@ GFMI_ONLY_NULL = NullModel(
         for other in ("Frenet (velocity)", "NRS") for b in _HEAVY]), judge_pruning_gfmi_only,
     f"{_N_MODELS} models x {len(_TASKS)} tasks, random with {_SEEDS} seeds; one part of the claim at its null "
     f"boundary (drawn): GFMI no different from random at 15% or 20%, or Frenet or NRS beating it by exactly the "
-    f"margin +{_M}; the other parts far from theirs")
+    f"margin +{_M}; the other parts far from theirs",
+    effect=_edge({("GFMI", b): _M for b in _HEAVY} | {(r, b): 0.0 for r in ("Frenet (velocity)", "NRS") for b in _HEAVY}),
+    effect_panel=f"the claim at its edge: GFMI beating random by exactly the margin +{_M} at 15% and 20%, Frenet and "
+                 f"NRS no different from random there")
 GFMI_MEDIAN_NULL = NullModel(
     lambda rng: _boundary(rng, [
         {("GFMI", o): _FAR for o in _BUDGETS} | {(r, o): (_FAR if (r, o) == (other, b) else 0.0)
                                                 for r in ("Frenet (velocity)", "NRS") for o in _BUDGETS}
         for other in ("Frenet (velocity)", "NRS") for b in _BUDGETS]), judge_pruning_gfmi_median,
     f"{_N_MODELS} models x {len(_TASKS)} tasks; GFMI exchangeable with one other rule at one budget (drawn), far "
-    f"above both elsewhere")
+    f"above both elsewhere", effect=_edge({}),
+    effect_panel="the claim at its edge: GFMI exchangeable with the other rules at every budget")
 FRENET_NULL = NullModel(
     lambda rng: _boundary(rng, [
         {("Frenet (velocity)", b): -_FAR for b in _BUDGETS[1:]},  # Frenet = random at the lightest budget
         {("Frenet (velocity)", _BUDGETS[0]): _FAR} | {("Frenet (velocity)", b): _M for b in _BUDGETS[1:]},
     ]), judge_pruning_frenet,
     f"{_N_MODELS} models x {len(_TASKS)} tasks; half the panels Frenet no different from random at 5%, half far "
-    f"above it at 5% and at the margin +{_M} at 10-20%")
+    f"above it at 5% and at the margin +{_M} at 10-20%",
+    effect=_edge({("Frenet (velocity)", _BUDGETS[0]): _M}),
+    effect_panel=f"the claim at its edge: Frenet beating random by exactly the margin +{_M} at 5%, no different from "
+                 f"it at 10-20%")
 NRS_NULL = NullModel(
     lambda rng: _boundary(rng, [{("NRS", o): (_M if o == b else -_FAR) for o in _BUDGETS} for b in _BUDGETS]),
     judge_pruning_nrs,
     f"{_N_MODELS} models x {len(_TASKS)} tasks; NRS beats random by exactly the margin +{_M} at one budget (drawn), "
-    f"far below it at the others")
+    f"far below it at the others", effect=_edge({}),
+    effect_panel="the claim at its edge: NRS no different from random at every budget")
