@@ -38,3 +38,31 @@ def test_bad_input():
         augment_views(TEXTS, 0)
     with pytest.raises(ValueError, match="non-empty"):
         augment_views(["ok", ""], 2)
+
+
+def test_views_do_not_depend_on_other_threads_drawing_from_the_global_generators():
+    """In a Dask worker the event loop draws from ``random`` while nlpaug augments, so the same
+    seed gave other views there than in a plain run (the mid-layer chapter then embedded its
+    views twice, and its invariance metrics depended on where the unit ran). The views are now
+    drawn from private generators: the same with another thread drawing all the while."""
+    import threading
+
+    from lrd.engine.augment import _augment_views
+
+    texts = tuple(f"headline number {i} about a rather long topic" for i in range(12))
+    quiet = _augment_views.__wrapped__(texts, 8, 3)
+    stop = threading.Event()
+
+    def draw():
+        while not stop.is_set():
+            random.random()
+            np.random.random()
+
+    other = threading.Thread(target=draw)
+    other.start()
+    try:
+        busy = _augment_views.__wrapped__(texts, 8, 3)
+    finally:
+        stop.set()
+        other.join()
+    assert busy == quiet

@@ -14,6 +14,7 @@ Skean et al., "Layer by Layer", ICML 2025, Section 3 and the code OFSkean/inform
 from __future__ import annotations
 
 import random
+import threading
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Iterator, Sequence
@@ -21,17 +22,37 @@ from typing import Iterator, Sequence
 import numpy as np
 
 
+class _NumpyWithOwnRandom:
+    """``numpy`` as an nlpaug module sees it, with ``random`` a private generator."""
+
+    def __init__(self, rng: np.random.RandomState):
+        self.random = rng
+
+    def __getattr__(self, name: str):
+        return getattr(np, name)
+
+
+_SEEDED = threading.Lock()
+
+
 @contextmanager
 def seeded(seed: int) -> Iterator[None]:
-    """Seed Python's and NumPy's global generators (nlpaug draws from both), then restore them."""
-    py_state, np_state = random.getstate(), np.random.get_state()
-    random.seed(seed)
-    np.random.seed(seed)
-    try:
-        yield
-    finally:
-        random.setstate(py_state)
-        np.random.set_state(np_state)
+    """nlpaug draws from the ``random`` and ``numpy.random`` modules' global generators, which
+    other threads of the process (a Dask worker's event loop, for one) draw from too, so the
+    same seed gave other views in a worker than in a plain run. Inside this block nlpaug's
+    modules draw from private generators seeded with ``seed`` instead (the same streams as
+    ``random.seed(seed)`` and ``numpy.random.seed(seed)`` give), whatever other threads do."""
+    import nlpaug.base_augmenter as base
+    import nlpaug.model.base_model as model
+
+    own_random, own_numpy = random.Random(seed), _NumpyWithOwnRandom(np.random.RandomState(seed))
+    with _SEEDED:
+        kept = base.random, base.np, model.np
+        base.random, base.np, model.np = own_random, own_numpy, own_numpy
+        try:
+            yield
+        finally:
+            base.random, base.np, model.np = kept
 
 
 def _augmenter():
