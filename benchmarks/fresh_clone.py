@@ -142,7 +142,8 @@ def machine() -> dict[str, str]:
         found = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip().splitlines()
         gpu = "; ".join(found) or gpu
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
-    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "cpu": cpu, "cores": str(os.cpu_count()),
+    now = datetime.now(timezone.utc)
+    return {"date": now.strftime("%Y-%m-%d"), "time": now.strftime("%H:%M"), "cpu": cpu, "cores": str(os.cpu_count()),
             "memory": memory or "unknown", "gpu": gpu, "os": platform.platform(), "load": load}
 
 
@@ -195,9 +196,10 @@ def from_record(record: dict) -> tuple[list[Outcome], dict[str, str], str, str]:
 
 
 def records(folder: Path = RECORDS) -> list[dict]:
-    """Every kept measurement, newest first (by date, then file name)."""
+    """Every kept measurement, newest first (by date and UTC start time, older records without a
+    time first on their day, then file name)."""
     found = [json.loads(p.read_text()) | {"file": p.name} for p in sorted(folder.glob("*.json"))]
-    return sorted(found, key=lambda r: (r["info"]["date"], r["file"]), reverse=True)
+    return sorted(found, key=lambda r: (r["info"]["date"], r["info"].get("time", ""), r["file"]), reverse=True)
 
 
 def newest(step: str, kept: list[dict]) -> tuple[dict, dict] | None:

@@ -97,6 +97,13 @@ def test_a_kept_measurement_prints_as_it_was_printed(fresh_clone, tmp_path):
     (tmp_path / "2026-11-30-0ld0ld0.json").write_text(json.dumps(older))
     kept = fresh_clone.records(tmp_path)
     assert [r["commit"] for r in kept] == ["abc1234", "0ld0ld0"]  # newest first
+    for name, commit, time in [("2026-12-02-fff0001.json", "fff0001", "09:00"), ("2026-12-02-0000002.json", "0000002",
+                                                                                   "17:30")]:
+        (tmp_path / name).write_text(json.dumps({**record, "info": {**info, "time": time}, "commit": commit}))
+    same_day = [r["commit"] for r in fresh_clone.records(tmp_path)]
+    assert same_day[:3] == ["0000002", "fff0001", "abc1234"]  # by start time on a day, not by file name
+    for name in ("2026-12-02-fff0001.json", "2026-12-02-0000002.json"):
+        (tmp_path / name).unlink()
     block = fresh_clone.readme_block(kept)
     assert "- `make book` (every chapter at its defaults, empty caches): 2312 s (38.5 min) in a fresh clone " \
            "after" in block and "at commit abc1234" in block and "not measured again" not in block

@@ -129,4 +129,4 @@ def test_findings_sentences_count_every_outcome_per_paper():
     assert text[1] == "By paper: Jiang et al. 2026: 1 contradicted, 1 not testable; Skean et al. 2025: 1 reproduced, 1 not testable."
     assert text[2] == "Reproduced: *x* (Skean et al. 2025, p = 0.01)."
     assert "for 1, the model is the unit" in text[-1] and "smallest attainable p 0.25" in text[-1]
-    assert "1 need models or data the offline panel lacks" in text[-1]
+    assert "1 needs models or data the offline panel lacks" in text[-1]

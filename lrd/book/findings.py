@@ -102,7 +102,8 @@ def undecided_reason(records: list[dict], n_models: int | None = None) -> str:
         parts.append(f"for {len(bound)}, the model is the unit of the test and {panel} (fewer in the groups a claim "
                      f"compares) cannot reach p ≤ 0.05 whatever the data (smallest attainable p {span})")
     if absent:
-        parts.append(f"{len(absent)} need models or data the offline panel lacks or has too few of")
+        verb = "needs" if len(absent) == 1 else "need"
+        parts.append(f"{len(absent)} {verb} models or data the offline panel lacks or has too few of")
     if weak:
         parts.append(f"{len(weak)} {'was' if len(weak) == 1 else 'were'} testable here and came out inconclusive")
     return "The panel cannot decide the rest: " + "; ".join(parts) + "."
