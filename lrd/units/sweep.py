@@ -180,7 +180,9 @@ def status(units: Sequence[Unit], root=None, *, build: bool = True) -> list[tupl
 #: serially (each decoder's removal sweeps about 905 s against 427 s and 441 s with 2 torch threads).
 #: The mid-layer chapter's units joined them (its cross-fitted classifier and k-means fits per
 #: layer are single-threaded, half of its time in the cold eight-model book): their pooled
-#: states are extracted first, the token pass of ``token_task`` runs again on the worker.
+#: states are extracted first, the token pass of ``token_task`` runs again on the worker. In the
+#: cold eight-model book (2026-12-03, 31e1fae) the chapter took 950 s against 1012 s before: two workers on this
+#: 2-vCPU machine give far less than twice one's throughput, and each loads its models again.
 SINGLE_THREADED = ("mid_layer", "cayley_aggregation")
 #: Of those, the chapters whose units come in the panel's order, which ``lrd book`` reorders by
 #: :func:`largest_first`; the Cayley chapter lists its longest unit first itself.
