@@ -370,3 +370,26 @@ def test_mteb_scorer_is_the_mid_layer_evaluation_of_one_layer():
     noise = rng.standard_normal((80, 6))
     assert mteb_score(noise, task) == pytest.approx(evaluate_layers(noise[None], task)[0])
     assert mteb_score(noise, task) < 0.8
+
+
+def test_the_dataset_null_sits_at_the_margin_of_the_same_relevance(monkeypatch):
+    """cosine.dataset is reproduced when the corrected between-task correlation is below
+    SAME_RELEVANCE; its least favourable null, and the claim's edge, is a true correlation of
+    exactly that margin (the old null, proportional drops, sat at 1, far inside the null)."""
+    from lrd.verdicts import agreement
+    from lrd.verdicts.calibration import null_model
+
+    seen = {}
+
+    def capture(rng, cosine, drops, intact=None):
+        seen.update(drops=drops, intact=intact)
+        raise StopIteration
+
+    monkeypatch.setattr(agreement, "_sim_replicates", capture)
+    model = null_model("cosine.dataset")
+    assert model.effect is model.simulate
+    with pytest.raises(StopIteration):
+        model.simulate(np.random.default_rng(0))
+    first, second = seen["drops"][("a", "t1")], seen["drops"][("a", "t2")]
+    assert np.corrcoef(first, second)[0, 1] == pytest.approx(agreement.SAME_RELEVANCE, abs=1e-12)
+    assert second.min() == pytest.approx(0.0) and (second / seen["intact"][("a", "t2")]).max() <= 1
