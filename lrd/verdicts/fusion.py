@@ -286,9 +286,16 @@ def paper_mean_difference(method: str, reference: str,
     >>> paper_mean_difference("fc", "elmo") is None                # ELMo is not in Table 1
     True
     """
-    cells = [(rows[method][t], rows[reference][t]) for rows in table.values()
-             if method in rows and reference in rows for t in rows[method]]
-    return float(np.mean([a - b for a, b in cells])) / _POINTS if cells else None
+    cells = paper_cell_differences(method, reference, table)
+    return float(cells.mean()) if len(cells) else None
+
+
+def paper_cell_differences(method: str, reference: str,
+                           table: dict[str, dict[str, dict[str, float]]] = ILSE_TABLE_ROWS) -> np.ndarray:
+    """``method - reference`` in every cell of the paper's Table 1 (3 models x 5 tasks), as
+    fractions; empty where the table lacks either (:func:`paper_mean_difference` is their mean)."""
+    return np.array([rows[method][t] - rows[reference][t] for rows in table.values()
+                     if method in rows and reference in rows for t in rows[method]]) / _POINTS
 
 
 def _power_fields(values: dict[str, np.ndarray], paper: dict[str, float | None]) -> dict:
@@ -915,14 +922,6 @@ def _simulate_methods(rng: np.random.Generator, methods: Sequence[str]) -> dict:
     return {"scores": _exchangeable_scores(rng, methods)}
 
 
-def paper_cell_differences(method: str, reference: str,
-                           table: dict[str, dict[str, dict[str, float]]] = ILSE_TABLE_ROWS) -> np.ndarray:
-    """``method - reference`` in every cell of the paper's Table 1 (3 models x 5 tasks), as
-    fractions; empty where the table lacks either (:func:`paper_mean_difference` is their mean)."""
-    return np.array([rows[method][t] - rows[reference][t] for rows in table.values()
-                     if method in rows and reference in rows for t in rows[method]]) / _POINTS
-
-
 #: Methods the paper's Table 1 lacks, drawn in the power simulations as the method named here.
 PAPER_STAND_INS = {"elmo": "best"}
 
@@ -978,8 +977,6 @@ def _simulate_mapping(rng, *, n_mappings: int = 20, n_seeds: int = 3, std: float
 
 _METHODS_PANEL = "8 models x 3 tasks x 3 seeds, methods exchangeable within each model-task cell"
 _EDGE_PANEL = "the same: exchangeable methods (every difference exactly 0) are the edge of 'above'"
-_PAPER_PANEL = ("8 models x 3 tasks x 3 seeds, each cell's differences drawn from the paper's Table 1 cells of the "
-                "pair (3 models x 5 tasks; ELMo, not in the table, as the best layer)")
 
 
 def _methods_null(methods: Sequence[str], judge) -> NullModel:
