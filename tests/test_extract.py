@@ -166,7 +166,7 @@ def _stub(model_type="bert", positions=512, pad=0, tokenizer_limit=int(1e30)):
     from types import SimpleNamespace
 
     config = SimpleNamespace(model_type=model_type, max_position_embeddings=positions, pad_token_id=pad)
-    return SimpleNamespace(name="stub", model=SimpleNamespace(config=config),
+    return SimpleNamespace(name="stub", config=config, model=SimpleNamespace(config=config),
                            tokenizer=SimpleNamespace(model_max_length=tokenizer_limit))
 
 

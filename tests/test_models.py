@@ -173,3 +173,61 @@ def test_suggestion_only_for_close_names():
 
     assert suggest("minilmx", ["minilm", "mpnet"]) == " Did you mean 'minilm'?"
     assert suggest("bert-base-uncased", ["minilm", "mpnet"]) == ""
+
+
+# --------------------------------------------------------------------------------------------
+# Deferred weights (load_model(..., lazy=True)): what a cached unit needs, without the weights
+
+
+@pytest.mark.parametrize("which", ["tiny_encoder_dir", "tiny_decoder_dir"])
+def test_lazy_model_knows_everything_but_the_weights_and_reads_them_on_first_use(which, request):
+    import torch
+
+    from lrd.engine.models import load_model
+
+    folder = str(request.getfixturevalue(which))
+    eager, lazy = load_model(folder), load_model(folder, lazy=True)
+    assert "model" not in vars(lazy)  # nothing read yet
+    for attr in ("fingerprint", "n_params", "n_layers", "hidden_size", "kind", "model_type", "source"):
+        assert getattr(lazy, attr) == getattr(eager, attr), attr
+    assert lazy.model_kind == eager.model_kind
+    assert lazy.has_final_norm == (eager.final_norm is not None) == (which == "tiny_decoder_dir")
+    assert lazy.config.to_dict() == eager.config.to_dict()
+    assert "model" not in vars(lazy)
+    lazy.model  # noqa: B018  (the first use reads the weights)
+    assert "model" in vars(lazy) and not lazy.model.training
+    for (n1, t1), (n2, t2) in zip(eager.model.state_dict().items(), lazy.model.state_dict().items()):
+        assert n1 == n2 and torch.equal(t1, t2)
+    assert lazy.blocks is lazy.blocks and len(lazy.blocks) == eager.n_layers
+
+
+def test_lazy_model_serves_cached_states_without_reading_its_weights(tiny_decoder_dir, lrd_home):
+    from lrd.engine.extract import extract
+    from lrd.engine.models import load_model
+
+    texts = ["a cat sat", "the dog ran far"]
+    first = load_model(str(tiny_decoder_dir), lazy=True)
+    computed = extract(first, texts, progress=False)  # not cached: the weights are read
+    normed = extract(first, texts, progress=False, final_norm=True)
+    assert "model" in vars(first)
+    second = load_model(str(tiny_decoder_dir), lazy=True)
+    again = extract(second, texts, progress=False)
+    np.testing.assert_array_equal(again, computed)
+    np.testing.assert_array_equal(extract(second, texts, progress=False, final_norm=True), normed)
+    assert "model" not in vars(second)  # served from the cache, weights never read
+    with pytest.raises(AttributeError, match="no attribute 'weights'"):
+        second.weights  # noqa: B018  (other missing attributes stay errors)
+
+
+def test_parameter_count_on_meta_counts_tied_weights_once(tiny_decoder_dir):
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from lrd.engine.models import parameter_count
+
+    config = AutoConfig.from_pretrained(tiny_decoder_dir)
+    for tie in (False, True):
+        config.tie_word_embeddings = tie
+        built = AutoModelForCausalLM.from_config(config)
+        assert parameter_count(AutoModelForCausalLM, config) == sum(p.numel() for p in built.parameters())
+    untied = parameter_count(AutoModelForCausalLM, config.__class__(**{**config.to_dict(), "tie_word_embeddings": False}))
+    assert untied - parameter_count(AutoModelForCausalLM, config) == config.vocab_size * config.hidden_size

@@ -415,6 +415,10 @@ def test_prepared_cayley_units_train_without_a_forward_pass_and_per_unit_workers
     assert prepare_units(todo) == 3
     with monkeypatch.context() as m:  # everything the units extract is now cached
         m.setattr("lrd.engine.extract._run", lambda *a, **k: pytest.fail("a prepared unit ran the model"))
+        from transformers import AutoModel
+
+        # ... so their workers do not even read the weights (the slot loads lazily)
+        m.setattr(AutoModel, "from_pretrained", lambda *a, **k: pytest.fail("a prepared unit read the weights"))
         serial = compute(todo, root=tmp_path / "serial")
     outcomes = sweep(todo, client=client, root=tmp_path / "swept", threads=1, progress=False, per_unit=True)
     assert [o.status for o in outcomes] == ["computed"] * 3

@@ -59,7 +59,7 @@ def max_input_length(model: LoadedModel) -> int | None:
     RoBERTa-style models) and its tokenizer's ``model_max_length``, each when it is sane
     (positive and below a million; tokenizers without a limit report ``1e30``).
     """
-    cfg = model.model.config
+    cfg = model.config
     cfg = getattr(cfg, "text_config", None) or cfg
     limits = []
     positions = getattr(cfg, "max_position_embeddings", None)
@@ -340,7 +340,7 @@ def _variant(model: LoadedModel, variant) -> tuple[str, bool]:
     pooling, final_norm = variant.get("pooling", "mean"), bool(variant.get("final_norm", False))
     if pooling not in POOLINGS:
         raise ValueError(f"unknown pooling {pooling!r}; choose one of {POOLINGS}")
-    if final_norm and model.final_norm is None:
+    if final_norm and not model.has_final_norm:
         raise ValueError(f"{model.name} has no final norm (encoders have none); use final_norm=False")
     return pooling, final_norm
 
@@ -493,5 +493,5 @@ def extract_shared(model: LoadedModel, texts: Sequence[str], pooling: str = "mea
     pooling, **options)``.
     """
     variants = [{"pooling": pooling}] + ([{"pooling": pooling, "final_norm": True}]
-                                         if model.final_norm is not None else [])
+                                         if model.has_final_norm else [])
     return extract_variants(model, texts, variants, **options)[0]

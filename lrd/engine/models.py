@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from lrd.engine import packs as assets
 from lrd.engine.cache import stable_json
@@ -250,9 +250,15 @@ class LoadedModel:
     source : str
         Folder or hub id passed to ``from_pretrained``.
     load_seconds : float
-        Wall time of loading (weights and tokenizer).
+        Wall time of loading (weights and tokenizer; for a deferred model, what has been read so far).
     fingerprint : str
         Content hash of config and weights; keys the hidden-state cache.
+    config : transformers.PretrainedConfig
+        The model's config (known before its weights: ``load_model(..., lazy=True)``).
+
+    A model loaded with ``lazy=True`` reads its weights the first time ``model`` is used (a
+    forward pass, its blocks, ``summary()``); everything else is known from its folder. A unit
+    whose forward passes are cached never reads them.
     """
 
     name: str
@@ -268,7 +274,28 @@ class LoadedModel:
     fingerprint: str
     model_type: str = ""
     info: dict = field(default_factory=dict)
+    config: Any = None
     _anatomy: tuple | None = field(default=None, repr=False, compare=False)
+    _read_weights: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.config is None and self.model is not None:
+            self.config = self.model.config
+        if self.model is None:
+            if self._read_weights is None:
+                raise ValueError("LoadedModel needs its model, or a function that reads its weights (_read_weights)")
+            del self.model  # read on first use (__getattr__)
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached when normal lookup fails: ``model`` of a deferred model not yet read
+        read = self.__dict__.get("_read_weights")
+        if name != "model" or read is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        t0 = time.perf_counter()
+        self.model = read()
+        self._read_weights = None
+        self.load_seconds += time.perf_counter() - t0
+        return self.model
 
     @property
     def anatomy(self) -> dict[str, str | None]:
@@ -287,18 +314,31 @@ class LoadedModel:
     def model_kind(self) -> ModelKind:
         """Attention, backbone, role and tuning, the groupings the papers use
         (:func:`lrd.engine.kinds.model_kind`)."""
-        return model_kind(self.model.config, kind=self.kind, info=self.info, name=self.name)
+        return model_kind(self.config, kind=self.kind, info=self.info, name=self.name)
 
     @property
     def final_norm(self) -> torch.nn.Module | None:
         path = self.anatomy["final_norm"]
         return None if path is None else _get(self.model, path)
 
+    @property
+    def has_final_norm(self) -> bool:
+        """Whether the model has a final norm (decoders do, encoders not): from its family's
+        :data:`ARCHITECTURES` row while the weights are unread, else from the model itself."""
+        if "model" not in vars(self) and self.model_type in ARCHITECTURES:
+            return ARCHITECTURES[self.model_type]["final_norm"] is not None
+        return self.final_norm is not None
+
+    @property
+    def upstream(self) -> str:
+        """Where the weights come from: an offline pack's upstream model, else the folder or hub id."""
+        return self.info.get("upstream", self.source)
+
     def summary(self) -> dict:
         """One row for a table of models (no timings: those vary from run to run); an offline
         pack's licence and what was done to its weights come from its :class:`~lrd.engine.packs.Pack`."""
         kind = self.model_kind
-        return {"model": self.name, "source": self.info.get("upstream", self.source), "kind": self.kind,
+        return {"model": self.name, "source": self.upstream, "kind": self.kind,
                 "family": kind.family, "attention": kind.attention, "architecture": self.model_type, "parameters (M)": round(self.n_params / 1e6, 1),
                 "layers": self.n_layers, "hidden size": self.hidden_size,
                 "weights": self.info.get("weights", ""), "computes in": _dtype_name(next(self.model.parameters()).dtype),
@@ -592,7 +632,7 @@ def _check_tokenizer(tokenizer: Any, name: str, source: str) -> None:
 
 
 def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | None = None,
-               dtype: torch.dtype | str = "float32", progress: bool | None = None) -> LoadedModel:
+               dtype: torch.dtype | str = "float32", progress: bool | None = None, lazy: bool = False) -> LoadedModel:
     """Load a model for layer-wise measurement.
 
     Parameters
@@ -610,6 +650,12 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
         comparable across devices.
     progress : bool, optional
         Show loading progress bars; default: only when stderr is a terminal.
+    lazy : bool
+        Read the weights only when ``.model`` is first used; the config, the tokenizer, the
+        parameter count (of the architecture built on the ``meta`` device) and the fingerprint
+        (:func:`source_fingerprint`, from the files) are read now. What a cached unit or
+        extraction needs, without the seconds and gigabytes of the weights. A hub id (whose
+        fingerprint needs its snapshot) is loaded at once.
 
     Returns
     -------
@@ -632,7 +678,14 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
             raise ValueError(f"kind must be 'encoder' or 'decoder', got {kind!r}")
         auto = AutoModelForCausalLM if kind == "decoder" else AutoModel
         offline = {} if Path(source).is_dir() or hub_reachable() else {"local_files_only": True}
-        model = auto.from_pretrained(source, dtype=dtype, **offline)
+        device = torch.device(device)
+
+        def read_weights() -> torch.nn.Module:
+            with hf_progress(sys.stderr.isatty() if progress is None else progress):
+                return auto.from_pretrained(source, dtype=dtype, **offline).to(device).eval()
+
+        fp = source_fingerprint(name, dtype) if lazy and Path(source).is_dir() else None
+        model = read_weights() if fp is None else None
         try:
             tokenizer = AutoTokenizer.from_pretrained(source, **offline)
         except (OSError, ValueError) as err:
@@ -640,10 +693,11 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
     _check_tokenizer(tokenizer, name, source)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    device = torch.device(device)
-    model.to(device).eval()
-    text_cfg = getattr(model.config, "text_config", None) or model.config
-    fp = fingerprint(model, source)
+    if model is not None:
+        config, fp, n_params = model.config, fingerprint(model, source), sum(p.numel() for p in model.parameters())
+    else:
+        n_params = parameter_count(auto, config)
+    text_cfg = getattr(config, "text_config", None) or config
     return LoadedModel(
         name=name,
         model=model,
@@ -651,14 +705,26 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
         kind=kind,
         n_layers=int(text_cfg.num_hidden_layers),
         hidden_size=int(text_cfg.hidden_size),
-        n_params=sum(p.numel() for p in model.parameters()),
+        n_params=n_params,
         device=device,
         source=source,
         load_seconds=time.perf_counter() - t0,
         fingerprint=fp,
         model_type=text_cfg.model_type,
         info=info,
+        config=config,
+        _read_weights=None if model is not None else read_weights,
     )
+
+
+def parameter_count(auto: Any, config: Any) -> int:
+    """Parameters of the model ``auto.from_config(config)`` builds, counted as
+    ``model.parameters()`` does (tied weights once), on the ``meta`` device: no memory, no weights read."""
+    import torch
+
+    with torch.device("meta"):
+        model = auto.from_config(config)
+    return sum(p.numel() for p in model.parameters())
 
 
 def model_sources(models: Sequence[str]) -> "pd.DataFrame":

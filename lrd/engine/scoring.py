@@ -110,7 +110,7 @@ def _encode_pair(tok, context: str, continuation: str) -> tuple[list[int], list[
 
 def _window(model: LoadedModel) -> int | None:
     """The sliding-attention window, if any layer uses one (packed rows must fit inside it)."""
-    cfg = model.model.config
+    cfg = model.config
     types = getattr(cfg, "layer_types", None) or []
     if getattr(cfg, "sliding_window", None) and ("sliding_attention" in types or getattr(cfg, "use_sliding_window", False)):
         return int(cfg.sliding_window)

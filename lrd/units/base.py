@@ -223,10 +223,13 @@ class ModelSlot:
     """Loads models on demand and holds at most one at a time (memory stays bounded).
 
     A model that fails to load is remembered, so its remaining units fail at once with the
-    same error.
+    same error. With ``lazy`` (the default) a model's weights are read only when a unit uses
+    them (:func:`lrd.engine.models.load_model`): a unit whose forward passes are cached (the
+    ``prepare`` step ran them) needs its config, tokenizer and fingerprint only.
     """
 
-    def __init__(self):
+    def __init__(self, lazy: bool = True):
+        self.lazy = lazy
         self.name: tuple | None = None
         self.model: LoadedModel | None = None
         self.error: BaseException | None = None
@@ -236,7 +239,7 @@ class ModelSlot:
             self.clear()
             self.name = (name, device, dtype)
             try:
-                self.model = load_model(name, device=device, dtype=dtype)
+                self.model = load_model(name, device=device, dtype=dtype, lazy=self.lazy)
             except Exception as err:
                 self.error = err
         if self.error is not None:

@@ -111,7 +111,7 @@ def cayley_task_scores(model: LoadedModel, *, task: str, n_samples: int, methods
     items = item_outcomes(scores) if "correct" in scores else pd.DataFrame()
     return TaskScores(scores.drop(columns="correct", errors="ignore"), items,
                       {"n_params": model.n_params, "hidden_size": model.hidden_size, "n_states": model.n_layers + 1,
-                       "kind": model.kind, "source": model.summary()["source"]},
+                       "kind": model.kind, "source": model.upstream},
                       {"extract": t1 - t0, "train": time.perf_counter() - t1})
 
 

@@ -74,7 +74,7 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     task_data = {t: load_task(t, n=n_samples) for t in tasks}
     rows, normed, prompts = [], [], []
     for task, data in task_data.items():  # one forward pass per task, whatever it feeds
-        run = task_pass(model, data.texts, pooling=pooling, final_norm=model.final_norm is not None,
+        run = task_pass(model, data.texts, pooling=pooling, final_norm=model.has_final_norm,
                         n_token_prompts=n_token_prompts if task == token_task else 0)
         scores = layer_scores(run.states, data, model=name, n_bootstrap=n_bootstrap, halves=True,
                               n_permutations=n_permutations)
@@ -92,7 +92,7 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
                            scores[scores["measurement"] == "score"].assign(**{"final norm": "off"})]
     views = view_states(model, task_data[aug_task].texts[:n_aug_prompts], n_views=n_views, pooling=pooling)
     rows.append(invariance_metrics(views, model=name, task=aug_task))
-    return MidLayerModel(model.kind, model.summary()["source"], rows, normed, prompts)
+    return MidLayerModel(model.kind, model.upstream, rows, normed, prompts)
 
 
 def _mid_layer_states(model: LoadedModel, *, tasks: Sequence[str], n_samples: int, pooling: str, aug_task: str,
@@ -106,7 +106,7 @@ def _mid_layer_states(model: LoadedModel, *, tasks: Sequence[str], n_samples: in
 
     texts = {t: load_task(t, n=n_samples).texts for t in tasks}
     for t in tasks:
-        task_pass(model, texts[t], pooling=pooling, final_norm=model.final_norm is not None)
+        task_pass(model, texts[t], pooling=pooling, final_norm=model.has_final_norm)
     view_states(model, texts[aug_task][:n_aug_prompts], n_views=n_views, pooling=pooling)
 
 

@@ -189,7 +189,7 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
                                                    batch_size=batch_size)
         mc_intact = float(np.mean([got[()] for got in by_task.values()]))
     seconds["total"] = time.perf_counter() - clock
-    return SelectionModel(model.kind, model.summary()["source"], model.n_layers, score_rows, dime_value, plan, changes,
+    return SelectionModel(model.kind, model.upstream, model.n_layers, score_rows, dime_value, plan, changes,
                           mc_intact, mc_items, seconds)
 
 
