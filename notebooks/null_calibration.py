@@ -30,10 +30,14 @@
 # without one says "not simulated yet".
 #
 # The third column is the **power**: the share of "reproduced" verdicts on panels drawn at the
-# paper's effect as the paper states it (for a range, its lower end), at the chapter's design.
+# paper's effect as the paper states it (for a range, its lower end), at the simulated design;
+# the "power panel" column says which effect and design. Most claims state no size ("correlate
+# positively", "complementary"): there the effect is an assumption, labelled "assumed" in that
+# column, and the power reads as "how strong a test at that effect", not as the paper's number.
 # A test of low power says "inconclusive" even where the paper is right, so an "inconclusive"
 # on the dashboard reads against it (the verdicts that compute it carry their own power, at
-# the spread across models their panel shows).
+# the spread across models their panel shows; a verdict whose panel cannot reach p <= 0.05 at
+# all has power 0 at any effect).
 #
 # The simulated panels are larger than our offline panel where the offline panel cannot reach
 # p <= 0.05 at all: on a panel too small to test a claim, the verdict is "not testable" and
@@ -80,8 +84,7 @@ glue("power_range", f"{table.loc[powered, 'power'].min():.0%} to {table.loc[powe
 # {glue:text}`null_calibration-n_effect` claims whose effect is simulated,
 # {glue:text}`null_calibration-n_within_against` stay within it for "contradicted" (largest
 # {glue:text}`null_calibration-worst_against`). For the {glue:text}`null_calibration-n_power`
-# claims whose paper's effect is simulated at the chapter's design, the power ranges from
-# {glue:text}`null_calibration-power_range`.
+# claims whose power is simulated, it ranges from {glue:text}`null_calibration-power_range`.
 
 # %% tags=["hide-input"]
 table.assign(**{"rate reproduced": table["rate reproduced"].map("{:.1%}".format),

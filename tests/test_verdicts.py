@@ -525,4 +525,41 @@ def test_power_is_the_rate_of_reproduced_at_the_papers_effect():
     false-reproduced rate and 1; a claim without a simulated effect has none."""
     strength = calibration.power("skean.gain", n=40, seed=0)
     assert 0.2 < strength <= 1
-    assert calibration.power("lrd.selection", n=5) is None
+    assert calibration.power("skean.metrics_track", n=5) is None
+
+
+def test_power_simulations_state_their_effect_and_exceed_the_size():
+    """A power simulation other than the contradiction edge must say its design and effect (an
+    assumed size is labelled so); at the assumed rho of 0.71 the selection test says "reproduced"
+    more often than on its null, and its power grows with the effect."""
+    from functools import partial
+
+    from lrd.verdicts import selection
+
+    with pytest.raises(ValueError, match="power_panel"):
+        calibration.NullModel(lambda rng: {}, lambda **k: None, "p", effect=lambda rng: {}, power_effect=lambda rng: {})
+    for claim in NULL_MODELS:
+        model = calibration.null_model(claim)
+        assert (model.power_effect is None) == (model.power_panel is None), claim
+    assert "assumed" in calibration.null_model("lrd.selection").power_panel
+    strong = calibration.power("lrd.selection", n=60, seed=1)
+    assert strong > calibration.null_calibration("lrd.selection", n=60, seed=1) + 0.08
+    weak = selection.NullModel(selection._simulate_selection, selection.judge_selection, "weak",
+                               power_effect=partial(selection._simulate_selection_effect, noise=3.0), power_panel="weak")
+    rng_rate = np.mean([weak.judge(**weak.power_effect(np.random.default_rng(i))).outcome == "reproduced"
+                        for i in range(60)])
+    assert rng_rate < strong
+
+
+def test_a_design_that_cannot_reach_alpha_has_power_zero_at_any_effect():
+    """p_min > alpha: no data reaches p <= alpha (three models: a sign flip's smallest p is 1/8, even for
+    huge effects), so the power is exactly 0 and the verdict says so; a given power is kept."""
+    from lrd.verdicts.stats import sign_flip_test
+
+    rng = np.random.default_rng(0)
+    assert min(sign_flip_test(10.0 + rng.normal(size=3)).p_value for _ in range(50)) == pytest.approx(1 / 8)
+    v = Verdict("lrd.pruning_nrs", "test", "three models", test="sign-flip", p_value=0.125, p_min=0.125)
+    assert v.outcome == "not testable" and v.power == 0.0 and "0.125" in v.power_label
+    assert Verdict("lrd.pruning_nrs", "test", "x", test="t", p_value=0.125, p_min=1 / 32).power is None
+    kept = Verdict("lrd.pruning_nrs", "test", "x", test="t", p_value=0.5, p_min=0.25, power=0.0, power_label="given")
+    assert kept.power_label == "given"

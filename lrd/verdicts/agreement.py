@@ -62,6 +62,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Mapping
 
 import numpy as np
@@ -955,9 +956,14 @@ def _sim_replicates(rng: np.random.Generator, cosine: dict, drops: dict, intact:
             for key in drops}
 
 
-def _simulate_correlation(rng: np.random.Generator) -> dict:
-    """Least favourable null of "weak or moderate": decoder "a" at r = 0.7 exactly, "b" clearly weak."""
-    cosine = {("a", "t"): _with_correlation(_SIM_DROP, STRONG_CORRELATION), ("b", "t"): _with_correlation(_SIM_DROP, 0.1)}
+#: The correlation the power simulation gives the "moderate" decoder (assumed: the paper says
+#: "weak or moderate, depending on the model" without numbers); the other is weak (0.1).
+POWER_MODERATE = 0.4
+
+
+def _simulate_correlation(rng: np.random.Generator, r: float = STRONG_CORRELATION) -> dict:
+    """Least favourable null of "weak or moderate": decoder "a" at r = 0.7 exactly (or ``r``), "b" clearly weak."""
+    cosine = {("a", "t"): _with_correlation(_SIM_DROP, r), ("b", "t"): _with_correlation(_SIM_DROP, 0.1)}
     reps = _sim_replicates(rng, cosine, {key: _SIM_DROP for key in cosine})
     return {"agreement": agreement_table(reps), "chance": _sim_chance(reps)}
 
@@ -983,12 +989,17 @@ def _simulate_misestimate_effect(rng: np.random.Generator) -> dict:
             "unrelated": unrelated_draws(reps, margin=ESTIMATION_MARGIN, n_perm=199, seed=int(rng.integers(2 ** 31)))}
 
 
-def _simulate_dataset_edge(rng: np.random.Generator) -> dict:
+#: The correlation between two tasks' expected drops in the power simulation of ``cosine.dataset``
+#: (assumed: the paper shows relevance varying across datasets in a figure, without a number).
+POWER_DATASET_CORRELATION = 0.5
+
+
+def _simulate_dataset_edge(rng: np.random.Generator, r: float = SAME_RELEVANCE) -> dict:
     """Least favourable null of "relevance depends on the dataset", which is also the claim's edge:
     the two tasks' expected drops at a Pearson correlation of exactly ``SAME_RELEVANCE`` (the
-    margin of "the same"), the second task harder (intact accuracy 0.6, drops 0.6 times as large)."""
+    margin of "the same"; or ``r``), the second task harder (intact accuracy 0.6, drops 0.6 times as large)."""
     cosine = np.arange(_SIM_LAYERS, dtype=float)
-    other = _with_correlation(_SIM_DROP, SAME_RELEVANCE) * _SIM_DROP.std()
+    other = _with_correlation(_SIM_DROP, r) * _SIM_DROP.std()
     reps = _sim_replicates(rng, {("a", "t1"): cosine, ("a", "t2"): cosine},
                            {("a", "t1"): _SIM_DROP, ("a", "t2"): 0.6 * (other - other.min())}, intact={("a", "t2"): 0.6})
     return {"task_agreement": task_agreement_table(reps), "chance": _sim_chance(reps)}
@@ -1011,19 +1022,29 @@ CORRELATION_NULL = NullModel(_simulate_correlation, judge_correlation,
                              f"2 decoders x 1 task, {_SIM_LAYERS} blocks, {_SIM_ITEMS} items; decoder a at r = "
                              f"{STRONG_CORRELATION} exactly, b at 0.1 (least favourable)",
                              effect=_simulate_correlation,
-                             effect_panel=f"the same: r exactly {STRONG_CORRELATION} is also the edge of 'weak or moderate'")
+                             effect_panel=f"the same: r exactly {STRONG_CORRELATION} is also the edge of 'weak or moderate'",
+                             power_effect=partial(_simulate_correlation, r=POWER_MODERATE),
+                             power_panel=f"the same design, decoder a at r = {POWER_MODERATE} (moderate), b at 0.1 "
+                                         f"(assumed: the paper gives no numbers)")
 MISESTIMATE_NULL = NullModel(_simulate_misestimate, judge_misestimate,
                              f"2 decoders x 1 task, 20 blocks, {_SIM_ITEMS} items; decoder a's true share 75%, 10.5 "
                              f"points below unrelated rankings' 85.5% (the null's edge), b unrelated",
                              effect=_simulate_misestimate_effect,
                              effect_panel=f"2 decoders x 1 task, 20 blocks, {_SIM_ITEMS} items, cosine unrelated to "
-                                          f"removal cost in both")
+                                          f"removal cost in both",
+                             power_effect=_simulate_misestimate_effect,
+                             power_panel="the same: cosine unrelated to removal cost, the paper's point at its "
+                                         "strongest; the test cannot say 'reproduced' at any effect (p = 1 by design: "
+                                         "item noise pulls the share towards the unrelated rankings')")
 DATASET_NULL = NullModel(_simulate_dataset_edge, judge_dataset,
                          f"1 decoder x 2 tasks of different difficulty, {_SIM_LAYERS} blocks, {_SIM_ITEMS} items; "
                          f"expected drops at correlation exactly {SAME_RELEVANCE} between the tasks (the margin of "
                          f"'the same': least favourable)", effect=_simulate_dataset_edge,
                          effect_panel=f"the same: a correlation of exactly {SAME_RELEVANCE} is also the edge of "
-                                      f"'differs'")
+                                      f"'differs'",
+                         power_effect=partial(_simulate_dataset_edge, r=POWER_DATASET_CORRELATION),
+                         power_panel=f"the same design, the two tasks' expected drops at correlation "
+                                     f"{POWER_DATASET_CORRELATION} (assumed: the paper's figure gives no number)")
 PRUNING_NULL = NullModel(_simulate_pruning, judge_pruning,
                          "8 models x 3 budgets, the two rules exchangeable within each model", effect=_simulate_pruning,
                          effect_panel="the same: exchangeable rules are also the edge of 'beats'")

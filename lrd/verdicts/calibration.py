@@ -55,6 +55,9 @@ class NullModel:
         ``power_effect(rng) -> dict``: the inputs drawn at the paper's effect as the paper states
         it (for a range, its lower end), at the chapter's design: the share of "reproduced" on
         them is the test's power (:func:`power`); None where not simulated.
+    power_panel : str, optional
+        That design and effect, in words; where the paper states no size, the effect assumed
+        (a labelled reconstruction). Defaults to ``effect_panel`` when ``power_effect`` is ``effect``.
     """
 
     simulate: Callable[[np.random.Generator], dict]
@@ -63,6 +66,13 @@ class NullModel:
     effect: Callable[[np.random.Generator], dict] | None = None
     effect_panel: str | None = None
     power_effect: Callable[[np.random.Generator], dict] | None = None
+    power_panel: str | None = None
+
+    def __post_init__(self):
+        if self.power_effect is not None and self.power_panel is None:
+            if self.power_effect is not self.effect:
+                raise ValueError("a power simulation needs its power_panel: the design and the effect, in words")
+            object.__setattr__(self, "power_panel", self.effect_panel)
 
 
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
@@ -190,6 +200,7 @@ def _calibration_row(claim_id: str, n: int, seed: int, k: float) -> dict:
             "effect panel": model.effect_panel or "not simulated yet",
             "rate contradicted": float("nan") if against is None else against,
             "power": float("nan") if strength is None else strength,
+            "power panel": model.power_panel or "not simulated yet",
             "MC standard error": math.sqrt(ALPHA * (1 - ALPHA) / n), "bound": monte_carlo_bound(n, k=k)}
 
 

@@ -1146,7 +1146,10 @@ VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
                         effect=_simulate_valley_edge,
                         effect_panel="the same design, decoders' and encoders' valleys equal (0): the edge of "
                                      "'decoders deeper'",
-                        power_effect=_simulate_valley_power)
+                        power_effect=_simulate_valley_power,
+                        power_panel=f"the same design, every decoder's valley {VALLEY_MARGIN} of the normalised "
+                                    "prompt entropy (assumed: the paper gives no depth; the size of encoders' "
+                                    "'flat' margin), encoders flat")
 METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
                                f"the chapter's default design, prompt entropy and DiME independent of the scores: "
                                f"{BOOK_DESIGN.describe()}", effect=_simulate_metrics,

@@ -149,7 +149,8 @@ class Verdict:
     power : float, optional
         The probability that this test says "reproduced" at the paper's effect on this panel's
         design (``power_label`` says at which effect and with which noise); None where not
-        computed. It says how strong a test an "inconclusive" was.
+        computed. It says how strong a test an "inconclusive" was. A test whose smallest
+        attainable p (``p_min``) is above ``alpha`` has power 0 at any effect: set so when not given.
     power_label : str, optional
         How ``power`` was computed ("the paper's 2% in every model, spread across models as
         observed, 4000 simulated panels").
@@ -204,6 +205,11 @@ class Verdict:
         if self.kind == "test" and self.p_value is not None and not self.test:
             raise ValueError("a test verdict names its test")
         _probability("power", self.power)
+        if self.kind == "test" and self.power is None and self.p_min is not None and self.p_min > self.alpha:
+            # exact, whatever the effect: no outcome of this design gives p <= alpha
+            object.__setattr__(self, "power", 0.0)
+            object.__setattr__(self, "power_label", f"none at any effect: the smallest p this design can reach is "
+                                                    f"{self.p_min:.3g}, above alpha = {self.alpha:g}")
         if self.power is not None and not self.power_label:
             raise ValueError("power needs `power_label`, saying at which effect and noise it was computed")
         if self.per_model is not None:

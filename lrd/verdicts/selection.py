@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from functools import partial
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -460,28 +461,46 @@ def _simulate_selection_llm(rng: np.random.Generator) -> dict:
     return out
 
 
-def _simulate_selection_effect(rng: np.random.Generator, *, kind: bool = True) -> dict:
-    """Every score tracking the downstream score weakly within each kind (the paper's claim, near
-    its edge), half encoders."""
-    out = _simulate_selection(rng, confound=0.0)
+def _simulate_selection_effect(rng: np.random.Generator, *, kind: bool = True, noise: float = 2.0,
+                               strongest: float | None = None, n: int = _N_SIM) -> dict:
+    """Every score tracking the downstream score within each kind, as the downstream score plus
+    ``noise`` sd (2: weakly, the paper's claim near its edge; 1: a population rho of 0.71), on
+    ``n`` models, half encoders; with ``strongest``, d_0L's noise is that instead (d_0L the strongest)."""
+    out = _simulate_selection(rng, n=n, confound=0.0)
     y = out["downstream"].to_numpy()
-    x = np.stack([y + 2.0 * rng.normal(size=len(y)) for _ in LRD_SCORES])
+    x = np.stack([y + (strongest if s == "d_0L" and strongest is not None else noise) * rng.normal(size=len(y))
+                  for s in LRD_SCORES])
     out["scores"] = pd.DataFrame(x.T, index=out["scores"].index, columns=list(LRD_SCORES)).assign(
         kind=out["scores"]["kind"] if kind else "decoder")
     return out
 
 
+#: The noise sd the power simulations add to the (unit-variance) downstream score to make each
+#: score (the paper's abstract gives no rho): 1, a population Pearson rho of 1/sqrt(2) = 0.71.
+_POWER_NOISE = 1.0
+#: The chapter's default panels: 8 models (4 embedders with encoder attention, 4 with causal), of
+#: which 4 causal LMs for the base-LLM claim.
+_BOOK_MODELS, _BOOK_LLMS = 8, 4
 SELECTION_NULL = NullModel(
     _simulate_selection, judge_selection,
     f"{_N_SIM} models (half encoders), 2 scores tracking the downstream score, 1 unrelated; the downstream score "
     f"separates the kinds (least favourable)", effect=_simulate_selection_effect,
-    effect_panel=f"{_N_SIM} models (half encoders), every score = downstream + 2 sd noise (weakly positive)")
+    effect_panel=f"{_N_SIM} models (half encoders), every score = downstream + 2 sd noise (weakly positive)",
+    power_effect=partial(_simulate_selection_effect, noise=_POWER_NOISE, n=_BOOK_MODELS),
+    power_panel=f"the chapter's {_BOOK_MODELS} models (half encoders), every score = downstream + {_POWER_NOISE:g} sd "
+                f"noise within each kind (rho 0.71; assumed: the paper gives no rho)")
 STRONGEST_NULL = NullModel(
     _simulate_strongest, judge_selection_strongest,
     f"{_N_SIM} models, 3 scores equally related to the downstream score (d_0L exchangeable with the others)",
-    effect=_simulate_strongest, effect_panel="the same: d_0L exchangeable with the others is also the edge of 'strongest'")
+    effect=_simulate_strongest, effect_panel="the same: d_0L exchangeable with the others is also the edge of 'strongest'",
+    power_effect=partial(_simulate_selection_effect, kind=False, noise=_POWER_NOISE, strongest=0.3, n=_BOOK_MODELS),
+    power_panel=f"the chapter's {_BOOK_MODELS} models, d_0L = downstream + 0.3 sd noise (rho 0.96), the other scores + "
+                f"{_POWER_NOISE:g} sd (rho 0.71; assumed: the paper gives no rho)")
 SELECTION_LLM_NULL = NullModel(
     _simulate_selection_llm, judge_selection_llm,
     f"{_N_SIM} decoders, 2 scores tracking the downstream score, 1 unrelated (least favourable)",
     effect=lambda rng: _simulate_selection_effect(rng, kind=False),
-    effect_panel=f"{_N_SIM} decoders, every score = downstream + 2 sd noise (weakly positive)")
+    effect_panel=f"{_N_SIM} decoders, every score = downstream + 2 sd noise (weakly positive)",
+    power_effect=partial(_simulate_selection_effect, kind=False, noise=_POWER_NOISE, n=_BOOK_LLMS),
+    power_panel=f"the chapter's {_BOOK_LLMS} causal LMs, every score = downstream + {_POWER_NOISE:g} sd noise (rho 0.71; "
+                f"assumed: the paper gives no rho)")
