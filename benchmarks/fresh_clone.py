@@ -229,6 +229,17 @@ def readme_block(kept: list[dict]) -> str:
                      f"{', '.join(before)}, measured {info['date']} at commit {record['commit']} on {info['cpu']} "
                      f"({info['cores']} cores, {info['memory']} RAM, {info['gpu']})"
                      + ("; not measured again since" if record is not kept[0] else "") + ".")
+    fetched = next(((r, o) for r in kept for o in r["outcomes"]
+                    if o["step"] == "fetch" and o["returncode"] == 0 and o["home_bytes"] > 0), None)
+    if fetched is None:  # linked packs leave LRD_HOME empty: only a real download and build counts
+        lines.append("- `make fetch` (the offline models and data, downloaded and built): not measured yet.")
+    else:
+        record, o = fetched
+        info = record["info"]
+        lines.append(f"- `make fetch` (the offline models and data, downloaded and built into an empty `LRD_HOME`): "
+                     f"{_duration(o['seconds'])}, {_size(o['home_bytes'])} in `LRD_HOME`, measured {info['date']} "
+                     f"at commit {record['commit']} on {info['cpu']} ({info['cores']} cores, {info['memory']} RAM, "
+                     f"{info['gpu']})" + ("; not measured again since" if record is not kept[0] else "") + ".")
     lines.append(END)
     return "\n".join(lines)
 

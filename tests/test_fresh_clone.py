@@ -109,6 +109,22 @@ def test_a_kept_measurement_prints_as_it_was_printed(fresh_clone, tmp_path):
            "after" in block and "at commit abc1234" in block and "not measured again" not in block
 
 
+def test_the_readme_quotes_only_a_real_fetch(fresh_clone):
+    """Linked packs leave LRD_HOME empty, so a fetch step over them is no measurement of `make fetch`."""
+    steps = fresh_clone.BY_NAME
+    info = {"date": "2026-12-04", "time": "09:00", "cpu": "Some CPU", "cores": "2", "memory": "24 GB",
+            "gpu": "no GPU", "os": "Linux", "load": "0.1, 0.1, 0.1"}
+    linked = fresh_clone.to_record([fresh_clone.Outcome(steps["fetch"], 30.0, 0, 2_800_000_000, 0)], info,
+                                   commit="1inked0", home_note="linked")
+    assert "- `make fetch` (the offline models and data, downloaded and built): not measured yet." in \
+        fresh_clone.readme_block([linked])
+    real = fresh_clone.to_record([fresh_clone.Outcome(steps["fetch"], 165.0, 0, 2_800_000_000, 4_800_000_000)],
+                                 {**info, "date": "2026-12-03"}, commit="fe7c4ed", home_note="an empty `LRD_HOME`")
+    block = fresh_clone.readme_block([linked, real])
+    assert "165 s (2.8 min), 4.8 GB in `LRD_HOME`, measured 2026-12-03 at commit fe7c4ed" in block
+    assert "not measured again since" in block.split("make fetch")[1]  # a newer record, its packs linked
+
+
 def test_readme_cold_times_are_the_newest_kept_measurements(fresh_clone):
     """The README's block is generated from benchmarks/fresh_clone/ (`python benchmarks/fresh_clone.py --readme`)."""
     text = (ROOT / "README.md").read_text()
