@@ -39,10 +39,16 @@
 # the spread across models their panel shows; a verdict whose panel cannot reach p <= 0.05 at
 # all has power 0 at any effect).
 #
-# The simulated panels are larger than our offline panel where the offline panel cannot reach
-# p <= 0.05 at all: on a panel too small to test a claim, the verdict is "not testable" and
-# never "reproduced", which would make the calibration vacuous. Demonstrations (a construction
-# or arithmetic that holds by design) have no null and are not listed.
+# Each claim is simulated at a design, given in the "design" column. Where the chapter that
+# judges the claim has run and glued its design, the design is **read from its results**
+# (`lrd.book.executed_designs`: the models of each kind and the tasks `lrd_families` ran, yours
+# if you ran it on your panel); elsewhere it is the default panel's, restated in the claim's
+# null model. Some restated panels are larger than our offline panel where the offline panel
+# cannot reach p <= 0.05 at all: on a panel too small to test a claim, the verdict is "not
+# testable" and never "reproduced", which would make the calibration vacuous.
+# {glue:text}`null_calibration-n_executed` claims are simulated at an executed chapter's design.
+# Demonstrations (a construction or arithmetic that holds by design) have no null and are not
+# listed.
 
 # %% tags=["parameters"]
 n_simulations = 900  # panels per claim and column: from 845 on, 0.05 + 2 standard errors is below 6.5%
@@ -55,7 +61,9 @@ import lrd
 from lrd.verdicts.calibration import calibration_table, monte_carlo_bound, simulations_needed
 
 glue = lrd.book.open_chapter("null_calibration", globals())  # an appendix: it checks the verdicts, it judges no claim
-table = calibration_table(n=n_simulations, seed=seed, k=2.0, workers=workers)
+designs = lrd.book.executed_designs(results_dir)  # the designs the executed chapters ran, where they glued them
+table = calibration_table(n=n_simulations, seed=seed, k=2.0, workers=workers, designs=designs)
+glue("n_executed", len(designs))
 glue("n_simulations", n_simulations)
 glue("n_needed", simulations_needed())
 glue("n_claims", len(table))

@@ -563,3 +563,35 @@ def test_a_design_that_cannot_reach_alpha_has_power_zero_at_any_effect():
     assert Verdict("lrd.pruning_nrs", "test", "x", test="t", p_value=0.125, p_min=1 / 32).power is None
     kept = Verdict("lrd.pruning_nrs", "test", "x", test="t", p_value=0.5, p_min=0.25, power=0.0, power_label="given")
     assert kept.power_label == "given"
+
+
+def test_a_null_model_runs_at_the_design_it_is_given():
+    """The appendix simulates a claim at the design its chapter ran: the design reaches the
+    simulated tables and the panel's words, and a design too small to reach alpha has no power."""
+    default = calibration.null_model("lrd.architecture")
+    small = default.at(n_encoders=2, n_decoders=2, n_tasks=3)
+    assert small.describe("panel").startswith("2 encoders and 2 decoders x 3 tasks")
+    assert default.describe("panel").startswith("{n_encoders} encoders and {n_decoders} decoders x {n_tasks} tasks"
+                                                .format(**default.design))
+    scores = small.draw("simulate")(np.random.default_rng(0))["scores"]
+    assert scores.groupby("kind")["model"].nunique().to_dict() == {"decoder": 2, "encoder": 2}
+    assert scores["task"].nunique() == 3
+    # 2 against 2: the smallest attainable p is 1/6, so no panel says "reproduced", at any effect
+    assert calibration.power("lrd.architecture", n=30, seed=0, design=small.design) == 0.0
+    assert calibration.power("lrd.architecture", n=30, seed=0) > 0.2
+    with pytest.raises(ValueError, match="n_layers: not a parameter"):
+        default.at(n_layers=3)
+    with pytest.raises(ValueError, match="its design is fixed"):
+        calibration.null_model("skean.gain").at(n_models=3)
+
+
+def test_the_calibration_table_says_where_each_design_comes_from():
+    row = calibration._calibration_row("lrd.architecture", 20, 0, 2.0, {"n_encoders": 2, "n_decoders": 3},
+                                       "executed lrd_families (results/lrd_families.json)")
+    assert row["design"] == "executed lrd_families (results/lrd_families.json)"
+    assert row["simulated panel"].startswith("2 encoders and 3 decoders x 4 tasks")
+    assert calibration._calibration_row("skean.gain", 5, 0, 2.0, None, calibration.DEFAULT_DESIGN)["design"] == "fixed"
+    with pytest.raises(ValueError, match="without a null model: cosine.theory"):
+        calibration.calibration_table(n=5, designs={"cosine.theory": ({}, "x")})
+    with pytest.raises(ValueError, match="n_models: not a parameter"):
+        calibration.calibration_table(n=5, designs={"lrd.architecture": ({"n_models": 8}, "x")})

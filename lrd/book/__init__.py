@@ -4,7 +4,8 @@ verdict dashboard.
 Submodules, one job each: ``notebooks`` (the table of contents, profiles, default parameters
 and their checks), ``parameters`` (each chapter's value rules), ``run`` (papermill, the re-run
 header, ``jupyter-book build``), ``glue`` (glued numbers, verdict records, result files),
-``plots`` (the book's figures), ``opening`` (a chapter's opening call), ``findings`` (what the
+``plots`` (the book's figures), ``opening`` (a chapter's opening call), ``designs`` (the designs the executed chapters ran, for
+the null calibration), ``findings`` (what the
 book found, for the landing page and the README) and ``sphinxext`` (the landing page's findings
 and dashboard, the chapters' opening). The public names below are loaded on first use (PEP 562), so ``import lrd.book`` loads neither papermill nor
 matplotlib. The book imports ``verdicts``, ``methods``, ``aggregation``, ``engine``'s packs
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from lrd._lazy import lazy_attributes
 
-_SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening", "findings")
+_SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening", "findings", "designs")
 _EXPORTS = {
     **dict.fromkeys(["ROOT", "NOTEBOOKS", "BOOK", "NBVAL", "chapters", "profile", "source_notebook",
                      "default_parameters", "validate_parameters", "coerce_parameters", "check_parameters",
@@ -25,6 +26,7 @@ _EXPORTS = {
                      "build_book", "BuildFailed"], "lrd.book.run"),
     **dict.fromkeys(["Glue", "save_results", "VERDICT_FIELDS"], "lrd.book.glue"),
     "open_chapter": "lrd.book.opening",
+    "executed_designs": "lrd.book.designs",
 }
 
 __getattr__, __dir__, __all__ = lazy_attributes(__name__, _SUBMODULES, _EXPORTS)

@@ -10,18 +10,25 @@ as the paper states it, at the least favourable point for a contradiction (``eff
 :func:`contradiction_rate` returns the rate of a false "contradicted", held to the same bound.
 With :math:`n \ge` :func:`simulations_needed` (845) the bound :math:`\alpha + 2\,\mathrm{SE}` is below 6.5%.
 
+A null model whose design has a size (models of each kind, tasks) declares it in
+:attr:`NullModel.design`; :func:`calibration_table` takes the design an executed chapter ran
+(``designs``, read by :func:`lrd.book.designs.executed_designs`) and says in its "design" column
+whether each row ran at that design, at the default panel's restated in the null model, or at a
+fixed one.
+
 The registry :data:`NULL_MODELS` is lazy (as lm-evaluation-harness's ``api/registry.py``):
 claim id -> ``"module:attribute"`` of a :class:`NullModel`, imported only when asked for.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import math
 import os
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -29,7 +36,7 @@ from lrd.verdicts.claims import CLAIMS
 from lrd.verdicts.record import ALPHA, Verdict
 
 __all__ = ["NullModel", "NULL_MODELS", "null_model", "null_calibration", "contradiction_rate", "power", "calibration_table",
-           "simulations_needed", "monte_carlo_bound", "UNTESTABLE_BY_DESIGN"]
+           "simulations_needed", "monte_carlo_bound", "UNTESTABLE_BY_DESIGN", "DEFAULT_DESIGN"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,12 @@ class NullModel:
     power_panel : str, optional
         That design and effect, in words; where the paper states no size, the effect assumed
         (a labelled reconstruction). Defaults to ``effect_panel`` when ``power_effect`` is ``effect``.
+    design : mapping, optional
+        The simulated design's size (``{"n_encoders": 3, "n_decoders": 5, "n_tasks": 4}``): passed
+        as keywords to ``simulate``, ``effect`` and ``power_effect`` and formatted into the three
+        panel texts (``"{n_encoders} encoders"``). Its values are the default panel's, restated;
+        :meth:`at` sets them to the design an executed chapter ran (``lrd.book.designs``).
+        Empty for a model whose design is fixed.
     """
 
     simulate: Callable[[np.random.Generator], dict]
@@ -67,12 +80,36 @@ class NullModel:
     effect_panel: str | None = None
     power_effect: Callable[[np.random.Generator], dict] | None = None
     power_panel: str | None = None
+    design: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.power_effect is not None and self.power_panel is None:
             if self.power_effect is not self.effect:
                 raise ValueError("a power simulation needs its power_panel: the design and the effect, in words")
             object.__setattr__(self, "power_panel", self.effect_panel)
+        object.__setattr__(self, "design", dict(self.design))
+
+    def at(self, **design: Any) -> "NullModel":
+        """The same null model at another design (only the parameters of :attr:`design`)."""
+        unknown = sorted(set(design) - set(self.design))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: not a parameter of this null model's design "
+                             f"({', '.join(self.design) or 'its design is fixed'})")
+        return dataclasses.replace(self, design={**self.design, **design})
+
+    def draw(self, which: str = "simulate") -> Callable[[np.random.Generator], dict] | None:
+        """``simulate``, ``effect`` or ``power_effect`` at :attr:`design` (None where not registered)."""
+        if which not in ("simulate", "effect", "power_effect"):
+            raise ValueError(f"which must be 'simulate', 'effect' or 'power_effect', got {which!r}")
+        f = getattr(self, which)
+        return functools.partial(f, **self.design) if f is not None and self.design else f
+
+    def describe(self, which: str = "panel") -> str | None:
+        """``panel``, ``effect_panel`` or ``power_panel`` in words, at :attr:`design`."""
+        if which not in ("panel", "effect_panel", "power_panel"):
+            raise ValueError(f"which must be 'panel', 'effect_panel' or 'power_panel', got {which!r}")
+        text = getattr(self, which)
+        return text.format(**self.design) if text is not None and self.design else text
 
 
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
@@ -127,52 +164,59 @@ def null_model(claim_id: str) -> NullModel:
     return found
 
 
+def _design_key(design: Mapping[str, Any] | None) -> tuple:
+    return tuple(sorted((design or {}).items()))
+
+
 @functools.lru_cache(maxsize=64)
-def _outcomes(claim_id: str, simulate, n: int, seed: int) -> tuple[str, ...]:
-    """The verdicts' outcomes on ``n`` panels drawn by ``simulate`` (remembered: the power and the
-    contradiction rate read the same panels where the effect simulation is the same)."""
+def _outcomes(claim_id: str, simulate: Callable, design: tuple, n: int, seed: int) -> tuple[str, ...]:
+    """The verdicts' outcomes on ``n`` panels drawn by ``simulate`` (one of the claim's null
+    model's simulations) at ``design`` (remembered: the power and the contradiction rate read the
+    same panels where the effect simulation is the same; keyed by the simulation itself, so a
+    null model replaced at run time is simulated afresh)."""
     model = null_model(claim_id)
+    draw = functools.partial(simulate, **dict(design)) if design else simulate
     out = []
     for rng in (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)):
-        verdict = model.judge(**simulate(rng))
+        verdict = model.judge(**draw(rng))
         if verdict.claim != claim_id:
             raise ValueError(f"{NULL_MODELS[claim_id]}: the judge returned a verdict on {verdict.claim!r}")
         out.append(verdict.outcome)
     return tuple(out)
 
 
-def _rate(claim_id: str, simulate, outcome: str, n: int, seed: int) -> float:
+def _rate(claim_id: str, which: str, outcome: str, n: int, seed: int, design: Mapping[str, Any] | None) -> float | None:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
-    return _outcomes(claim_id, simulate, n, seed).count(outcome) / n
+    model = null_model(claim_id).at(**(design or {}))  # an unknown design parameter fails here, early
+    simulate = getattr(model, which)
+    if simulate is None:
+        return None
+    return _outcomes(claim_id, simulate, _design_key(model.design), n, seed).count(outcome) / n
 
 
-def null_calibration(claim_id: str, n: int = 200, seed: int = 0) -> float:
+def null_calibration(claim_id: str, n: int = 200, seed: int = 0, *, design: Mapping[str, Any] | None = None) -> float:
     """Rate at which the claim's verdict is "reproduced" on ``n`` panels simulated under its null.
 
     Each simulation draws from its own generator spawned from ``seed`` (reproducible, and
-    independent of the order in which claims are calibrated).
+    independent of the order in which claims are calibrated). ``design`` sets parameters of the
+    null model's :attr:`NullModel.design` (default: the default panel's).
     """
-    return _rate(claim_id, null_model(claim_id).simulate, "reproduced", n, seed)
+    return _rate(claim_id, "simulate", "reproduced", n, seed, design)
 
 
-def contradiction_rate(claim_id: str, n: int = 200, seed: int = 0) -> float | None:
+def contradiction_rate(claim_id: str, n: int = 200, seed: int = 0, *,
+                       design: Mapping[str, Any] | None = None) -> float | None:
     """Rate at which the verdict is "contradicted" on ``n`` panels where the paper's effect holds
     at its edge (:attr:`NullModel.effect`); None where no such simulation is registered."""
-    model = null_model(claim_id)
-    if model.effect is None:
-        return None
-    return _rate(claim_id, model.effect, "contradicted", n, seed)
+    return _rate(claim_id, "effect", "contradicted", n, seed, design)
 
 
-def power(claim_id: str, n: int = 200, seed: int = 0) -> float | None:
+def power(claim_id: str, n: int = 200, seed: int = 0, *, design: Mapping[str, Any] | None = None) -> float | None:
     """Rate at which the verdict is "reproduced" on ``n`` panels drawn at the paper's effect
     (:attr:`NullModel.power_effect`): the test's power at the simulated design; None where no
     such simulation is registered."""
-    model = null_model(claim_id)
-    if model.power_effect is None:
-        return None
-    return _rate(claim_id, model.power_effect, "reproduced", n, seed)
+    return _rate(claim_id, "power_effect", "reproduced", n, seed, design)
 
 
 def simulations_needed(alpha: float = ALPHA, *, below: float = 0.065, k: float = 2.0) -> int:
@@ -189,26 +233,39 @@ def monte_carlo_bound(n: int, alpha: float = ALPHA, k: float = 3.0) -> float:
     return alpha + k * math.sqrt(alpha * (1 - alpha) / n)
 
 
-def _calibration_row(claim_id: str, n: int, seed: int, k: float) -> dict:
+#: The "design" column of a claim whose design no executed chapter gave: the default panel's size,
+#: restated in its null model.
+DEFAULT_DESIGN = "default panel (restated)"
+
+
+def _calibration_row(claim_id: str, n: int, seed: int, k: float, design: Mapping[str, Any] | None,
+                     source: str) -> dict:
     """One claim's row of :func:`calibration_table` (its three rates share its panels' cache)."""
-    model = null_model(claim_id)
-    rate = null_calibration(claim_id, n=n, seed=seed)
-    against = contradiction_rate(claim_id, n=n, seed=seed)
-    strength = power(claim_id, n=n, seed=seed)
-    return {"claim": claim_id, "label": CLAIMS[claim_id].label, "simulated panel": model.panel,
+    model = null_model(claim_id).at(**(design or {}))
+    rate = null_calibration(claim_id, n=n, seed=seed, design=design)
+    against = contradiction_rate(claim_id, n=n, seed=seed, design=design)
+    strength = power(claim_id, n=n, seed=seed, design=design)
+    return {"claim": claim_id, "label": CLAIMS[claim_id].label, "simulated panel": model.describe("panel"),
+            "design": source if model.design else "fixed",
             "simulations": n, "rate reproduced": rate,
-            "effect panel": model.effect_panel or "not simulated yet",
+            "effect panel": model.describe("effect_panel") or "not simulated yet",
             "rate contradicted": float("nan") if against is None else against,
             "power": float("nan") if strength is None else strength,
-            "power panel": model.power_panel or "not simulated yet",
+            "power panel": model.describe("power_panel") or "not simulated yet",
             "MC standard error": math.sqrt(ALPHA * (1 - ALPHA) / n), "bound": monte_carlo_bound(n, k=k)}
 
 
-def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0, workers: int = 1):
-    """One row per registered claim: its panels, the rates of a false "reproduced" (under the
+def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0, workers: int = 1,
+                      designs: Mapping[str, tuple[Mapping[str, Any], str]] | None = None):
+    r"""One row per registered claim: its panels, the rates of a false "reproduced" (under the
     null) and of a false "contradicted" (at the paper's effect; NaN where not simulated), the
     power (the rate of "reproduced" at the paper's effect, :func:`power`; NaN where not simulated), the
     Monte Carlo standard error and the bound :math:`\alpha + k\,\mathrm{SE}` a valid test stays under.
+
+    ``designs`` maps a claim to ``(design, source)``: the parameters of its null model's
+    :attr:`NullModel.design` that an executed chapter ran, and where they were read
+    (:func:`lrd.book.designs.executed_designs`); the "design" column says, per claim, that source,
+    "default panel (restated)" where the claim has none, or "fixed".
 
     ``workers`` processes share the claims (joblib; 0: one per core). Every simulated panel draws
     from its own generator spawned from ``seed``, so the table does not depend on ``workers``.
@@ -218,7 +275,15 @@ def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0, workers: i
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ValueError(f"workers must be 0 (one per core) or a positive integer, got {workers!r}")
+    designs = dict(designs or {})
+    unknown = sorted(set(designs) - set(NULL_MODELS))
+    if unknown:
+        raise ValueError(f"designs for claims without a null model: {', '.join(unknown)}")
+    for claim, (design, _) in designs.items():
+        null_model(claim).at(**design)  # an unknown parameter fails before any simulation
     claims = [c for c in CLAIMS if c in NULL_MODELS]
     n_jobs = min(workers or os.cpu_count() or 1, len(claims)) or 1
-    rows = Parallel(n_jobs=n_jobs, batch_size=1)(delayed(_calibration_row)(c, n, seed, k) for c in claims)
+    rows = Parallel(n_jobs=n_jobs, batch_size=1)(
+        delayed(_calibration_row)(c, n, seed, k, *designs.get(c, (None, DEFAULT_DESIGN))) for c in claims)
     return pd.DataFrame(rows)
+

@@ -560,51 +560,63 @@ def _scores_panel(rng: np.random.Generator, n_encoders: int, n_decoders: int, n_
 POWER_KIND_SHIFT = 1.5
 
 
-def _simulate_architecture(rng: np.random.Generator, shift: float = 0.0) -> dict:
+#: The default book's panel for the families claims (`lrd_families` at its defaults: minilm, mpnet,
+#: e5small against the five decoder-based models, on 4 tasks), restated; the appendix reads the
+#: executed chapter's instead (``lrd.book.designs``).
+FAMILIES_DESIGN = {"n_encoders": 3, "n_decoders": 5, "n_tasks": 4}
+
+
+def _simulate_architecture(rng: np.random.Generator, shift: float = 0.0, *, n_encoders: int = 3,
+                           n_decoders: int = 5, n_tasks: int = 4) -> dict:
     """The kinds exchangeable: no LRD score separates them (the null's edge, and the claim's); with
     ``shift``, every LRD score moved by that many noise sd in decoders."""
-    frame = _scores_panel(rng, 4, 4, 3, LRD_SCORES)
+    frame = _scores_panel(rng, n_encoders, n_decoders, n_tasks, LRD_SCORES)
     moved = shift * (frame["kind"] == "decoder").to_numpy()
     return {"scores": frame.assign(**{m: frame[m] + moved for m in LRD_SCORES})}
 
 
 ARCHITECTURE_NULL = NullModel(
     _simulate_architecture, architecture_verdict,
-    "4 encoders and 4 decoders x 3 tasks, 5 LRD scores i.i.d. (kinds exchangeable)", effect=_simulate_architecture,
+    "{n_encoders} encoders and {n_decoders} decoders x {n_tasks} tasks, 5 LRD scores i.i.d. (kinds exchangeable)",
+    effect=_simulate_architecture,
     effect_panel="the same: kinds exchangeable are also the edge of 'separates' (a separation of 0+)",
     power_effect=functools.partial(_simulate_architecture, shift=POWER_KIND_SHIFT),
     power_panel=f"the same design, every LRD score {POWER_KIND_SHIFT:g} noise sd higher in decoders (assumed: the paper "
-                f"reports no size)")
+                f"reports no size)", design=FAMILIES_DESIGN)
 
-def _simulate_final_layer(rng: np.random.Generator, final_shift: float = 1.5) -> dict:
+
+def _simulate_final_layer(rng: np.random.Generator, final_shift: float = 1.5, *, n_encoders: int = 3,
+                          n_decoders: int = 5, n_tasks: int = 4) -> dict:
     """Every measure shifted alike by kind (LRD and final-layer measures exchangeable): the kinds
     differ, the two sets show it equally; with ``final_shift`` the final-layer measures shifted
     by that instead (0: the final layer shows no difference, the LRD scores do)."""
-    frame = _scores_panel(rng, 4, 4, 3, LRD_SCORES + FINAL_LAYER_SCORES)
+    frame = _scores_panel(rng, n_encoders, n_decoders, n_tasks, LRD_SCORES + FINAL_LAYER_SCORES)
     decoder = (frame["kind"] == "decoder").to_numpy()
     return {"scores": frame.assign(**{m: frame[m] + (1.5 if m in LRD_SCORES else final_shift) * decoder
                                       for m in LRD_SCORES + FINAL_LAYER_SCORES})}
 
 
-def _simulate_final_layer_effect(rng: np.random.Generator) -> dict:
+def _simulate_final_layer_effect(rng: np.random.Generator, **design: int) -> dict:
     """The claim at its edge for a contradiction: the LRD scores and the final-layer statistics
     shifted alike by kind (LRD no worse)."""
-    return _simulate_final_layer(rng)
+    return _simulate_final_layer(rng, **design)
 
 
 FINAL_LAYER_NULL = NullModel(
     _simulate_final_layer, final_layer_verdict,
-    "4 encoders and 4 decoders x 3 tasks, 5 LRD and 2 final-layer scores, every one shifted alike by kind "
+    "{n_encoders} encoders and {n_decoders} decoders x {n_tasks} tasks, 5 LRD and 2 final-layer scores, every one "
+    "shifted alike by kind "
     "(1.5 noise sd; the measures exchangeable)", effect=_simulate_final_layer_effect,
     effect_panel="the same: LRD as informative as the final layer is the edge where 'contradicted' must stay rare",
     power_effect=functools.partial(_simulate_final_layer, final_shift=0.0),
     power_panel="the same design, the LRD scores 1.5 noise sd higher in decoders, the final-layer scores not shifted "
-                "(the claim at its strongest; the paper reports no size)")
+                "(the claim at its strongest; the paper reports no size)", design=FAMILIES_DESIGN)
 
-def _simulate_task_edge(rng: np.random.Generator, n_encoders: int = 4, n_decoders: int = 4, n_tasks: int = 3,
-                        own_task: float = 0.0) -> dict:
-    """The composite null's edge at the chapter's default panel (8 models, its 3 tasks of equal
-    size): the tasks move the final-layer statistics, and the LRD scores only through them
+
+def _simulate_task_edge(rng: np.random.Generator, own_task: float = 0.0, *, n_encoders: int = 3,
+                        n_decoders: int = 5, n_tasks: int = 3) -> dict:
+    """The composite null's edge at the chapter's design (default: 8 models, the 3 of its tasks
+    of equal size): the tasks move the final-layer statistics, and the LRD scores only through them
     (each a model effect plus a mix of the final-layer statistics plus noise); with ``own_task``,
     each LRD score also has task effects of its own (sd ``own_task``), beyond the final layer's."""
     frame = _scores_panel(rng, n_encoders, n_decoders, n_tasks, FINAL_LAYER_SCORES)
@@ -623,13 +635,15 @@ def _simulate_task_edge(rng: np.random.Generator, n_encoders: int = 4, n_decoder
 
 TASK_NULL = NullModel(
     _simulate_task_edge, task_verdict,
-    "4 encoders and 4 decoders x 3 tasks: the tasks move the 2 final-layer statistics, the 2 rank-free LRD scores "
+    "{n_encoders} encoders and {n_decoders} decoders x {n_tasks} tasks of equal size: the tasks move the 2 "
+    "final-layer statistics, the 2 rank-free LRD scores "
     "follow them (a model effect, a mix of the final-layer statistics, noise): task differences the final layer "
     "already shows", effect=_simulate_task_edge,
     effect_panel="the same: task differences exactly those the final layer shows are also the edge of 'beyond it'",
     power_effect=functools.partial(_simulate_task_edge, own_task=1.0),
     power_panel="the same design, each rank-free LRD score also with task effects of its own (sd 1, twice the "
-                "residual noise; assumed: the paper reports no size)")
+                "residual noise; assumed: the paper reports no size)",
+    design={**FAMILIES_DESIGN, "n_tasks": 3})
 
 
 #: Mean |Spearman| between two families' curves in the power simulation of complementarity.
@@ -653,7 +667,7 @@ def _latent_weight(target: float, n: int, draws: int = 4000) -> float:
     return (lo + hi) / 2
 
 
-def _redundancy_boundary(rng: np.random.Generator, n_models: int = 8, n_tasks: int = 3, n_layers: int = 12,
+def _redundancy_boundary(rng: np.random.Generator, n_models: int = 8, n_tasks: int = 4, n_layers: int = 12,
                          margin: float = COMPLEMENTARITY_MARGIN, target: float | None = None) -> dict:
     """Correlation tables at the boundary of the null: Frenet and NRS at mean |rho| = margin (the
     least favourable case of the intersection-union test; ``target`` another value), GFMI unrelated to both."""
@@ -674,8 +688,10 @@ def _redundancy_boundary(rng: np.random.Generator, n_models: int = 8, n_tasks: i
 
 COMPLEMENTARITY_NULL = NullModel(
     _redundancy_boundary, complementarity_verdict,
-    "8 models x 3 tasks x 12 transitions; Frenet and NRS curves at mean |rho| = 0.9 (the margin), GFMI unrelated",
+    "{n_models} models x {n_tasks} tasks x 12 transitions; Frenet and NRS curves at mean |rho| = 0.9 (the "
+    "margin), GFMI unrelated",
     effect=_redundancy_boundary, effect_panel="the same: |rho| exactly at the margin is also the edge of 'complementary'",
     power_effect=functools.partial(_redundancy_boundary, target=POWER_FAMILY_RHO),
     power_panel=f"the same design, Frenet and NRS curves at mean |rho| = {POWER_FAMILY_RHO} (related but far from "
-                f"redundant; assumed: the paper gives no measurement), GFMI unrelated")
+                f"redundant; assumed: the paper gives no measurement), GFMI unrelated",
+    design={"n_models": 8, "n_tasks": 4})

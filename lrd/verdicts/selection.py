@@ -427,10 +427,13 @@ def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures
 
 # --- null models (lrd.verdicts.calibration) ------------------------------------------------------
 
-_N_SIM = 6  # models per simulated panel: 6! orderings; the difference test reaches 2^-6
+#: The chapter's default panels, restated (the appendix reads the executed chapter's, ``lrd.book.designs``):
+#: 8 models with an embedding score (4 embedders with encoder attention, 4 with causal), of
+#: which 4 causal LMs for the base-LLM claim.
+_BOOK_MODELS, _BOOK_LLMS = 8, 4
 
 
-def _simulate_selection(rng: np.random.Generator, *, n: int = _N_SIM, confound: float = 1.5) -> dict:
+def _simulate_selection(rng: np.random.Generator, *, n: int = _BOOK_MODELS, confound: float = 1.5) -> dict:
     """Least favourable null of "every score positive": two scores track the downstream score, the
     third is unrelated to it within each kind but, like the downstream score, separates the kinds
     (half encoders, half LMs: a kind confound that a permutation across kinds would credit)."""
@@ -444,25 +447,25 @@ def _simulate_selection(rng: np.random.Generator, *, n: int = _N_SIM, confound: 
     return {"scores": frame, "downstream": pd.Series(y, index=models)}
 
 
-def _simulate_strongest(rng: np.random.Generator) -> dict:
+def _simulate_strongest(rng: np.random.Generator, *, n: int = _BOOK_MODELS) -> dict:
     """All three scores equally related to the downstream score (d_0L exchangeable with the others)."""
-    models = [f"m{i}" for i in range(_N_SIM)]
-    y = rng.normal(size=_N_SIM)
-    x = y + 0.3 * rng.normal(size=(3, _N_SIM))
+    models = [f"m{i}" for i in range(n)]
+    y = rng.normal(size=n)
+    x = y + 0.3 * rng.normal(size=(3, n))
     return {"scores": pd.DataFrame(x.T, index=models, columns=list(LRD_SCORES)),
             "downstream": pd.Series(y, index=models)}
 
 
-def _simulate_selection_llm(rng: np.random.Generator) -> dict:
+def _simulate_selection_llm(rng: np.random.Generator, *, n: int = _BOOK_LLMS) -> dict:
     """As :func:`_simulate_selection`, on decoders of one kind (two scores track, one unrelated)."""
-    out = _simulate_selection(rng, confound=0.0)
+    out = _simulate_selection(rng, n=n, confound=0.0)
     out["scores"] = out["scores"].assign(kind="decoder")
-    out["scores"].index = out["downstream"].index = [f"d{i}" for i in range(_N_SIM)]
+    out["scores"].index = out["downstream"].index = [f"d{i}" for i in range(n)]
     return out
 
 
 def _simulate_selection_effect(rng: np.random.Generator, *, kind: bool = True, noise: float = 2.0,
-                               strongest: float | None = None, n: int = _N_SIM) -> dict:
+                               strongest: float | None = None, n: int = _BOOK_MODELS) -> dict:
     """Every score tracking the downstream score within each kind, as the downstream score plus
     ``noise`` sd (2: weakly, the paper's claim near its edge; 1: a population rho of 0.71), on
     ``n`` models, half encoders; with ``strongest``, d_0L's noise is that instead (d_0L the strongest)."""
@@ -478,29 +481,26 @@ def _simulate_selection_effect(rng: np.random.Generator, *, kind: bool = True, n
 #: The noise sd the power simulations add to the (unit-variance) downstream score to make each
 #: score (the paper's abstract gives no rho): 1, a population Pearson rho of 1/sqrt(2) = 0.71.
 _POWER_NOISE = 1.0
-#: The chapter's default panels: 8 models (4 embedders with encoder attention, 4 with causal), of
-#: which 4 causal LMs for the base-LLM claim.
-_BOOK_MODELS, _BOOK_LLMS = 8, 4
 SELECTION_NULL = NullModel(
     _simulate_selection, judge_selection,
-    f"{_N_SIM} models (half encoders), 2 scores tracking the downstream score, 1 unrelated; the downstream score "
-    f"separates the kinds (least favourable)", effect=_simulate_selection_effect,
-    effect_panel=f"{_N_SIM} models (half encoders), every score = downstream + 2 sd noise (weakly positive)",
-    power_effect=partial(_simulate_selection_effect, noise=_POWER_NOISE, n=_BOOK_MODELS),
-    power_panel=f"the chapter's {_BOOK_MODELS} models (half encoders), every score = downstream + {_POWER_NOISE:g} sd "
-                f"noise within each kind (rho 0.71; assumed: the paper gives no rho)")
+    "{n} models (half encoders), 2 scores tracking the downstream score, 1 unrelated; the downstream score "
+    "separates the kinds (least favourable)", effect=_simulate_selection_effect,
+    effect_panel="{n} models (half encoders), every score = downstream + 2 sd noise (weakly positive)",
+    power_effect=partial(_simulate_selection_effect, noise=_POWER_NOISE),
+    power_panel=f"{{n}} models (half encoders), every score = downstream + {_POWER_NOISE:g} sd noise within each kind "
+                f"(rho 0.71; assumed: the paper gives no rho)", design={"n": _BOOK_MODELS})
 STRONGEST_NULL = NullModel(
     _simulate_strongest, judge_selection_strongest,
-    f"{_N_SIM} models, 3 scores equally related to the downstream score (d_0L exchangeable with the others)",
+    "{n} models, 3 scores equally related to the downstream score (d_0L exchangeable with the others)",
     effect=_simulate_strongest, effect_panel="the same: d_0L exchangeable with the others is also the edge of 'strongest'",
-    power_effect=partial(_simulate_selection_effect, kind=False, noise=_POWER_NOISE, strongest=0.3, n=_BOOK_MODELS),
-    power_panel=f"the chapter's {_BOOK_MODELS} models, d_0L = downstream + 0.3 sd noise (rho 0.96), the other scores + "
-                f"{_POWER_NOISE:g} sd (rho 0.71; assumed: the paper gives no rho)")
+    power_effect=partial(_simulate_selection_effect, kind=False, noise=_POWER_NOISE, strongest=0.3),
+    power_panel=f"{{n}} models, d_0L = downstream + 0.3 sd noise (rho 0.96), the other scores + "
+                f"{_POWER_NOISE:g} sd (rho 0.71; assumed: the paper gives no rho)", design={"n": _BOOK_MODELS})
 SELECTION_LLM_NULL = NullModel(
     _simulate_selection_llm, judge_selection_llm,
-    f"{_N_SIM} decoders, 2 scores tracking the downstream score, 1 unrelated (least favourable)",
-    effect=lambda rng: _simulate_selection_effect(rng, kind=False),
-    effect_panel=f"{_N_SIM} decoders, every score = downstream + 2 sd noise (weakly positive)",
-    power_effect=partial(_simulate_selection_effect, kind=False, noise=_POWER_NOISE, n=_BOOK_LLMS),
-    power_panel=f"the chapter's {_BOOK_LLMS} causal LMs, every score = downstream + {_POWER_NOISE:g} sd noise (rho 0.71; "
-                f"assumed: the paper gives no rho)")
+    "{n} decoders, 2 scores tracking the downstream score, 1 unrelated (least favourable)",
+    effect=partial(_simulate_selection_effect, kind=False),
+    effect_panel="{n} decoders, every score = downstream + 2 sd noise (weakly positive)",
+    power_effect=partial(_simulate_selection_effect, kind=False, noise=_POWER_NOISE),
+    power_panel=f"{{n}} causal LMs, every score = downstream + {_POWER_NOISE:g} sd noise (rho 0.71; "
+                f"assumed: the paper gives no rho)", design={"n": _BOOK_LLMS})

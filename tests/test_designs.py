@@ -1,0 +1,54 @@
+"""lrd.book.designs: the appendix calibrates each claim at the design its chapter ran."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lrd.book.designs import DESIGN_SOURCES, executed_designs
+from lrd.verdicts import calibration
+
+NBVAL_RESULTS = Path(__file__).parent / "nbval" / "results"
+
+
+def _families(folder: Path, **glued) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "lrd_families.json"
+    path.write_text(json.dumps({f"lrd_families-{k}": v for k, v in glued.items()}))
+    return path
+
+
+def test_designs_are_read_from_the_executed_chapter(tmp_path):
+    _families(tmp_path / "results", n_encoders=2, n_decoders=6, n_tasks=5, n_models=8,
+              equal_tasks="sst2, mrpc", other="ignored")
+    designs = executed_designs(tmp_path / "results")
+    assert designs["lrd.architecture"] == ({"n_encoders": 2, "n_decoders": 6, "n_tasks": 5},
+                                           "executed lrd_families (results/lrd_families.json)")
+    assert designs["lrd.task"][0] == {"n_encoders": 2, "n_decoders": 6, "n_tasks": 2}  # the tasks of equal size
+    assert designs["lrd.complementarity"][0] == {"n_models": 8, "n_tasks": 5}
+    assert executed_designs(tmp_path / "nothing here") == {}  # no chapter ran: the restated defaults
+
+
+def test_a_stale_or_odd_results_file_fails_early_with_the_fix(tmp_path):
+    _families(tmp_path, n_encoders=3, n_decoders=5)
+    with pytest.raises(ValueError, match=r"no glued 'n_tasks'.*re-run `lrd run lrd_families`"):
+        executed_designs(tmp_path)
+    _families(tmp_path, n_encoders="3", n_decoders=5, n_tasks=4, n_models=8, equal_tasks="sst2")
+    with pytest.raises(ValueError, match="n_encoders of lrd.architecture's design must be a count"):
+        executed_designs(tmp_path)
+
+
+def test_every_design_source_names_parameters_of_its_null_model():
+    for claim, (_, fields) in DESIGN_SOURCES.items():
+        assert set(fields) <= set(calibration.null_model(claim).design), claim
+
+
+def test_the_ci_reference_results_give_the_ci_panel():
+    """The committed ci results: the design read agrees with what the chapter printed."""
+    glued = json.loads((NBVAL_RESULTS / "lrd_families.json").read_text())
+    design, source = executed_designs(NBVAL_RESULTS)["lrd.final_layer"]
+    assert design == {"n_encoders": glued["lrd_families-n_encoders"], "n_decoders": glued["lrd_families-n_decoders"],
+                      "n_tasks": glued["lrd_families-n_tasks"]}
+    assert source.endswith("(results/lrd_families.json)")
