@@ -35,9 +35,10 @@
 # positively", "complementary"): there the effect is an assumption, labelled "assumed" in that
 # column, and the power reads as "how strong a test at that effect", not as the paper's number.
 # A test of low power says "inconclusive" even where the paper is right, so an "inconclusive"
-# on the dashboard reads against it (the verdicts that compute it carry their own power, at
-# the spread across models their panel shows; a verdict whose panel cannot reach p <= 0.05 at
-# all has power 0 at any effect).
+# on the dashboard reads against it: the dashboard shows each claim's power, the verdict's own
+# where it computes one (at the spread across models its panel shows; a verdict whose panel
+# cannot reach p <= 0.05 at all has power 0 at any effect), else this appendix's, with its
+# design and effect on hover.
 #
 # Each claim is simulated at a design, given in the "design" column. Where the chapter that
 # judges the claim has run and glued its design, the design is **read from its results**
@@ -58,6 +59,7 @@ results_dir = "results"
 
 # %% tags=["hide-input"]
 import lrd
+from lrd.book.glue import save_results
 from lrd.verdicts.calibration import calibration_table, monte_carlo_bound, simulations_needed
 
 glue = lrd.book.open_chapter("null_calibration", globals())  # an appendix: it checks the verdicts, it judges no claim
@@ -102,4 +104,5 @@ table.assign(**{"rate reproduced": table["rate reproduced"].map("{:.1%}".format)
                 "MC standard error": table["MC standard error"].map("{:.1%}".format)}).set_index("claim")
 
 # %% tags=["hide-input"]
+save_results(table, "null_calibration", results_dir)  # the dashboard shows each claim's simulated power from it
 glue_path = glue.save(results_dir)

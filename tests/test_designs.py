@@ -25,7 +25,8 @@ def test_designs_are_read_from_the_executed_chapter(tmp_path):
               equal_tasks="sst2, mrpc", other="ignored")
     designs = executed_designs(tmp_path / "results")
     assert designs["lrd.architecture"] == ({"n_encoders": 2, "n_decoders": 6, "n_tasks": 5},
-                                           "executed lrd_families (results/lrd_families.json)")
+                                           "executed lrd_families (results/lrd_families.json): n_encoders, "
+                                           "n_decoders, n_tasks")
     assert designs["lrd.task"][0] == {"n_encoders": 2, "n_decoders": 6, "n_tasks": 2}  # the tasks of equal size
     assert designs["lrd.complementarity"][0] == {"n_models": 8, "n_tasks": 5}
     assert executed_designs(tmp_path / "nothing here") == {}  # no chapter ran: the restated defaults
@@ -51,4 +52,4 @@ def test_the_ci_reference_results_give_the_ci_panel():
     design, source = executed_designs(NBVAL_RESULTS)["lrd.final_layer"]
     assert design == {"n_encoders": glued["lrd_families-n_encoders"], "n_decoders": glued["lrd_families-n_decoders"],
                       "n_tasks": glued["lrd_families-n_tasks"]}
-    assert source.endswith("(results/lrd_families.json)")
+    assert source.endswith("(results/lrd_families.json): n_encoders, n_decoders, n_tasks")

@@ -15,7 +15,8 @@ import pytest
 from lrd import book
 from lrd.book.glue import Glue
 from lrd.verdicts import CLAIMS, PAPERS, Verdict, claims_of
-from lrd.book.sphinxext import chapter_rows, dashboard_rows, paper_short, table_markdown, toc_files
+from lrd.book.sphinxext import (appendix_power, chapter_rows, dashboard_rows, paper_short, table_markdown, toc_files,
+                                with_appendix_power)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,6 +125,31 @@ def test_dashboard_shows_failed_and_missing_chapters(tmp_path):
     assert all(r["status"].startswith("failed") and r["paper"] == "skean2025layer" for r in failed)
     text = table_markdown(every, "book/intro")
     assert "{bdg-dark}`failed`" in text and "{bdg-dark}`not executed`" in text and "(gamma.ipynb)" in text
+
+
+def test_the_dashboard_shows_the_appendix_power_where_a_verdict_has_none(tmp_path):
+    """Every dashboard row shows a power: the verdict's own, else the appendix's simulation, with
+    its design and effect on hover; an appendix that has not run adds nothing."""
+    import pandas as pd
+
+    site = _site(tmp_path, ["lrd_families", "null_calibration"])
+    own = Verdict("lrd.task", "test", "x", test="t", p_value=0.2, p_min=0.001, power=0.3, power_label="its own")
+    bare = Verdict("lrd.architecture", "test", "y", test="t", p_value=0.2, p_min=0.02)
+    _fake_chapter(site, "lrd_families", verdicts=[own, bare])
+    assert appendix_power(site) == {}
+    pd.DataFrame({"claim": ["lrd.architecture", "lrd.task", "lrd.final_layer"], "power": [0.54, 0.9, float("nan")],
+                  "design": ["executed lrd_families (results/lrd_families.json): n_encoders"] * 3,
+                  "power panel": ["every score 1.5 sd higher (assumed)"] * 3}).to_csv(
+        site / "book" / "results" / "null_calibration.csv", index=False)
+    appendix = appendix_power(site)
+    assert set(appendix) == {"lrd.architecture", "lrd.task"}  # no power simulated: none shown
+    rows = {r.get("claim"): r for r in with_appendix_power(dashboard_rows(site), appendix)}
+    assert rows["lrd.task"]["power"] == 0.3  # the verdict's own is kept
+    assert rows["lrd.architecture"]["power"] == 0.54 and "simulated in the appendix" in rows["lrd.architecture"][
+        "power_label"]
+    text = table_markdown(list(rows.values()), "book/intro")
+    assert "{abbr}`54% (simulated in the appendix, design executed lrd_families [results/lrd_families.json]" in text
+    assert "{abbr}`30% (its own)`" in text
 
 
 def test_the_papers_number_in_a_few_characters():

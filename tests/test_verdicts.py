@@ -591,6 +591,8 @@ def test_the_calibration_table_says_where_each_design_comes_from():
     assert row["design"] == "executed lrd_families (results/lrd_families.json)"
     assert row["simulated panel"].startswith("2 encoders and 3 decoders x 4 tasks")
     assert calibration._calibration_row("skean.gain", 5, 0, 2.0, None, calibration.DEFAULT_DESIGN)["design"] == "fixed"
+    assert calibration._calibration_row("lrd.pruning_nrs", 5, 0, 2.0, None, calibration.DEFAULT_DESIGN)[
+        "design"].startswith("fixed, larger than the book's")
     with pytest.raises(ValueError, match="without a null model: cosine.theory"):
         calibration.calibration_table(n=5, designs={"cosine.theory": ({}, "x")})
     with pytest.raises(ValueError, match="n_models: not a parameter"):

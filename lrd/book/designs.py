@@ -56,7 +56,8 @@ def executed_designs(results_dir: str | Path = "results",
     -------
     dict
         Only the claims whose chapter has results there; the others keep their null model's
-        restated design. ``source`` reads "executed lrd_families (results/lrd_families.json)".
+        restated design. ``source`` names the chapter, its file and the parameters read:
+        "executed lrd_families (results/lrd_families.json): n_encoders, n_decoders, n_tasks".
 
     Raises
     ------
@@ -81,5 +82,5 @@ def executed_designs(results_dir: str | Path = "results",
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{path}: {parameter} of {claim}'s design must be a count, got {value!r}")
             design[parameter] = value
-        found[claim] = (design, f"executed {chapter} ({folder.name}/{path.name})")
+        found[claim] = (design, f"executed {chapter} ({folder.name}/{path.name}): {', '.join(design)}")
     return found

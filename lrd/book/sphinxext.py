@@ -182,6 +182,43 @@ def dashboard_rows(root: Path) -> list[dict]:
     return rows
 
 
+#: The appendix whose simulated power the dashboard shows for a verdict that carries none.
+APPENDIX = "null_calibration"
+
+
+def appendix_power(root: Path) -> dict[str, tuple[float, str]]:
+    """Per claim, the power the null-calibration appendix simulated, and its label: at which effect
+    and design (``results/null_calibration.csv``, written when the appendix ran); empty when it has
+    not run. Power is the share of "reproduced" verdicts on panels drawn at the paper's effect."""
+    import pandas as pd
+
+    for docname in toc_files(root):
+        if Path(docname).name == APPENDIX:
+            path = (root / docname).parent / "results" / f"{APPENDIX}.csv"
+            if not path.is_file():
+                return {}
+            table = pd.read_csv(path)
+            return {r["claim"]: (float(r["power"]), f"simulated in the appendix, design {r['design']}: "
+                                                    f"{r['power panel']}")
+                    for r in table.to_dict("records") if r["power"] == r["power"]}
+    return {}
+
+
+def with_appendix_power(rows: list[dict], appendix: dict[str, tuple[float, str]]) -> list[dict]:
+    """``rows`` with the appendix's power (:func:`appendix_power`) for verdicts that carry none of
+    their own; a verdict's own power (computed at its panel's spread) is kept."""
+    return [{**r, "power": appendix[r["claim"]][0], "power_label": appendix[r["claim"]][1]}
+            if "outcome" in r and r.get("power") is None and r.get("claim") in appendix else r for r in rows]
+
+
+def _power_cell(row: dict) -> str:
+    """The power in a few characters, what it was simulated at on hover."""
+    if row.get("power") is None:
+        return ""
+    text = f"{row['power']:.0%}"
+    return f"{{abbr}}`{text} ({_role_text(row['power_label'])})`" if row.get("power_label") else text
+
+
 def _status_kind(status: str) -> str:
     return status.split(":")[0]
 
@@ -209,7 +246,8 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
     Columns: the claim's short label, linked to the chapter section that defines its effect and
     holds the evidence; the outcome as a coloured badge; our effect beside the paper's number, in
     a few characters (the paper's whole statement on hover); p with the smallest p this panel
-    allows; and the test's power, once verdicts record it. Beside the outcome, for a per-model
+    allows; and the test's power where a verdict records it or the appendix simulated it
+    (:func:`with_appendix_power`), what it was computed at on hover. Beside the outcome, for a per-model
     phenomenon, in how many models the per-model test shows it (:func:`per_model_text`). Below the tables, folded, what panel and
     ``lrd sweep`` command would decide each claim this panel cannot test.
     """
@@ -258,8 +296,7 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
                         f" · {{abbr}}`{_role_text(paper)} ({said})`" if paper else "")
                 outcome = f"{{{BADGES.get(r['outcome'], 'bdg-dark')}}}`{r['outcome']}`" + per_model_text(r)
                 cells = [f"[{label}]({target}{anchor})", outcome,
-                         beside, p_text(r)] + ([f"{r['power']:.0%}" if r.get("power") is not None else ""]
-                                               if power else [])
+                         beside, p_text(r)] + ([_power_cell(r)] if power else [])
                 if r["outcome"] == "not testable" and r.get("panel"):
                     todo.append(f"- [{label}]({target}{anchor}): {_escape(r['panel'])}"
                                 + (f"; `{r['sweep']}`" if r.get("sweep") else ""))
@@ -338,7 +375,8 @@ class VerdictsDirective(SphinxDirective):
         root = Path(self.env.srcdir)
         _note_dependencies(self.env, root)
         container = nodes.container(classes=[f"{CLASS}-box"])
-        self.state.nested_parse(table_markdown(dashboard_rows(root), self.env.docname).splitlines(),
+        rows = with_appendix_power(dashboard_rows(root), appendix_power(root))
+        self.state.nested_parse(table_markdown(rows, self.env.docname).splitlines(),
                                 self.content_offset, container)
         return [container]
 

@@ -71,6 +71,9 @@ class NullModel:
         panel texts (``"{n_encoders} encoders"``). Its values are the default panel's, restated;
         :meth:`at` sets them to the design an executed chapter ran (``lrd.book.designs``).
         Empty for a model whose design is fixed.
+    design_label : str, optional
+        What the appendix's "design" column says of a fixed design (default "fixed"): where it
+        differs from the book's, how.
     """
 
     simulate: Callable[[np.random.Generator], dict]
@@ -81,6 +84,7 @@ class NullModel:
     power_effect: Callable[[np.random.Generator], dict] | None = None
     power_panel: str | None = None
     design: Mapping[str, Any] = field(default_factory=dict)
+    design_label: str | None = None
 
     def __post_init__(self):
         if self.power_effect is not None and self.power_panel is None:
@@ -246,7 +250,7 @@ def _calibration_row(claim_id: str, n: int, seed: int, k: float, design: Mapping
     against = contradiction_rate(claim_id, n=n, seed=seed, design=design)
     strength = power(claim_id, n=n, seed=seed, design=design)
     return {"claim": claim_id, "label": CLAIMS[claim_id].label, "simulated panel": model.describe("panel"),
-            "design": source if model.design else "fixed",
+            "design": source if model.design else (model.design_label or "fixed"),
             "simulations": n, "rate reproduced": rate,
             "effect panel": model.describe("effect_panel") or "not simulated yet",
             "rate contradicted": float("nan") if against is None else against,
