@@ -549,6 +549,10 @@ def test_power_simulations_state_their_effect_and_exceed_the_size():
     rng_rate = np.mean([weak.judge(**weak.power_effect(np.random.default_rng(i))).outcome == "reproduced"
                         for i in range(60)])
     assert rng_rate < strong
+    # few shots: the same design with Cayley 2 points ahead says "reproduced" far more often than on its edge
+    assert "assumed" in calibration.null_model("ilse.few_shot").power_panel
+    assert calibration.power("ilse.few_shot", n=40, seed=2) > calibration.null_calibration("ilse.few_shot", n=40,
+                                                                                           seed=2) + 0.3
 
 
 def test_a_design_that_cannot_reach_alpha_has_power_zero_at_any_effect():
