@@ -122,6 +122,8 @@ glue("n_models", len(models))
 model_kind = model_kinds(models)  # attention, backbone, role, tuning (lrd.engine.kinds)
 glue("n_encoders", int((model_kind["attention"] == "bidirectional").sum()))
 glue("n_decoders", int((model_kind["attention"] == "causal").sum()))
+for name, value in lrd.book.designs.mid_layer_panel(results).items():  # the panel the appendix calibrates at
+    glue(name, value)
 glue("panel_note", note)
 csv_path = save_results(results, "mid_layer", results_dir)
 

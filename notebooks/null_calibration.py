@@ -42,9 +42,10 @@
 #
 # Each claim is simulated at a design, given in the "design" column. Where the chapter that
 # judges the claim has run and glued its design, the design is **read from its results**
-# (`lrd.book.executed_designs`: the models of each kind and the tasks `lrd_families` ran, yours
-# if you ran it on your panel); elsewhere it is the default panel's, restated in the claim's
-# null model. Some restated panels are larger than our offline panel where the offline panel
+# (`lrd.book.executed_designs`: the models of each kind, their block counts and the tasks that
+# `lrd_families`, `mid_layer` and `selection_and_pruning` ran, yours if you ran them on your
+# panel); elsewhere it is the default panel's, restated in the claim's null model, or a fixed
+# design that the column describes. Some restated panels are larger than our offline panel where the offline panel
 # cannot reach p <= 0.05 at all: on a panel too small to test a claim, the verdict is "not
 # testable" and never "reproduced", which would make the calibration vacuous.
 # {glue:text}`null_calibration-n_executed` claims are simulated at an executed chapter's design.

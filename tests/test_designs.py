@@ -41,6 +41,23 @@ def test_a_stale_or_odd_results_file_fails_early_with_the_fix(tmp_path):
         executed_designs(tmp_path)
 
 
+def test_the_mid_layer_panel_is_read_as_block_counts_and_kinds(tmp_path):
+    import pandas as pd
+
+    from lrd.book.designs import mid_layer_panel
+
+    results = pd.DataFrame({"model": ["b"] * 4 + ["a"] * 3, "layer": [0, 1, 2, 3, 0, 1, 2],
+                            "kind": ["decoder"] * 4 + ["encoder"] * 3})
+    glued = {**mid_layer_panel(results), "n_tasks": 2}
+    assert glued["block_counts"] == "3, 2" and glued["model_kinds"] == "decoder, encoder"  # the panel's order
+    (tmp_path / "mid_layer.json").write_text(json.dumps({f"mid_layer-{k}": v for k, v in glued.items()}))
+    design, _ = executed_designs(tmp_path)["skean.gain"]
+    assert design == {"layers": (3, 2), "kinds": ("decoder", "encoder"), "n_tasks": 2}
+    assert calibration.null_model("skean.gain").at(**design).describe("panel").endswith(
+        "2 models (1 decoders) x 2 tasks, 2-3 blocks; noise per layer: fits 2% (shared by the halves), rows 2% per "
+        "half, roughness 2%")
+
+
 def test_every_design_source_names_parameters_of_its_null_model():
     for claim, (_, fields) in DESIGN_SOURCES.items():
         assert set(fields) <= set(calibration.null_model(claim).design), claim

@@ -586,7 +586,7 @@ def test_a_null_model_runs_at_the_design_it_is_given():
     with pytest.raises(ValueError, match="n_layers: not a parameter"):
         default.at(n_layers=3)
     with pytest.raises(ValueError, match="its design is fixed"):
-        calibration.null_model("skean.gain").at(n_models=3)
+        calibration.null_model("ilse.fc").at(n_models=3)
 
 
 def test_the_calibration_table_says_where_each_design_comes_from():
@@ -594,7 +594,7 @@ def test_the_calibration_table_says_where_each_design_comes_from():
                                        "executed lrd_families (results/lrd_families.json)")
     assert row["design"] == "executed lrd_families (results/lrd_families.json)"
     assert row["simulated panel"].startswith("2 encoders and 3 decoders x 4 tasks")
-    assert calibration._calibration_row("skean.gain", 5, 0, 2.0, None, calibration.DEFAULT_DESIGN)["design"] == "fixed"
+    assert calibration._calibration_row("ilse.fc", 5, 0, 2.0, None, calibration.DEFAULT_DESIGN)["design"] == "fixed"
     assert calibration._calibration_row("lrd.pruning_nrs", 5, 0, 2.0, None, calibration.DEFAULT_DESIGN)[
         "design"].startswith("fixed, larger than the book's")
     with pytest.raises(ValueError, match="without a null model: cosine.theory"):

@@ -12,17 +12,46 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-__all__ = ["DESIGN_SOURCES", "executed_designs"]
+from lrd.verdicts.calibration import null_model
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DESIGN_SOURCES", "executed_designs", "mid_layer_panel"]
+
+
+def _items(glued: Mapping[str, Any], name: str) -> list[str]:
+    return [x for x in str(glued[name]).split(", ") if x]
 
 
 def _n_listed(name: str) -> Callable[[Mapping[str, Any]], int]:
     """The number of items of a glued ", "-separated list."""
     def count(glued: Mapping[str, Any]) -> int:
-        return len([x for x in str(glued[name]).split(", ") if x])
-    count.__doc__ = f"len({name})"
+        return len(_items(glued, name))
     return count
+
+
+def _ints_listed(name: str) -> Callable[[Mapping[str, Any]], tuple[int, ...]]:
+    """A glued ", "-separated list of counts, as a tuple."""
+    def ints(glued: Mapping[str, Any]) -> tuple[int, ...]:
+        return tuple(int(x) for x in _items(glued, name))
+    return ints
+
+
+def _strs_listed(name: str) -> Callable[[Mapping[str, Any]], tuple[str, ...]]:
+    """A glued ", "-separated list of words, as a tuple."""
+    def strs(glued: Mapping[str, Any]) -> tuple[str, ...]:
+        return tuple(_items(glued, name))
+    return strs
+
+
+def mid_layer_panel(results: "pd.DataFrame") -> dict[str, str]:
+    """What the mid-layer chapter glues of its panel for the appendix: each model's block count
+    (its largest layer index) and kind, in the panel's order, as ", "-separated lists."""
+    per = results.groupby("model", sort=False).agg(blocks=("layer", "max"), kind=("kind", "first"))
+    return {"block_counts": ", ".join(str(int(b)) for b in per["blocks"]), "model_kinds": ", ".join(per["kind"])}
 
 
 _FAMILIES = {"n_encoders": "n_encoders", "n_decoders": "n_decoders", "n_tasks": "n_tasks"}
@@ -34,15 +63,34 @@ DESIGN_SOURCES: dict[str, tuple[str, dict[str, str | Callable[[Mapping[str, Any]
     "lrd.final_layer": ("lrd_families", _FAMILIES),
     "lrd.task": ("lrd_families", {**_FAMILIES, "n_tasks": _n_listed("equal_tasks")}),
     "lrd.complementarity": ("lrd_families", {"n_models": "n_models", "n_tasks": "n_tasks"}),
+    **dict.fromkeys(["skean.gain", "skean.choice", "skean.metrics_track"],
+                    ("mid_layer", {"layers": _ints_listed("block_counts"), "kinds": _strs_listed("model_kinds"),
+                                   "n_tasks": "n_tasks"})),
     "lrd.selection": ("selection_and_pruning", {"n": "n_sel"}),
     "lrd.selection_strongest": ("selection_and_pruning", {"n": "n_sel"}),
     "lrd.selection_llm": ("selection_and_pruning", {"n": "n_dec"}),
 }
 
 
+def _like(value: Any, default: Any) -> bool:
+    """``value`` of the form of the null model's ``default``: a count, or a non-empty tuple of
+    counts or of words."""
+    if isinstance(default, tuple):
+        return isinstance(value, tuple) and len(value) > 0 and all(_like(v, default[0]) for v in value)
+    if isinstance(default, str):
+        return isinstance(value, str) and bool(value)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _kind_of(default: Any) -> str:
+    if isinstance(default, tuple):
+        return f"a list of {'words' if isinstance(default[0], str) else 'counts'}"
+    return "a word" if isinstance(default, str) else "a count"
+
+
 def executed_designs(results_dir: str | Path = "results",
                      sources: Mapping[str, tuple[str, Mapping[str, Any]]] = DESIGN_SOURCES
-                     ) -> dict[str, tuple[dict[str, int], str]]:
+                     ) -> dict[str, tuple[dict[str, Any], str]]:
     """Per claim, the design its chapter ran and where it was read: ``{claim: (design, source)}``.
 
     Parameters
@@ -66,7 +114,7 @@ def executed_designs(results_dir: str | Path = "results",
         chapter): re-run the chapter, or remove the file to calibrate at the default design.
     """
     folder = Path(results_dir)
-    found: dict[str, tuple[dict[str, int], str]] = {}
+    found: dict[str, tuple[dict[str, Any], str]] = {}
     for claim, (chapter, fields) in sources.items():
         path = folder / f"{chapter}.json"
         if not path.is_file():
@@ -79,8 +127,9 @@ def executed_designs(results_dir: str | Path = "results",
             except KeyError as missing:
                 raise ValueError(f"{path}: no glued {missing} for {claim}'s design; re-run `lrd run {chapter}` "
                                  f"there, or remove the file to calibrate at the default design") from None
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{path}: {parameter} of {claim}'s design must be a count, got {value!r}")
+            if not _like(value, null_model(claim).design[parameter]):
+                raise ValueError(f"{path}: {parameter} of {claim}'s design must be "
+                                 f"{_kind_of(null_model(claim).design[parameter])}, got {value!r}")
             design[parameter] = value
         found[claim] = (design, f"executed {chapter} ({folder.name}/{path.name}): {', '.join(design)}")
     return found

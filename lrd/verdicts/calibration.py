@@ -74,6 +74,9 @@ class NullModel:
     design_label : str, optional
         What the appendix's "design" column says of a fixed design (default "fixed"): where it
         differs from the book's, how.
+    describe_design : callable, optional
+        ``describe_design(**design) -> str``: the design in words, available to the panel texts
+        as ``{design}`` (for a design whose parameters read badly as they are, block counts).
     """
 
     simulate: Callable[[np.random.Generator], dict]
@@ -85,6 +88,7 @@ class NullModel:
     power_panel: str | None = None
     design: Mapping[str, Any] = field(default_factory=dict)
     design_label: str | None = None
+    describe_design: Callable[..., str] | None = None
 
     def __post_init__(self):
         if self.power_effect is not None and self.power_panel is None:
@@ -113,7 +117,10 @@ class NullModel:
         if which not in ("panel", "effect_panel", "power_panel"):
             raise ValueError(f"which must be 'panel', 'effect_panel' or 'power_panel', got {which!r}")
         text = getattr(self, which)
-        return text.format(**self.design) if text is not None and self.design else text
+        if text is None or not self.design:
+            return text
+        words = {"design": self.describe_design(**self.design)} if self.describe_design else {}
+        return text.format(**self.design, **words)
 
 
 #: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except

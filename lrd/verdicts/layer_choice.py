@@ -42,7 +42,7 @@ Section 4 and Figure 1 (the gain), Figure 2a (the valley), Sections 3 and 5 (the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -1037,12 +1037,27 @@ def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESI
     return pd.concat(frames, ignore_index=True)
 
 
-def _simulate_gain(rng):
-    return {"results": simulate_design(rng)}
+#: The parameters of the mid-layer null models' design (``NullModel.design``): the default book's,
+#: restated; the appendix reads the executed chapter's (``lrd.book.designs``).
+_BOOK_PANEL = {"layers": BOOK_DESIGN.layers, "kinds": BOOK_DESIGN.kinds, "n_tasks": BOOK_DESIGN.n_tasks}
 
 
-def _simulate_gain_effect(rng):
-    return {"results": simulate_design(rng, gain=SKEAN_GAIN_RANGE[0])}
+def _design_at(layers: tuple[int, ...] = BOOK_DESIGN.layers, kinds: tuple[str, ...] = BOOK_DESIGN.kinds,
+               n_tasks: int = BOOK_DESIGN.n_tasks) -> MidLayerDesign:
+    """:data:`BOOK_DESIGN`'s noise structure at another panel (block counts, kinds, tasks)."""
+    return replace(BOOK_DESIGN, layers=tuple(layers), kinds=tuple(kinds), n_tasks=n_tasks)
+
+
+def _describe_panel(**panel) -> str:
+    return _design_at(**panel).describe()
+
+
+def _simulate_gain(rng, **panel):
+    return {"results": simulate_design(rng, _design_at(**panel))}
+
+
+def _simulate_gain_effect(rng, **panel):
+    return {"results": simulate_design(rng, _design_at(**panel), gain=SKEAN_GAIN_RANGE[0])}
 
 
 #: The valley's simulated design: the claim's smallest testable panel (4 encoders, 5 decoders:
@@ -1097,10 +1112,11 @@ def _simulate_valley_power(rng):
     return simulate_valleys(rng, decoder_valley=VALLEY_MARGIN, encoder_valley=0.0)
 
 
-def _simulate_metrics(rng):
-    """The chapter's default design; the tested metrics measured on one task (as on token_task and
+def _simulate_metrics(rng, **panel):
+    """The chapter's design; the tested metrics measured on one task (as on token_task and
     aug_task), independent of the scores."""
-    parts = [simulate_design(rng)] + [_design_metric(rng, BOOK_DESIGN, m) for m in PAPER_DIRECTIONS]
+    design = _design_at(**panel)
+    parts = [simulate_design(rng, design)] + [_design_metric(rng, design, m) for m in PAPER_DIRECTIONS]
     return {"results": pd.concat(parts, ignore_index=True)}
 
 
@@ -1123,22 +1139,24 @@ def _design_metric(rng: np.random.Generator, design: MidLayerDesign, metric: str
 PAPER_CHOICE_GAIN = 0.03
 
 
-def _simulate_choice(rng):
-    return {"results": pd.concat([simulate_design(rng), _design_metric(rng, BOOK_DESIGN, "DiME")], ignore_index=True)}
+def _simulate_choice(rng, **panel):
+    design = _design_at(**panel)
+    return {"results": pd.concat([simulate_design(rng, design), _design_metric(rng, design, "DiME")], ignore_index=True)}
 
 
-def _simulate_choice_effect(rng):
+def _simulate_choice_effect(rng, **panel):
     """The paper's effect: DiME peaks in the 40-60% band, whose layers score 3% above the rest."""
-    return {"results": pd.concat([simulate_design(rng, gain=PAPER_CHOICE_GAIN),
-                                  _design_metric(rng, BOOK_DESIGN, "DiME", peak=10.0)], ignore_index=True)}
+    design = _design_at(**panel)
+    return {"results": pd.concat([simulate_design(rng, design, gain=PAPER_CHOICE_GAIN),
+                                  _design_metric(rng, design, "DiME", peak=10.0)], ignore_index=True)}
 
 
 GAIN_NULL = NullModel(_simulate_gain, judge_gain,
-                      f"the chapter's default design, every layer equally good in expectation: {BOOK_DESIGN.describe()}",
+                      "the chapter's design, every layer equally good in expectation: {design}",
                       effect=_simulate_gain_effect,
                       effect_panel=f"the same design, the layers at 40-60% depth {SKEAN_GAIN_RANGE[0]:.0%} above the others "
                                    "in every model (the paper's lower end)",
-                      power_effect=_simulate_gain_effect)
+                      power_effect=_simulate_gain_effect, design=_BOOK_PANEL, describe_design=_describe_panel)
 VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
                         "4 encoders and 5 decoders (6-30 blocks), 300 prompts each (noise 0.05 per prompt and layer, "
                         "roughness 0.01); half the panels without any valley, half with decoders' valleys of 0.2 and "
@@ -1149,16 +1167,18 @@ VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
                         power_effect=_simulate_valley_power,
                         power_panel=f"the same design, every decoder's valley {VALLEY_MARGIN} of the normalised "
                                     "prompt entropy (assumed: the paper gives no depth; the size of encoders' "
-                                    "'flat' margin), encoders flat")
+                                    "'flat' margin), encoders flat",
+                        design_label="fixed, larger than the book's: the claim's smallest testable panel (the book's "
+                                     "4 decoders cannot reach p <= 0.05 for 'every decoder')")
 METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
-                               f"the chapter's default design, prompt entropy and DiME independent of the scores: "
-                               f"{BOOK_DESIGN.describe()}", effect=_simulate_metrics,
+                               "the chapter's design, prompt entropy and DiME independent of the scores: {design}",
+                               effect=_simulate_metrics,
                                effect_panel="the same: metrics unrelated to the score are the edge of 'every metric "
-                                            "reversed'")
+                                            "reversed'", design=_BOOK_PANEL, describe_design=_describe_panel)
 CHOICE_NULL = NullModel(_simulate_choice, judge_choice,
-                        f"the chapter's default design, every layer equally good in expectation, DiME independent of "
-                        f"the scores: {BOOK_DESIGN.describe()}",
+                        "the chapter's design, every layer equally good in expectation, DiME independent of "
+                        "the scores: {design}",
                         effect=_simulate_choice_effect,
                         effect_panel="the same design, DiME choosing a layer at 40-60% depth that scores the paper's "
                                      f"{PAPER_CHOICE_GAIN:.0%} above the last in every model",
-                        power_effect=_simulate_choice_effect)
+                        power_effect=_simulate_choice_effect, design=_BOOK_PANEL, describe_design=_describe_panel)
