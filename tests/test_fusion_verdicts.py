@@ -449,3 +449,21 @@ def test_the_power_simulation_draws_each_cell_s_difference_from_the_paper_s_tabl
     stand_in = (wide["cayley"] - wide["elmo"]).to_numpy()  # ELMo drawn as the best layer
     best = paper_cell_differences("cayley", "best")
     assert np.abs(stand_in[:, None] - best[None, :]).min(axis=1).max() < 0.01
+
+
+def test_the_gain_power_simulation_draws_the_papers_own_cells():
+    """ilse.gain's power is simulated at the paper's Table 1: each cell's true gain is one of its 15
+    Cayley-minus-last cells (with many items, every simulated cell lands near one of them)."""
+    import numpy as np
+
+    from lrd.verdicts import fusion
+
+    paper = fusion.paper_cell_differences("cayley", "last")
+    items = fusion._simulate_gain(np.random.default_rng(0), n_items=20000, n_seeds=1, paper_cells=True)["items"]
+    means = items.groupby(["model", "task", "method"])["correct"].mean().unstack("method")
+    gains = (means["cayley"] - means["last"]).to_numpy()
+    assert np.all(np.min(np.abs(gains[:, None] - paper[None, :]), axis=1) < 0.02)
+    assert len(np.unique(np.round(gains, 1))) > 1  # drawn, not one value
+    flat = fusion._simulate_gain(np.random.default_rng(0), n_items=20000, n_seeds=1)["items"]
+    flat_means = flat.groupby(["model", "task", "method"])["correct"].mean().unstack("method")
+    assert np.allclose(flat_means["cayley"] - flat_means["last"], 0.40, atol=0.02)  # the null's edge: exactly 40

@@ -958,10 +958,14 @@ def _simulate_few_shot(rng: np.random.Generator, lead: float = 0.0) -> dict:
 
 
 def _simulate_gain(rng: np.random.Generator, *, n_models: int = 5, n_tasks: int = 2, n_seeds: int = 3,
-                   n_items: int = 100, gain: float = ILSE_MAX_GAIN_PP / _POINTS) -> dict:
-    """Every cell's true gain exactly the paper's (the least favourable point of the null)."""
-    base = rng.uniform(0.2, 1 - gain - 0.05, size=(n_models, n_tasks, 1, 1, 1))
-    p = base + np.array([0.0, gain])[None, None, :, None, None]  # (models, tasks, [last, cayley], 1, 1)
+                   n_items: int = 100, gain: float = ILSE_MAX_GAIN_PP / _POINTS, paper_cells: bool = False) -> dict:
+    """Every cell's true gain exactly the paper's 40 points (the least favourable point of the
+    null); with ``paper_cells``, each cell's gain drawn from the paper's own Table 1 gains of the
+    Cayley-Encoder over the last layer (:func:`paper_cell_differences`: 15 cells, 3 of them above 40)."""
+    gains = (rng.choice(paper_cell_differences("cayley", "last"), size=(n_models, n_tasks)) if paper_cells
+             else np.full((n_models, n_tasks), gain))
+    base = rng.uniform(0.2, 1 - gains - 0.05)[..., None, None, None]  # every cell leaves the headroom its gain needs
+    p = base + np.stack([np.zeros_like(gains), gains], -1)[..., None, None]  # (models, tasks, [last, cayley], 1, 1)
     correct = (rng.random((n_models, n_tasks, 2, n_seeds, n_items)) < p).astype(np.int8)
     shape = correct.shape
     grid = np.indices(shape).reshape(len(shape), -1)
@@ -1007,10 +1011,16 @@ FEW_SHOT_NULL = NullModel(_simulate_few_shot, judge_few_shot,
                           power_effect=partial(_simulate_few_shot, lead=POWER_FEW_SHOT_LEAD),
                           power_panel=f"the same design, Cayley at 8-32 shots {POWER_FEW_SHOT_LEAD * 100:g} points above "
                                       f"both full-data references in every cell (assumed: the paper gives no size)")
+_PAPER_GAINS = paper_cell_differences("cayley", "last") * _POINTS  # Table 1, in points
 GAIN_NULL = NullModel(_simulate_gain, judge_gain,
                       "5 models x 2 tasks x 3 seeds x 100 items, every cell's true gain exactly 40 points, 200 "
                       "bootstrap replicates", effect=_simulate_gain,
-                      effect_panel="the same: every in-scope cell at exactly 40 points is also the edge of 'up to 40'")
+                      effect_panel="the same: every in-scope cell at exactly 40 points is also the edge of 'up to 40'",
+                      power_effect=partial(_simulate_gain, paper_cells=True),
+                      power_panel=f"the same design, each cell's gain drawn from the paper's own Table 1 gains of "
+                                  f"the Cayley-Encoder over the last layer ({_PAPER_GAINS.size} cells, "
+                                  f"{_PAPER_GAINS.min():.1f}-{_PAPER_GAINS.max():.1f} points, "
+                                  f"{int((_PAPER_GAINS > ILSE_MAX_GAIN_PP).sum())} above {ILSE_MAX_GAIN_PP:g})")
 MAPPING_NULL = NullModel(_simulate_mapping, judge_mapping,
                          "20 mappings x 3 seeds, mapping component exactly 1.5 points, seed effect and training noise "
                          "of 0-4.5 points", effect=_simulate_mapping,
