@@ -33,18 +33,11 @@ def _n_listed(name: str) -> Callable[[Mapping[str, Any]], int]:
     return count
 
 
-def _ints_listed(name: str) -> Callable[[Mapping[str, Any]], tuple[int, ...]]:
-    """A glued ", "-separated list of counts, as a tuple."""
-    def ints(glued: Mapping[str, Any]) -> tuple[int, ...]:
-        return tuple(int(x) for x in _items(glued, name))
-    return ints
-
-
-def _strs_listed(name: str) -> Callable[[Mapping[str, Any]], tuple[str, ...]]:
-    """A glued ", "-separated list of words, as a tuple."""
-    def strs(glued: Mapping[str, Any]) -> tuple[str, ...]:
-        return tuple(_items(glued, name))
-    return strs
+def _listed(name: str, item: Callable[[str], Any] = str) -> Callable[[Mapping[str, Any]], tuple]:
+    """A glued ", "-separated list, as a tuple of ``item(x)``."""
+    def listed(glued: Mapping[str, Any]) -> tuple:
+        return tuple(item(x) for x in _items(glued, name))
+    return listed
 
 
 def mid_layer_panel(results: "pd.DataFrame") -> dict[str, str]:
@@ -58,13 +51,13 @@ _FAMILIES = {"n_encoders": "n_encoders", "n_decoders": "n_decoders", "n_tasks": 
 
 #: Claim -> (chapter, {design parameter of its null model: the chapter's glued name, or a function
 #: of the chapter's glued values}).
-DESIGN_SOURCES: dict[str, tuple[str, dict[str, str | Callable[[Mapping[str, Any]], int]]]] = {
+DESIGN_SOURCES: dict[str, tuple[str, dict[str, str | Callable[[Mapping[str, Any]], Any]]]] = {
     "lrd.architecture": ("lrd_families", _FAMILIES),
     "lrd.final_layer": ("lrd_families", _FAMILIES),
     "lrd.task": ("lrd_families", {**_FAMILIES, "n_tasks": _n_listed("equal_tasks")}),
     "lrd.complementarity": ("lrd_families", {"n_models": "n_models", "n_tasks": "n_tasks"}),
     **dict.fromkeys(["skean.gain", "skean.choice", "skean.metrics_track"],
-                    ("mid_layer", {"layers": _ints_listed("block_counts"), "kinds": _strs_listed("model_kinds"),
+                    ("mid_layer", {"layers": _listed("block_counts", int), "kinds": _listed("model_kinds"),
                                    "n_tasks": "n_tasks"})),
     "lrd.selection": ("selection_and_pruning", {"n": "n_sel"}),
     "lrd.selection_strongest": ("selection_and_pruning", {"n": "n_sel"}),
@@ -115,11 +108,16 @@ def executed_designs(results_dir: str | Path = "results",
     """
     folder = Path(results_dir)
     found: dict[str, tuple[dict[str, Any], str]] = {}
+    read: dict[str, dict[str, Any] | None] = {}  # each chapter's glued values, read once
     for claim, (chapter, fields) in sources.items():
         path = folder / f"{chapter}.json"
-        if not path.is_file():
+        if chapter not in read:
+            read[chapter] = ({k.removeprefix(f"{chapter}-"): v for k, v in json.loads(path.read_text()).items()}
+                             if path.is_file() else None)
+        glued = read[chapter]
+        if glued is None:
             continue
-        glued = {k.removeprefix(f"{chapter}-"): v for k, v in json.loads(path.read_text()).items()}
+        defaults = null_model(claim).design
         design = {}
         for parameter, name in fields.items():
             try:
@@ -127,9 +125,9 @@ def executed_designs(results_dir: str | Path = "results",
             except KeyError as missing:
                 raise ValueError(f"{path}: no glued {missing} for {claim}'s design; re-run `lrd run {chapter}` "
                                  f"there, or remove the file to calibrate at the default design") from None
-            if not _like(value, null_model(claim).design[parameter]):
-                raise ValueError(f"{path}: {parameter} of {claim}'s design must be "
-                                 f"{_kind_of(null_model(claim).design[parameter])}, got {value!r}")
+            if not _like(value, defaults[parameter]):
+                raise ValueError(f"{path}: {parameter} of {claim}'s design must be {_kind_of(defaults[parameter])}, "
+                                 f"got {value!r}")
             design[parameter] = value
         found[claim] = (design, f"executed {chapter} ({folder.name}/{path.name}): {', '.join(design)}")
     return found

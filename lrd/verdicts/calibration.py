@@ -109,8 +109,7 @@ class NullModel:
         """``simulate``, ``effect`` or ``power_effect`` at :attr:`design` (None where not registered)."""
         if which not in ("simulate", "effect", "power_effect"):
             raise ValueError(f"which must be 'simulate', 'effect' or 'power_effect', got {which!r}")
-        f = getattr(self, which)
-        return functools.partial(f, **self.design) if f is not None and self.design else f
+        return _bind(getattr(self, which), self.design)
 
     def describe(self, which: str = "panel") -> str | None:
         """``panel``, ``effect_panel`` or ``power_panel`` in words, at :attr:`design`."""
@@ -175,6 +174,11 @@ def null_model(claim_id: str) -> NullModel:
     return found
 
 
+def _bind(simulate: Callable | None, design: Mapping[str, Any]) -> Callable | None:
+    """``simulate`` with ``design``'s parameters bound (itself where there are none)."""
+    return functools.partial(simulate, **design) if simulate is not None and design else simulate
+
+
 def _design_key(design: Mapping[str, Any] | None) -> tuple:
     return tuple(sorted((design or {}).items()))
 
@@ -186,7 +190,7 @@ def _outcomes(claim_id: str, simulate: Callable, design: tuple, n: int, seed: in
     same panels where the effect simulation is the same; keyed by the simulation itself, so a
     null model replaced at run time is simulated afresh)."""
     model = null_model(claim_id)
-    draw = functools.partial(simulate, **dict(design)) if design else simulate
+    draw = _bind(simulate, dict(design))
     out = []
     for rng in (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)):
         verdict = model.judge(**draw(rng))

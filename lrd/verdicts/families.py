@@ -566,8 +566,10 @@ POWER_KIND_SHIFT = 1.5
 FAMILIES_DESIGN = {"n_encoders": 3, "n_decoders": 5, "n_tasks": 4}
 
 
-def _simulate_architecture(rng: np.random.Generator, shift: float = 0.0, *, n_encoders: int = 3,
-                           n_decoders: int = 5, n_tasks: int = 4) -> dict:
+def _simulate_architecture(rng: np.random.Generator, shift: float = 0.0, *,
+                           n_encoders: int = FAMILIES_DESIGN["n_encoders"],
+                           n_decoders: int = FAMILIES_DESIGN["n_decoders"],
+                           n_tasks: int = FAMILIES_DESIGN["n_tasks"]) -> dict:
     """The kinds exchangeable: no LRD score separates them (the null's edge, and the claim's); with
     ``shift``, every LRD score moved by that many noise sd in decoders."""
     frame = _scores_panel(rng, n_encoders, n_decoders, n_tasks, LRD_SCORES)
@@ -585,8 +587,10 @@ ARCHITECTURE_NULL = NullModel(
                 f"reports no size)", design=FAMILIES_DESIGN)
 
 
-def _simulate_final_layer(rng: np.random.Generator, final_shift: float = 1.5, *, n_encoders: int = 3,
-                          n_decoders: int = 5, n_tasks: int = 4) -> dict:
+def _simulate_final_layer(rng: np.random.Generator, final_shift: float = 1.5, *,
+                          n_encoders: int = FAMILIES_DESIGN["n_encoders"],
+                          n_decoders: int = FAMILIES_DESIGN["n_decoders"],
+                          n_tasks: int = FAMILIES_DESIGN["n_tasks"]) -> dict:
     """Every measure shifted alike by kind (LRD and final-layer measures exchangeable): the kinds
     differ, the two sets show it equally; with ``final_shift`` the final-layer measures shifted
     by that instead (0: the final layer shows no difference, the LRD scores do)."""
@@ -613,8 +617,9 @@ FINAL_LAYER_NULL = NullModel(
                 "(the claim at its strongest; the paper reports no size)", design=FAMILIES_DESIGN)
 
 
-def _simulate_task_edge(rng: np.random.Generator, own_task: float = 0.0, *, n_encoders: int = 3,
-                        n_decoders: int = 5, n_tasks: int = 3) -> dict:
+def _simulate_task_edge(rng: np.random.Generator, own_task: float = 0.0, *,
+                        n_encoders: int = FAMILIES_DESIGN["n_encoders"],
+                        n_decoders: int = FAMILIES_DESIGN["n_decoders"], n_tasks: int = 3) -> dict:
     """The composite null's edge at the chapter's design (default: 8 models, the 3 of its tasks
     of equal size): the tasks move the final-layer statistics, and the LRD scores only through them
     (each a model effect plus a mix of the final-layer statistics plus noise); with ``own_task``,
