@@ -118,7 +118,7 @@ from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX
 from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, judge_baselines,
                                  judge_cayley_efficiency, judge_cayley_performance, judge_fc, judge_few_shot,
                                  judge_gain, judge_mapping, judge_parameters, in_param_scope, OUT_OF_SCOPE,
-                                 per_model_item_tests)
+                                 few_shot_item_tests, per_model_item_tests)
 from lrd.verdicts.stats import sign_flip_p_min
 
 glue = lrd.book.open_chapter("cayley_aggregation", globals(), claims={"claim_{name}": "text", "claim_{name}_source": "source"})
@@ -131,6 +131,8 @@ glue("patience", patience)
 glue("n_seeds", len(seeds))
 glue("sts_folds", sts_folds)
 glue("n_models", len(models))
+glue("n_tasks", len(tasks))  # the design the appendix calibrates the aggregator claims at
+glue("n_few_shot_tasks", len([t for t in few_shot_tasks if t in tasks]))
 glue("p_min_models", f"1/{2 ** len(models)}")
 glue("paper_p_min", f"1/{round(1 / sign_flip_p_min(len(ILSE_TABLE_ROWS)))}")
 task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
@@ -413,7 +415,8 @@ _ = glue.verdict(judge_mapping(ablation, paper_std_pp=ILSE_MAPPING_STD_PP), sect
 glue("few_shot", " / ".join(str(k) for k in few_shot))
 shots = tables.few_shot
 shot_summary = summarize(shots, by=("model", "task", "shots", "method"))
-glue.verdict(judge_few_shot(shots, scores, references=FEW_SHOT_REFERENCES, shots=(8, 32)), section="few-shot")
+glue.verdict(judge_few_shot(shots, scores, references=FEW_SHOT_REFERENCES, shots=(8, 32),
+                            few_shot_items=tables.few_shot_items, items=items), section="few-shot")
 full_data = summary[summary["task"].isin(few_shot_tasks) & summary["method"].isin(FEW_SHOT_REFERENCES)]
 references = full_data.groupby(["task", "method"], sort=False)["mean"].mean().reset_index()
 lrd.book.plots.few_shot_curves(shot_summary, references=references) if len(shot_summary) else None
@@ -421,6 +424,16 @@ lrd.book.plots.few_shot_curves(shot_summary, references=references) if len(shot_
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_few_shot`
 #
+# Per model (the evidence beside the verdict): the Cayley-Encoder at each shot count against
+# each full-data reference over the few-shot tasks' test items and seeds (a seed's few-shot run
+# against the same seed's full-data run, both scored on the same items; crossed-factor t-test as
+# above). `p (all)` is the model's largest p over shot counts and references, Holm-adjusted over
+# the models in `p (all, Holm)`.
+
+# %% tags=["hide-input"]
+few_shot_item_tests(tables.few_shot_items, items, references=FEW_SHOT_REFERENCES, shots=(8, 32)).round(4)
+
+# %% [markdown]
 # ### Token-level graphs: memory as the sequence grows
 #
 # The claim's efficiency half ({glue:text}`cayley_aggregation-claim_cayley_efficiency_source`):

@@ -156,6 +156,8 @@ lrd.book.plots.relevance_scatter(wide)
 # %% tags=["hide-input"]
 glue("n_boot", n_boot)
 glue("n_splits", n_splits)
+glue("block_counts", ", ".join(str(c.shape[0] - 1) for c in {m: c for (m, _), c in runs.correct.items()}.values()))
+glue("n_tasks", len(tasks))  # with block_counts, n_items and n_splits: the design the appendix calibrates at
 glue("strong", strong)
 reps = replicates_of(runs.correct, runs.cosine, n_boot=n_boot, n_splits=n_splits)
 agreement = agreement_table(reps, margin=margin)

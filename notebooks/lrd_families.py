@@ -59,6 +59,7 @@ n_samples = 300  # texts per task (Lee-50 has only 50 documents)
 pooling = "mean"
 k = 10  # NRS neighbourhood size
 variance = 0.95  # Frenet rank rule
+task_groups = 4  # disjoint groups of each task's texts, scored apart: replicates for the per-model test of task dependence and the curves' noise (0: none)
 device = "cpu"
 dtype = "bfloat16"  # what the models compute in: "float32", "bfloat16" (accelerators, CPUs with AVX512-BF16) or "float16" (accelerators); in every cache key
 results_dir = "results"
@@ -74,8 +75,9 @@ from lrd.units import compute
 from lrd.units.lrd_families import family_tables, lrd_families_units
 from lrd.verdicts.families import (COMPLEMENTARITY_MARGIN, FINAL_LAYER_SCORES, LRD_SCORES, RANK_FREE_SCORES,
                                    architecture_verdict, complementarity_verdict, equal_sample_tasks,
-                                   family_correlations, final_layer_verdict, redundancy_table, task_shares,
-                                   task_verdict)
+                                   curve_reliability, family_correlations, final_layer_verdict, redundancy_table,
+                                   task_group_tests,
+                                   task_shares, task_verdict)
 from lrd.verdicts.stats import relabellings, separation_table, two_group_p_min
 
 glue = lrd.book.open_chapter("lrd_families", globals(),
@@ -84,7 +86,7 @@ glue("variance", f"{variance:.0%}")
 glue("k", k)
 # one cached unit per (model, task): extraction, Frenet, NRS, GFMI (lrd.units; `lrd sweep` runs them on a cluster)
 tables = family_tables(compute(lrd_families_units(models, tasks, n_samples, pooling=pooling, k=k, variance=variance,
-                                                  device=device, dtype=dtype)))
+                                                  device=device, dtype=dtype, task_groups=task_groups)))
 results, scores = tables.results, tables.scores
 csv_path = save_results(results, "lrd_families", results_dir)
 kinds = model_kinds(models)  # attention, backbone, role, tuning of each model (lrd.engine.kinds)
@@ -223,6 +225,20 @@ glue("rank_free", ", ".join(RANK_FREE_SCORES))
 lrd.tables.rounded(task_shares(equal, list(LRD_SCORES) + ["rank r"]))
 
 # %% [markdown]
+# **Per model.** The test above asks whether task differences recur across models; whether the
+# task moves *one* model's scores beyond the sampling of texts is a separate question. Each
+# task's texts are cut into {glue:text}`lrd_families-task_groups` disjoint random groups, the
+# rank-free scores are computed on each group, and the groups (same size in every task) are
+# reassigned between tasks at random: the share of the variance over groups that the task
+# explains, its largest over the scores, against those reassignments (`p`), Holm-adjusted over
+# the models (`p (Holm)`). The scores are computed on a group's texts, fewer than the verdict's,
+# and the "beyond the final layer" part has no per-model counterpart.
+
+# %% tags=["hide-input"]
+glue("task_groups", task_groups)
+lrd.tables.rounded(task_group_tests(tables.group_scores, RANK_FREE_SCORES, tasks=equal["task"].unique()), 3)
+
+# %% [markdown]
 # ## Complementary families
 #
 # The paper calls the three families complementary rather than redundant but gives no
@@ -234,14 +250,20 @@ lrd.tables.rounded(task_shares(equal, list(LRD_SCORES) + ["rank r"]))
 # {glue:text}`lrd_families-margin` (the conventional "very strong" band: above it the two curves
 # rank the layers almost identically), judged by a one-sided equivalence sign-flip test over
 # models for each pair, all three required; it is contradicted when some pair lies above the
-# margin beyond chance. The table gives each model's mean $|\rho|$ per pair. Low correlations
-# would also come from noisy curves; ours are computed on one fixed sample of texts, and their
-# sampling noise is not estimated.
+# margin beyond chance. Low correlations would also come from noisy curves, so each
+# correlation is corrected for the curves' noise over the texts: the curves measured on the
+# {glue:text}`lrd_families-task_groups` disjoint groups of texts give each family's split-group
+# reliability (the mean Spearman between two groups' curves, stepped up to all the texts by
+# Spearman-Brown), and the correlation is divided by the square root of the two reliabilities
+# (Spearman's correction for attenuation; an undefined correction counts as redundant). The
+# table gives each model's mean corrected $|\rho|$ per pair; the correction is our
+# reconstruction.
 #
 # **Verdict.** {glue:text}`lrd_families-verdict_complementarity`
 
 # %% tags=["hide-input"]
-correlations = family_correlations(results)
+correlations = family_correlations(results, reliability=curve_reliability(tables.group_results)
+                                   if len(tables.group_results) else None)
 glue("margin", f"{COMPLEMENTARITY_MARGIN:g}")
 lrd.tables.rounded(redundancy_table(correlations), 2)
 
@@ -270,6 +292,6 @@ glue("n_models", len(models))
 glue.verdict(architecture_verdict(scores, LRD_SCORES, note=panel_note), section="encoders-against-decoders")
 glue.verdict(final_layer_verdict(scores, LRD_SCORES, FINAL_LAYER_SCORES, note=panel_note),
              section="encoders-against-decoders")
-glue.verdict(task_verdict(equal, RANK_FREE_SCORES), section="task-against-model")
+glue.verdict(task_verdict(equal, RANK_FREE_SCORES, groups=tables.group_scores), section="task-against-model")
 glue.verdict(complementarity_verdict(correlations), section="complementary-families")
 glue_path = glue.save(results_dir)

@@ -66,7 +66,7 @@ from lrd.engine.models import model_kinds
 from lrd.verdicts.claims import grouping_table
 from lrd.units import compute
 from lrd.units.selection_and_pruning import selection_and_pruning_units, selection_tables
-from lrd.verdicts.pruning import (PRUNING_RECONSTRUCTION, chance_table, judge_pruning_frenet,
+from lrd.verdicts.pruning import (PRUNING_RECONSTRUCTION, chance_table, rule_item_tests, judge_pruning_frenet,
                                   judge_pruning_gfmi_median, judge_pruning_gfmi_only, judge_pruning_nrs,
                                   mark_informative, rule_summary, winners)
 from lrd.verdicts.stats import permutation_p_min, sign_flip_p_min
@@ -95,6 +95,7 @@ units = selection_and_pruning_units(models, tasks, n_samples, pooling, k, varian
 tables = selection_tables(models, compute(units))  # one cached unit per model (lrd.units.selection_and_pruning)
 scores, changes, dime_rows, kinds, sources = tables.scores, tables.changes, tables.dime, tables.kinds, tables.sources
 n_blocks, plans, mc_intact, mc_items, seconds = tables.n_blocks, tables.plans, tables.mc_intact, tables.mc_items, tables.seconds
+item_changes = tables.item_changes  # pruned decoders' per-item outcomes: the per-model evidence of the prune rules
 csv_path = save_results(scores, "selection_and_pruning", results_dir)
 
 # %% [markdown]
@@ -345,13 +346,27 @@ glue("quantum", f"{1 / n_items:.3f}")
 glue("margin", f"{margin:.2f}")
 glue("reconstruction", "Reconstructions: " + PRUNING_RECONSTRUCTION + ".")
 section = "the-pruning-claims-against-our-measurement"
-glue.verdict(judge_pruning_gfmi_only(informative, margin=margin), section=section)
-glue.verdict(judge_pruning_gfmi_median(informative), section=section)
-glue.verdict(judge_pruning_frenet(informative, margin=margin), section=section)
-glue.verdict(judge_pruning_nrs(informative, margin=margin), section=section)
+glue.verdict(judge_pruning_gfmi_only(informative, margin=margin, items=item_changes, chance=chance), section=section)
+glue.verdict(judge_pruning_gfmi_median(informative, items=item_changes, chance=chance), section=section)
+glue.verdict(judge_pruning_frenet(informative, margin=margin, items=item_changes, chance=chance), section=section)
+glue.verdict(judge_pruning_nrs(informative, margin=margin, items=item_changes, chance=chance), section=section)
 save_results(informative.assign(removed=informative["removed"].map(lambda s: " ".join(map(str, s)))),
              "selection_and_pruning_changes", results_dir)
 glue_path = glue.save(results_dir)
+
+# %% [markdown]
+# **Per model.** Beside each cross-model verdict, the evidence in each pruned decoder above
+# measured chance, over its multiple-choice test items: a rule's correctness on an item minus
+# each random order's (the items and random's orders as two crossed random factors,
+# `lrd.verdicts.stats.crossed_t_test`), one-sided t-tests of "beats random", Holm-adjusted over
+# the decoders within each rule and budget (`p (Holm)`; a verdict's per-model count takes the
+# largest p of its comparisons first). Encoders' scores (MTEB main scores) have no items, and
+# claims of absence need far more items than these to show per model.
+
+# %% tags=["hide-input"]
+lrd.tables.rounded(rule_item_tests(item_changes, [("GFMI", "random", b) for b in budgets]
+                                   + [("Frenet (velocity)", "random", b) for b in budgets]
+                                   + [("NRS", "random", b) for b in budgets], chance=chance, combine=False), 3)
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 glue("minutes", f"{glue.minutes():.1f}", volatile=True)

@@ -374,22 +374,60 @@ def test_mteb_scorer_is_the_mid_layer_evaluation_of_one_layer():
 
 def test_the_dataset_null_sits_at_the_margin_of_the_same_relevance(monkeypatch):
     """cosine.dataset is reproduced when the corrected between-task correlation is below
-    SAME_RELEVANCE; its least favourable null, and the claim's edge, is a true correlation of
-    exactly that margin (the old null, proportional drops, sat at 1, far inside the null)."""
+    SAME_RELEVANCE in every decoder; its least favourable null is one decoder at exactly that
+    margin and the others clearly dependent (the old null, proportional drops, sat at 1, far
+    inside the null), and the edge of a false contradiction every decoder at the margin. Both at
+    the chapter's design: its decoders' block counts, tasks, items and splits."""
     from lrd.verdicts import agreement
     from lrd.verdicts.calibration import null_model
 
     seen = {}
 
-    def capture(rng, cosine, drops, intact=None):
-        seen.update(drops=drops, intact=intact)
+    def capture(rng, cosine, drops, intact=None, **design):
+        seen.update(drops=drops, intact=intact, design=design)
         raise StopIteration
 
     monkeypatch.setattr(agreement, "_sim_replicates", capture)
     model = null_model("cosine.dataset")
-    assert model.effect is model.simulate
-    with pytest.raises(StopIteration):
-        model.simulate(np.random.default_rng(0))
-    first, second = seen["drops"][("a", "t1")], seen["drops"][("a", "t2")]
-    assert np.corrcoef(first, second)[0, 1] == pytest.approx(agreement.SAME_RELEVANCE, abs=1e-12)
-    assert second.min() == pytest.approx(0.0) and (second / seen["intact"][("a", "t2")]).max() <= 1
+    layers = model.design["layers"]
+
+    def correlations(simulate):
+        with pytest.raises(StopIteration):
+            simulate(np.random.default_rng(0), **model.design)
+        drops = seen["drops"]
+        assert [len(drops[f"m{i}", "t0"]) for i in range(len(layers))] == list(layers)
+        assert seen["design"] == {"n_items": model.design["n_items"], "n_splits": model.design["n_splits"]}
+        second = drops["m0", "t1"]
+        assert second.min() == pytest.approx(0.0) and (second / seen["intact"]["m0", "t1"]).max() <= 1
+        return [np.corrcoef(drops[f"m{i}", "t0"], drops[f"m{i}", "t1"])[0, 1] for i in range(len(layers))]
+
+    null = correlations(model.simulate)
+    assert null[0] == pytest.approx(agreement.SAME_RELEVANCE, abs=1e-12)
+    assert np.allclose(null[1:], 0.0, atol=1e-12)
+    assert np.allclose(correlations(model.effect), agreement.SAME_RELEVANCE, atol=1e-12)
+
+
+def test_the_correlation_null_and_its_contradiction_edge(monkeypatch):
+    """'weak or moderate in every decoder': least favourable null one decoder at exactly r = 0.7,
+    the others weak; a false 'contradicted' ('strong in every decoder') is simulated with every
+    decoder at exactly 0.7 (with the others weak, as before, a contradiction could hardly happen
+    and its rate said nothing)."""
+    from lrd.verdicts import agreement
+    from lrd.verdicts.calibration import null_model
+
+    seen = {}
+
+    def capture(rng, cosine, drops, intact=None, **design):
+        seen.update(cosine=cosine, drops=drops)
+        raise StopIteration
+
+    monkeypatch.setattr(agreement, "_sim_replicates", capture)
+    model = null_model("cosine.correlation")
+
+    def r_of(simulate):
+        with pytest.raises(StopIteration):
+            simulate(np.random.default_rng(0), **model.design)
+        return sorted({round(float(np.corrcoef(seen["cosine"][k], seen["drops"][k])[0, 1]), 9) for k in seen["cosine"]})
+
+    assert r_of(model.simulate) == [0.1, agreement.STRONG_CORRELATION]
+    assert r_of(model.effect) == [agreement.STRONG_CORRELATION]

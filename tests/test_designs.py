@@ -70,3 +70,10 @@ def test_the_ci_reference_results_give_the_ci_panel():
     assert design == {"n_encoders": glued["lrd_families-n_encoders"], "n_decoders": glued["lrd_families-n_decoders"],
                       "n_tasks": glued["lrd_families-n_tasks"]}
     assert source.endswith("(results/lrd_families.json): n_encoders, n_decoders, n_tasks")
+    cayley = json.loads((NBVAL_RESULTS / "cayley_aggregation.json").read_text())
+    designs = executed_designs(NBVAL_RESULTS)
+    n_models, n_seeds = cayley["cayley_aggregation-n_models"], cayley["cayley_aggregation-n_seeds"]
+    assert designs["ilse.fc"][0] == {"n_models": n_models, "n_tasks": cayley["cayley_aggregation-n_tasks"],
+                                     "n_seeds": n_seeds}
+    assert designs["ilse.few_shot"][0]["n_tasks"] == cayley["cayley_aggregation-n_few_shot_tasks"]
+    assert designs["ilse.mapping"][0] == {"n_mappings": cayley["cayley_aggregation-n_mappings"], "n_seeds": n_seeds}

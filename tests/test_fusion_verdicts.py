@@ -418,6 +418,34 @@ def test_per_model_evidence_beside_the_verdict_is_holm_adjusted_and_intersection
     assert judge_baselines(scores, baselines=("last",)).per_model is None  # no items: no per-model evidence
 
 
+def few_shot_items(n_models: int, shot_effects: dict[int, float], *, full_effect: float = 0.0, seed: int = 0):
+    """Per-item outcomes of few-shot Cayley runs (effect per shot count, on the logit) and of the
+    full-data DWAtt and last layer (at ``full_effect``), at the chapter's few-shot design (2 tasks)."""
+    full = simulated_items(n_models, methods=("dwatt", "last"), effects={"dwatt": full_effect, "last": full_effect},
+                           n_tasks=2, training_noise=0.1, seed=seed)
+    few = pd.concat([simulated_items(n_models, methods=("cayley",), effects={"cayley": e}, n_tasks=2,
+                                     training_noise=0.1, seed=seed + 1 + k).assign(shots=k)
+                     for k, e in shot_effects.items()], ignore_index=True)
+    return few, full
+
+
+def test_few_shot_evidence_per_model_must_hold_at_every_shot_count_and_reference():
+    from lrd.verdicts.fusion import few_shot_item_tests
+
+    few, full = few_shot_items(4, {4: -3.0, 8: 2.0, 16: 2.0, 32: 2.0})
+    table = few_shot_item_tests(few, full)
+    assert len(table) == 4 * 3 * 2 and "4 shots" not in " ".join(table["method"])  # 4 is outside 8-32
+    assert (table["p (all, Holm)"] < 0.05).all()
+    scores = lambda t: (t.groupby([c for c in t.columns if c not in ("item", "correct")], as_index=False)["correct"]
+                        .mean().rename(columns={"correct": "score"}))
+    v = judge_few_shot(scores(few), scores(full), few_shot_items=few, items=full)
+    assert v.per_model == (4, 4) and "Holm over the 4 models" in v.per_model_label
+    # below the full-data references at 8 shots: shown in no model, whatever 16 and 32 shots do
+    few_low, full = few_shot_items(4, {8: -2.0, 16: 2.0, 32: 2.0})
+    assert judge_few_shot(scores(few_low), scores(full), few_shot_items=few_low, items=full).per_model == (0, 4)
+    assert judge_few_shot(scores(few_low), scores(full)).per_model is None  # no items: no per-model evidence
+
+
 def test_power_is_computed_at_the_paper_s_own_table_effect():
     """Cayley above the last layer: Table 1 averages 30 points, so 8 models with a 5-point spread
     give power 1; Cayley above FC: Table 1 averages -0.5 points, so power stays near alpha or

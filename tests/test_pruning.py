@@ -13,7 +13,7 @@ from lrd.metrics.profile import LRDProfile
 from lrd.methods.pruning import BUDGETS, PRUNE_RULES, budget_blocks, budget_plan, measurement_scores
 from lrd.verdicts.pruning import (chance_table, judge_pruning_frenet, judge_pruning_gfmi_median, judge_pruning_gfmi_only,
                                   judge_pruning_nrs, mark_informative, model_changes, rule_summary, winners)
-from lrd.verdicts.stats import sign_flip_test
+from lrd.verdicts.stats import holm, sign_flip_test
 
 
 @pytest.mark.parametrize("n, want", [(30, [2, 3, 5, 6]), (18, [1, 2, 3, 4]), (24, [1, 2, 4, 5]),
@@ -258,3 +258,59 @@ def test_encoder_removal_sets_match_removed_layers(tiny_encoder):
             with removed_layers(tiny_encoder, s), torch.no_grad():
                 want = pool(tiny_encoder.model(**enc).last_hidden_state, enc["attention_mask"], "mean")[0]
             np.testing.assert_allclose(pooled[row, i], want.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# ---- per model: the test items as the unit --------------------------------------------------------
+
+def item_outcomes(n_models: int, *, rule_gain: float = 0.0, n_items: int = 24, n_random: int = 5,
+                  budgets=(0.15, 0.20), seed: int = 0) -> pd.DataFrame:
+    """Pruned decoders' per-item correctness at the chapter's design (1 task, 24 items, 5 random
+    orders): each item's chance of staying right after pruning drawn per item (difficulty), the
+    same for GFMI and random's orders, GFMI's raised by ``rule_gain``; NRS exchangeable with random."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for m, b in itertools.product(range(n_models), budgets):
+        p = rng.uniform(0.2, 0.9, n_items)
+        for rule, seeds, gain in (("GFMI", [-1], rule_gain), ("NRS", [-1], 0.0), ("random", range(n_random), 0.0)):
+            for s in seeds:
+                frames.append(pd.DataFrame({"model": f"m{m}", "task": "copa", "rule": rule, "seed": s, "fraction": b,
+                                            "item": np.arange(n_items), "intact": 1,
+                                            "correct": (rng.random(n_items) < np.clip(p + gain, 0, 1)).astype(int)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_per_model_rule_test_keeps_its_size_with_items_and_random_orders_as_factors():
+    """GFMI exchangeable with random: 'beats random' in at most 5% of decoders (+ 2 standard
+    errors) at one budget; a GFMI that keeps 40 more points of the items right is shown in most."""
+    from lrd.verdicts.pruning import rule_item_tests
+
+    n = 400
+    null = rule_item_tests(item_outcomes(n, budgets=(0.15,)), [("GFMI", "random", 0.15)])
+    assert len(null) == n and (null["p"] <= 0.05).mean() <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / n)
+    assert set(null["seeds"]) == {5} and set(null["items"]) == {24}
+    strong = rule_item_tests(item_outcomes(4, rule_gain=0.4), [("GFMI", "random", 0.15), ("GFMI", "random", 0.20)])
+    assert (strong.drop_duplicates("model")["p (all, Holm)"] <= 0.05).mean() >= 0.75
+    assert (strong["p (all)"] >= strong["p"]).all()
+
+
+def test_prune_verdicts_carry_per_model_evidence_and_leave_out_pairs_at_chance():
+    items = item_outcomes(3, rule_gain=0.4)
+    changes = (items.groupby(["model", "task", "rule", "seed", "fraction"], as_index=False)["correct"].mean()
+               .assign(change=lambda d: d["correct"] - 1.0))
+    v = judge_pruning_gfmi_only(changes, others=("NRS",), items=items)
+    assert v.per_model[1] == 3 and v.per_model[0] >= 2 and "beats random at 15% and 20%" in v.per_model_label
+    assert judge_pruning_gfmi_only(changes, others=("NRS",)).per_model is None  # no items: no per-model evidence
+    chance = pd.DataFrame({"model": ["m0", "m1", "m2"], "task": "copa", "above chance": [True, True, False]})
+    assert judge_pruning_gfmi_only(changes, others=("NRS",), items=items, chance=chance).per_model[1] == 2
+    nrs = judge_pruning_nrs(changes, items=items)
+    assert nrs.per_model[0] == 0 and "non-superiority" in nrs.per_model_label  # 24 items cannot show absence
+
+
+def test_rule_item_tests_uncombined_adjust_within_each_comparison():
+    from lrd.verdicts.pruning import rule_item_tests
+
+    items = item_outcomes(3, rule_gain=0.4)
+    both = rule_item_tests(items, [("GFMI", "random", 0.15), ("NRS", "random", 0.15)], combine=False)
+    assert list(both.columns)[-1] == "p (Holm)" and len(both) == 6
+    for _, part in both.groupby("comparison"):
+        assert part["p (Holm)"].tolist() == pytest.approx(holm(part["p"].to_numpy()).tolist())

@@ -183,6 +183,9 @@ def test_units_are_declared_from_the_chapter_parameters():
     declared = units.units("lrd_families", {"models": ["minilm", "qwen"], "tasks": ["sst2"]})
     assert [(u.model, u.params["task"]) for u in declared] == [("minilm", "sst2"), ("qwen", "sst2")]
     assert declared[0].params["n_samples"] == 300  # the notebook's default
+    # every notebook parameter that shapes a unit reaches it by name, or `lrd sweep` would cache other units
+    from lrd.book.notebooks import default_parameters
+    assert declared[0].params["groups"] == default_parameters("lrd_families")["task_groups"] > 0
     cayley = units.units("cayley_aggregation", {"models": ["minilm"], "tasks": ["sst2"], "ablation_model": "minilm",
                                                 "few_shot_tasks": ["sst2", "tweet_sentiment"]})
     assert [u.name for u in cayley] == ["cayley_ablation", "cayley_task_scores", "cayley_few_shot"]  # longest first

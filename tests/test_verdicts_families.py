@@ -156,6 +156,43 @@ def test_task_verdict_refuses_tasks_of_different_sample_sizes():
     assert set(equal_sample_tasks(df)["task"]) == {"t1", "t2"}
 
 
+def _group_scores(n_models: int, n_tasks: int, n_groups: int, *, shift: float = 0.0, seed: int = 0) -> pd.DataFrame:
+    """Rank-free scores on disjoint text groups: i.i.d. noise (sd 1) per group, task t moved by
+    ``shift * t`` in mean NRS, each model at its own level."""
+    rng = np.random.default_rng(seed)
+    m, t, g = np.meshgrid(np.arange(n_models), np.arange(n_tasks), np.arange(n_groups), indexing="ij")
+    m, t, g = m.ravel(), t.ravel(), g.ravel()
+    return pd.DataFrame({"model": [f"m{i}" for i in m], "task": [f"t{j}" for j in t], "group": g, "N": 75,
+                         "mean NRS (adjusted)": 5.0 * m + shift * t + rng.normal(size=len(m)),
+                         "mean GFMI": rng.normal(size=len(m))})
+
+
+def test_per_model_task_test_keeps_its_size_and_finds_a_task_shift():
+    """Under 'the task does not matter' (groups exchangeable between tasks) the per-model test
+    rejects in at most 5% of models (+ 2 standard errors), with the largest share over two
+    scores taken inside each permutation; a shift of 2 noise sd between tasks is found in nearly
+    every model; Holm adjusts over the models."""
+    from lrd.verdicts.families import task_group_tests
+
+    n = 400
+    null = task_group_tests(_group_scores(n, 3, 4), n_permutations=199)
+    assert len(null) == n and (null["p"] <= 0.05).mean() <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / n)
+    assert (null["groups"] == 4).all() and (null["texts per group"] == 75).all()
+    shifted = task_group_tests(_group_scores(8, 3, 4, shift=2.0), n_permutations=999)
+    assert (shifted["p (Holm)"] <= 0.05).mean() >= 0.75
+    assert (shifted["p (Holm)"] >= shifted["p"]).all() and set(shifted["measure"]) == {"mean NRS (adjusted)"}
+    assert task_group_tests(_group_scores(8, 3, 4, shift=2.0), tasks=["t0"]).empty  # one task: nothing to test
+
+
+def test_task_verdict_gives_its_per_model_evidence_from_text_groups():
+    panel = _task_panel(5, 3, nrs_effect=0.2)
+    v = task_verdict(panel, groups=_group_scores(5, 3, 4, shift=3.0))
+    assert v.per_model == (5, 5) and "4 disjoint groups of 75 texts" in v.per_model_label
+    assert task_verdict(panel).per_model is None
+    flat = task_verdict(panel, groups=_group_scores(5, 3, 4))
+    assert flat.per_model[0] <= 1 and flat.outcome == v.outcome  # the cross-model verdict does not move
+
+
 def test_task_shares_are_partial_eta_squared():
     df = pd.DataFrame({"model": ["a", "a", "b", "b"], "task": ["x", "y"] * 2, "s": [0.0, 1.0, 10.0, 11.0]})
     shares = task_shares(df, ["s"])
@@ -271,3 +308,44 @@ def test_residual_after_final_layer_closed_form_and_small_designs():
     assert np.abs(resid["mean NRS (adjusted)"]).max() < 1e-10
     assert residual_after_final_layer(_through_the_final_layer(2, 2), ["mean GFMI"], ["rank r", "final mean cosine"]) is None
     assert "no residual degree of freedom" in task_verdict(_through_the_final_layer(2, 2), n_bootstrap=0).evidence
+
+
+def _noisy_family_results(n_models: int, *, rho: float, noise: float, n_groups: int = 4, n_layers: int = 14,
+                          seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per-layer curves whose true Frenet and NRS curves correlate at ``rho`` (GFMI unrelated);
+    the full-sample curves carry noise ``noise / sqrt(G)``, each of G text groups ``noise``."""
+    rng = np.random.default_rng(seed)
+    full, groups = [], []
+    for m in range(n_models):
+        z, e, g = rng.normal(size=(3, n_layers))
+        true = {"velocity": z, "NRS (adjusted)": rho * z + np.sqrt(1 - rho ** 2) * e, "GFMI": g}
+        for name, curve in true.items():
+            layers = np.arange(n_layers) + 0.5
+            full.append(pd.DataFrame({"model": f"m{m}", "task": "t", "measurement": name, "layer": layers,
+                                      "value": curve + noise / np.sqrt(n_groups) * rng.normal(size=n_layers)}))
+            for k in range(n_groups):
+                groups.append(pd.DataFrame({"model": f"m{m}", "task": "t", "group": k, "measurement": name,
+                                            "layer": layers, "value": curve + noise * rng.normal(size=n_layers)}))
+    return pd.concat(full, ignore_index=True), pd.concat(groups, ignore_index=True)
+
+
+def test_complementarity_corrects_for_the_curves_noise():
+    """Frenet and NRS truly redundant (rho 0.97) but measured with noise: the raw correlations fall
+    below the 0.9 margin and the old verdict says "reproduced"; corrected by the curves'
+    split-group reliability they do not, and the verdict says so."""
+    from lrd.verdicts.families import curve_reliability
+
+    results, groups = _noisy_family_results(8, rho=0.97, noise=0.6)
+    raw = family_correlations(results)
+    assert complementarity_verdict(raw).outcome == "reproduced"  # noise made them look complementary
+    reliability = curve_reliability(groups)
+    assert set(reliability["family"]) == {"Frenet", "NRS", "GFMI"} and (reliability["groups"] == 4).all()
+    corrected = family_correlations(results, reliability=reliability)
+    pair = corrected[corrected["pair"] == "Frenet-NRS"]
+    assert pair["rho_corrected"].abs().mean() > pair["rho"].abs().mean()
+    v = complementarity_verdict(corrected)
+    assert v.outcome != "reproduced" and "corrected for the curves' noise" in v.evidence
+    # noise-free groups: reliability 1, the correction changes nothing
+    clean_results, clean_groups = _noisy_family_results(3, rho=0.5, noise=0.0)
+    clean = family_correlations(clean_results, reliability=curve_reliability(clean_groups))
+    assert np.allclose(clean["rho_corrected"], clean["rho"])

@@ -62,6 +62,14 @@ DESIGN_SOURCES: dict[str, tuple[str, dict[str, str | Callable[[Mapping[str, Any]
     "lrd.selection": ("selection_and_pruning", {"n": "n_sel"}),
     "lrd.selection_strongest": ("selection_and_pruning", {"n": "n_sel"}),
     "lrd.selection_llm": ("selection_and_pruning", {"n": "n_dec"}),
+    **dict.fromkeys(["ilse.fc", "ilse.cayley_performance", "ilse.baselines"],
+                    ("cayley_aggregation", {"n_models": "n_models", "n_tasks": "n_tasks", "n_seeds": "n_seeds"})),
+    "ilse.few_shot": ("cayley_aggregation", {"n_models": "n_models", "n_tasks": "n_few_shot_tasks",
+                                             "n_seeds": "n_seeds"}),
+    "ilse.mapping": ("cayley_aggregation", {"n_mappings": "n_mappings", "n_seeds": "n_seeds"}),
+    **dict.fromkeys(["cosine.correlation", "cosine.misestimate", "cosine.dataset"],
+                    ("cosine_vs_ablation", {"layers": _listed("block_counts", int), "n_tasks": "n_tasks",
+                                            "n_items": "n_items", "n_splits": "n_splits"})),
 }
 
 

@@ -34,7 +34,7 @@ README = ROOT / "README.md"
 OUTCOMES = ("reproduced", "contradicted", "inconclusive", "not testable", "demonstrated")
 #: The fields of a verdict record the snapshot keeps.
 KEPT = ("claim", "chapter", "section", "paper", "label", "outcome", "p_value", "p_against", "p_min", "effect",
-        "effect_format", "power")
+        "effect_format", "power", "per_model", "per_model_label")
 
 BEGIN, END = "<!-- findings:begin", "<!-- findings:end -->"
 

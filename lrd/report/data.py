@@ -360,7 +360,8 @@ def _panel_scores(chapter_params: dict, model: str, *, root=None) -> pd.DataFram
         if other == model:
             continue
         todo = lrd_families_units([other], params["tasks"], params["n_samples"], params["pooling"], params["k"],
-                                  params["variance"])
+                                  params["variance"], dtype=params.get("dtype", "float32"),
+                                  task_groups=params.get("task_groups", 0))
         if all(u.is_cached(root) for u in todo):  # the same tasks as this model's, or none
             got = [load_result(u, u.key(), root) for u in todo]
             rows += [g.scores for g in got] if all(g is not None for g in got) else []

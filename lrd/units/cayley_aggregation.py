@@ -15,6 +15,9 @@ from lrd.engine.tasks import load_task, task_type
 from lrd.units.base import Unit
 from lrd.units.records import require, require_columns
 
+#: Columns of the few-shot runs' per-item outcomes (:attr:`FewShotScores.items`).
+FEW_SHOT_ITEM_COLUMNS = ["model", "task", "shots", "method", "seed", "item", "correct"]
+
 
 @dataclass(frozen=True, eq=False)
 class TaskScores:
@@ -60,12 +63,15 @@ class VariantScores:
 @dataclass(frozen=True, eq=False)
 class FewShotScores:
     """Few-shot accuracy on one model and task (:func:`cayley_few_shot`): one row per shot
-    count, method and seed."""
+    count, method and seed; ``items`` the per-item outcomes (``model, task, shots, method, seed,
+    item, correct``) that the per-model evidence of the few-shot claim tests."""
 
     scores: pd.DataFrame
+    items: pd.DataFrame
 
     def __post_init__(self):
         require_columns(self.scores, ["model", "task", "shots", "method", "seed", "score"], self, "scores")
+        require_columns(self.items, FEW_SHOT_ITEM_COLUMNS, self, "items")
 
 
 def fusion_task(task: str, n_samples: int):
@@ -141,10 +147,12 @@ def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: S
     class (one row per shot count, method and seed)."""
     from lrd.aggregation.scores import few_shot_scores
 
+    from lrd.aggregation.scores import item_outcomes
+
     data, _, _, states = _fusion_states(model, task=task, n_samples=n_samples)
     options = _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, model.device)
-    return FewShotScores(few_shot_scores(states, data, list(methods), list(shots), **options)
-                         .drop(columns="correct").assign(model=model.name, task=task))
+    scores = few_shot_scores(states, data, list(methods), list(shots), **options).assign(model=model.name, task=task)
+    return FewShotScores(scores.drop(columns="correct"), item_outcomes(scores)[FEW_SHOT_ITEM_COLUMNS])
 
 
 def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, methods: Sequence[str],
@@ -195,6 +203,8 @@ class CayleyTables:
         The ablation variants (``variant, seed, score``; empty when none ran).
     few_shot : DataFrame
         The few-shot runs (``model, task, shots, method, seed, score``; empty when none ran).
+    few_shot_items : DataFrame
+        Their per-item outcomes (:data:`FEW_SHOT_ITEM_COLUMNS`; empty when none ran).
     """
 
     scores: pd.DataFrame
@@ -203,6 +213,7 @@ class CayleyTables:
     seconds: dict
     ablation: pd.DataFrame
     few_shot: pd.DataFrame
+    few_shot_items: pd.DataFrame
 
 
 def cayley_tables(parts: dict[str, list[Unit]], done: dict[str, list]) -> CayleyTables:
@@ -218,4 +229,6 @@ def cayley_tables(parts: dict[str, list[Unit]], done: dict[str, list]) -> Cayley
         models=models, seconds=seconds,
         ablation=done["ablation"][0].scores if done["ablation"] else pd.DataFrame(columns=["variant", "seed", "score"]),
         few_shot=(pd.concat([r.scores for r in done["few_shot"]], ignore_index=True) if done["few_shot"] else
-                  pd.DataFrame(columns=["model", "task", "shots", "method", "seed", "score"])))
+                  pd.DataFrame(columns=["model", "task", "shots", "method", "seed", "score"])),
+        few_shot_items=(pd.concat([r.items for r in done["few_shot"]], ignore_index=True) if done["few_shot"] else
+                        pd.DataFrame(columns=FEW_SHOT_ITEM_COLUMNS)))

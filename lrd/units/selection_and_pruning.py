@@ -19,6 +19,8 @@ from lrd.units.records import require, require_frames
 
 #: Columns of a plan's score changes (:func:`lrd.methods.pruning.plan_changes`).
 CHANGE_COLUMNS = ["model", "kind", "task", "rule", "seed", "fraction", "k", "removed", "score", "intact", "change"]
+#: Columns of a pruned decoder's per-item outcomes (:attr:`SelectionModel.item_changes`).
+ITEM_CHANGE_COLUMNS = ["model", "task", "rule", "seed", "fraction", "item", "correct", "intact"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +45,10 @@ class SelectionModel:
         Decoders: mean intact multiple-choice accuracy.
     mc_items : dict or None
         Decoders: ``{task: {"pred": [...], "gold": [...]}}`` of the intact model.
+    item_changes : DataFrame or None
+        Pruned decoders: every plan row's correctness on every multiple-choice test item, beside
+        the intact model's (:data:`ITEM_CHANGE_COLUMNS`): the items are the unit of the per-model
+        evidence of the prune rules.
     seconds : dict
         Wall times (volatile).
     """
@@ -57,6 +63,7 @@ class SelectionModel:
     mc_intact: float | None
     mc_items: dict | None
     seconds: dict
+    item_changes: pd.DataFrame | None = None
 
     def __post_init__(self):
         require(self.kind in ("encoder", "decoder"), self, f"kind must be 'encoder' or 'decoder', got {self.kind!r}")
@@ -66,6 +73,8 @@ class SelectionModel:
         require(self.plan is not None or not self.changes, self, "changes without a plan")
         require((self.mc_intact is None) == (self.mc_items is None), self, "mc_intact and mc_items come together")
         require(self.kind == "decoder" or self.mc_intact is None, self, "only decoders have multiple-choice scores")
+        if self.item_changes is not None:
+            require_frames([self.item_changes], ITEM_CHANGE_COLUMNS, self, "item_changes")
 
 
 def _mc_choices(lls: np.ndarray, item: np.ndarray) -> np.ndarray:
@@ -75,21 +84,38 @@ def _mc_choices(lls: np.ndarray, item: np.ndarray) -> np.ndarray:
     return np.array([int(np.argmax(lls[a:b])) for a, b in zip(starts, np.r_[starts[1:], len(item)])])
 
 
-def _mc_removal_scores(model: LoadedModel, sets, *, mc_tasks, n_items: int, batch_size: int) -> tuple[dict, dict]:
-    """Accuracy of every removal set on every multiple-choice task (resumed sweep), and the intact
+def _mc_removal_scores(model: LoadedModel, sets, *, mc_tasks, n_items: int,
+                       batch_size: int) -> tuple[dict, dict, dict]:
+    """Accuracy of every removal set on every multiple-choice task (resumed sweep), the intact
     model's chosen and gold answer per item (``{task: {"pred": [...], "gold": [...]}}``: what a
-    label-permutation chance test needs)."""
+    label-permutation chance test needs), and every set's per-item correctness (``{task: {set:
+    int8 array}}``, the intact model under ``()``)."""
     from lrd.methods.relevance import removal_sweep
     from lrd.engine.scoring import build_requests, mc_accuracy
 
-    out, items = {}, {}
+    out, items, correct = {}, {}, {}
     for t in mc_tasks:
         req = build_requests(model, mc_split(t, "test", n_items))
         sweep = removal_sweep(model, req, sets, batch_size=batch_size)
-        acc = mc_accuracy(sweep.lls, req)["acc"].mean(1)
-        out[t] = {tuple(s): float(a) for s, a in zip(sweep.sets, acc)}
+        acc = mc_accuracy(sweep.lls, req)["acc"]  # (sets, items)
+        out[t] = {tuple(s): float(a) for s, a in zip(sweep.sets, acc.mean(1))}
+        correct[t] = {tuple(s): a.astype(np.int8) for s, a in zip(sweep.sets, acc)}
         items[t] = {"pred": _mc_choices(sweep.lls[0], req.item).tolist(), "gold": np.asarray(req.labels).tolist()}
-    return out, items
+    return out, items, correct
+
+
+def plan_item_changes(plan: pd.DataFrame, correct: dict, *, model: str) -> pd.DataFrame:
+    """Every plan row's per-item correctness on every task (:data:`ITEM_CHANGE_COLUMNS`), beside
+    the intact model's (``correct[task][()]``)."""
+    frames = []
+    for task, by_set in correct.items():
+        intact = np.asarray(by_set[()])
+        n = len(intact)
+        for rule, seed, fraction, removed in plan[["rule", "seed", "fraction", "removed"]].itertuples(index=False):
+            frames.append(pd.DataFrame({"model": model, "task": task, "rule": rule, "seed": seed, "fraction": fraction,
+                                        "item": np.arange(n), "correct": np.asarray(by_set[tuple(removed)]),
+                                        "intact": intact}))
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ITEM_CHANGE_COLUMNS))
 
 
 def _encoder_removal_scores(model: LoadedModel, sets, *, task_data: dict, n_bootstrap: int, batch_size: int) -> dict:
@@ -163,7 +189,7 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     with threadpool_limits(1):
         dime_value = float(dime(views[:, :, 0], views[:, :, 1]).mean())
     seconds = {"scores": time.perf_counter() - clock}
-    plan, changes, by_task, mc_items = None, [], None, None
+    plan, changes, by_task, mc_items, item_changes = None, [], None, None, None
     prune = prune and model.n_layers >= 2
     if prune:
         calib_data = load_task(calibration_task, n=n_samples)
@@ -175,8 +201,9 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
         seconds["prune orders"] = time.perf_counter() - clock - seconds["scores"]
         sets = sorted({tuple(s) for s in plan["removed"]})
         if model.kind == "decoder":
-            by_task, mc_items = _mc_removal_scores(model, sets, mc_tasks=mc_tasks, n_items=n_items,
-                                                   batch_size=batch_size)
+            by_task, mc_items, correct = _mc_removal_scores(model, sets, mc_tasks=mc_tasks, n_items=n_items,
+                                                            batch_size=batch_size)
+            item_changes = plan_item_changes(plan, correct, model=name)
         else:
             by_task = _encoder_removal_scores(model, sets, task_data=task_data, n_bootstrap=n_bootstrap,
                                               batch_size=batch_size)
@@ -185,12 +212,12 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
     mc_intact = None
     if model.kind == "decoder":
         if by_task is None:
-            by_task, mc_items = _mc_removal_scores(model, [], mc_tasks=mc_tasks, n_items=n_items,
-                                                   batch_size=batch_size)
+            by_task, mc_items, _ = _mc_removal_scores(model, [], mc_tasks=mc_tasks, n_items=n_items,
+                                                      batch_size=batch_size)
         mc_intact = float(np.mean([got[()] for got in by_task.values()]))
     seconds["total"] = time.perf_counter() - clock
     return SelectionModel(model.kind, model.upstream, model.n_layers, score_rows, dime_value, plan, changes,
-                          mc_intact, mc_items, seconds)
+                          mc_intact, mc_items, seconds, item_changes)
 
 
 def selection_and_pruning_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, pooling: str, k: int,
@@ -216,7 +243,8 @@ class SelectionTables:
     """The chapter's tables, by model where a dict: ``scores`` (one row per model and
     embedding task), ``changes`` (every plan's score changes, :data:`CHANGE_COLUMNS`),
     ``dime``, ``kinds``, ``sources``, ``n_blocks``, ``plans`` (pruned models),
-    ``mc_intact`` and ``mc_items`` (decoders), ``seconds``."""
+    ``mc_intact`` and ``mc_items`` (decoders), ``seconds``, ``item_changes`` (pruned decoders'
+    per-item outcomes, :data:`ITEM_CHANGE_COLUMNS`)."""
 
     scores: pd.DataFrame
     changes: pd.DataFrame
@@ -228,6 +256,7 @@ class SelectionTables:
     mc_intact: dict
     mc_items: dict
     seconds: dict
+    item_changes: pd.DataFrame
 
 
 def selection_tables(models: Sequence[str], records: Sequence[SelectionModel]) -> SelectionTables:
@@ -243,4 +272,7 @@ def selection_tables(models: Sequence[str], records: Sequence[SelectionModel]) -
         plans={m: r.plan for m, r in pairs if r.plan is not None},
         mc_intact={m: r.mc_intact for m, r in pairs if r.mc_intact is not None},
         mc_items={m: r.mc_items for m, r in pairs if r.mc_intact is not None},
-        seconds={m: r.seconds for m, r in pairs})
+        seconds={m: r.seconds for m, r in pairs},
+        item_changes=(pd.concat(items, ignore_index=True) if (items := [r.item_changes for r in records
+                                                                         if r.item_changes is not None])
+                      else pd.DataFrame(columns=ITEM_CHANGE_COLUMNS)))

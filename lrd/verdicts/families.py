@@ -39,13 +39,14 @@ from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
-from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, partial_eta_squared, score_grid,
+from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, mean_interval, partial_eta_squared, score_grid,
                                 separation_counts, separation_test, separation_tests, sign_flip_min_p_test,
                                 variance_explained, within_block_permutation_test)
 
 __all__ = ["residual_after_final_layer", "LRD_SCORES", "measure_relabelling_test", "FINAL_LAYER_SCORES", "RANK_FREE_SCORES", "FAMILY_CURVES", "COMPLEMENTARITY_MARGIN",
            "architecture_verdict", "final_layer_verdict", "equal_sample_tasks", "task_shares", "task_verdict",
-           "family_correlations", "redundancy_table", "complementarity_verdict",
+           "task_group_tests",
+           "family_correlations", "curve_reliability", "redundancy_table", "complementarity_verdict",
            "ARCHITECTURE_NULL", "FINAL_LAYER_NULL", "TASK_NULL", "COMPLEMENTARITY_NULL"]
 
 #: Model-level LRD scores (one number per model and task; :func:`lrd.metrics.model_scores`).
@@ -291,10 +292,90 @@ def residual_after_final_layer(scores: pd.DataFrame, measures: Sequence[str], fi
     return out
 
 
+def task_group_tests(groups: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORES, *, tasks=None,
+                     factor: str = "task", block: str = "model", n_permutations: int = 2000,
+                     seed: int = 0) -> pd.DataFrame:
+    r"""Per model, does the task move its LRD scores beyond the sampling of texts? Disjoint groups
+    of each task's texts as replicates.
+
+    Each task's texts are cut into :math:`G` disjoint random groups of equal size and every LRD
+    score is computed on each group (:func:`lrd.units.lrd_families.text_groups`), giving for
+    model :math:`m`, measure :math:`k`, task :math:`t` and group :math:`g` a value :math:`y_{ktg}`.
+    The statistic is the largest share of the variance over the :math:`TG` values that the task
+    explains (:math:`\eta^2`), over ``measures``:
+
+    .. math:: S_m = \max_k \frac{G \sum_t (\bar y_{kt\cdot} - \bar y_{k\cdot\cdot})^2}
+              {\sum_{t,g} (y_{ktg} - \bar y_{k\cdot\cdot})^2}.
+
+    Under "the task does not matter" the groups are exchangeable between tasks (same size, texts
+    drawn alike): ``n_permutations`` random reassignments of the :math:`TG` groups to tasks (the
+    same for every measure, the maximum taken inside each) give
+    :math:`p_m = (1 + \#\{S^{(b)} \ge S_m\})/(1 + B)`; Holm adjusts over the models. The unit is
+    the text group: the test says whether *this model's* scores differ between tasks, at the
+    groups' sample size (scores such as the mean NRS depend on the number of texts, which is the
+    same in every group).
+
+    Parameters
+    ----------
+    groups : DataFrame
+        One row per (model, task, group) with ``measures`` (``FamilyTables.group_scores``).
+    tasks : collection of str, optional
+        Only these tasks (the verdict's: :func:`equal_sample_tasks`); default all.
+
+    Returns
+    -------
+    DataFrame ``model, tasks, groups, texts per group, measure`` (the largest share's),
+    ``share, p, p (Holm)``; models with fewer than 2 tasks or 2 groups per task are left out.
+
+    Examples
+    --------
+    >>> g = pd.DataFrame({"model": "a", "task": np.repeat(["x", "y"], 3), "group": [0, 1, 2] * 2, "N": 10,
+    ...                   "s": [0.0, 0.1, 0.2, 1.0, 1.1, 1.2]})
+    >>> row = task_group_tests(g, ["s"], n_permutations=999).iloc[0]
+    >>> round(float(row["share"]), 3), float(row["p"])   # 2 of the 20 distinct splits reach it: p near 1/10
+    (0.974, 0.089)
+    """
+    measures = list(measures)
+    columns = ["model", "tasks", "groups", "texts per group", "measure", "share", "p", "p (Holm)"]
+    if groups is None or groups.empty:
+        return pd.DataFrame(columns=columns)
+    if tasks is not None:
+        groups = groups[groups[factor].isin(set(tasks))]
+    rng = np.random.default_rng(seed)
+    rows = []
+    for model, part in groups.groupby(block, sort=False):
+        counts = part.groupby(factor, sort=False).size()
+        if len(counts) < 2 or counts.min() < 2:
+            continue
+        g = int(counts.min())
+        part = part.groupby(factor, sort=False).head(g).sort_values([factor], kind="stable")
+        y = part[measures].to_numpy(dtype=float).T  # (K, T * G), task blocks of G
+        if not np.isfinite(y).all():
+            raise ValueError(f"{model}: non-finite group scores")
+        t = len(counts)
+
+        def share(v: np.ndarray) -> np.ndarray:  # (..., T * G) -> (...)
+            blocks = v.reshape(*v.shape[:-1], t, g)
+            centred = v - v.mean(-1, keepdims=True)
+            between = g * ((blocks.mean(-1) - v.mean(-1, keepdims=True)) ** 2).sum(-1)
+            total = (centred ** 2).sum(-1)
+            return np.where(total > 0, between / np.where(total > 0, total, 1), 0.0)
+
+        observed = share(y)  # (K,)
+        perms = np.argsort(rng.random((n_permutations, t * g)), axis=1)
+        null = share(y[:, perms]).max(0)  # (B,)
+        stat = float(observed.max())
+        rows.append({"model": model, "tasks": t, "groups": g, "texts per group": int(part["N"].iloc[0]),
+                     "measure": measures[int(np.argmax(observed))], "share": stat,
+                     "p": (1 + int((null >= stat - 1e-12).sum())) / (1 + n_permutations)})
+    table = pd.DataFrame(rows, columns=columns[:-1])
+    return table.assign(**{"p (Holm)": holm(table["p"].to_numpy()) if len(table) else []})
+
+
 def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORES, *, factor: str = "task",
                  block: str = "model", size: str = "N", rank: str = "rank r",
                  final: Sequence[str] | None = FINAL_LAYER_SCORES, n_permutations: int = 5000,
-                 n_bootstrap: int = 2000, seed: int = 0) -> Verdict:
+                 n_bootstrap: int = 2000, seed: int = 0, groups: pd.DataFrame | None = None) -> Verdict:
     r"""Verdict on ``lrd.task``: the task explains part of each model's LRD scores, beyond the final layer.
 
     The claim's wording (Sec. 1, contribution 2: LRD "reveals architecture- and task-level
@@ -325,6 +406,11 @@ def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORE
     use r (:data:`RANK_FREE_SCORES`: mean NRS, mean GFMI); the evidence reports how much of r's
     own variance the task explains. Sample size is kept out too: ``scores`` must hold tasks of
     one N (:func:`equal_sample_tasks`). Paper: abstract, Sec. 1 contribution (2).
+
+    With ``groups`` (the scores on disjoint groups of each task's texts), the evidence per model
+    goes beside the verdict: in how many models the task moves the scores beyond the sampling of
+    texts (:func:`task_group_tests` on the tasks of ``scores``, Holm over the models). The
+    "beyond the final layer" part is a regression across models and has no per-model test.
 
     Examples
     --------
@@ -376,7 +462,19 @@ def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORE
     if beyond is not None:
         described = (f"intersection-union (p = the larger) of {described} and the same test on the residuals after "
                      f"model effects and {', '.join(final)}")
-    return Verdict(claim, "test", evidence, test=described,
+    per_model = {}
+    if groups is not None and not groups.empty:
+        table = task_group_tests(groups, measures, tasks=scores[factor].unique(), factor=factor, block=block,
+                                 seed=seed)
+        if len(table):
+            m = len(table)
+            per_model = {"per_model": (int((table["p (Holm)"] <= ALPHA).sum()), m),
+                         "per_model_label": (f"models whose {' or '.join(measures)} differ between tasks beyond the "
+                                             f"sampling of texts ({int(table['groups'].iloc[0])} disjoint groups of "
+                                             f"{int(table['texts per group'].iloc[0])} texts per task as replicates, "
+                                             f"permutation of groups between tasks; Holm over the {m} models; the "
+                                             f"'beyond the final layer' part has no per-model test)")}
+    return Verdict(claim, "test", evidence, test=described, **per_model,
                    statistic=test.statistic, p_value=p_value, p_min=p_min, effect=test.statistic, ci=ci,
                    effect_format="{:.0%}",
                    effect_label=f"task's share of within-model variance, best of {', '.join(measures)} (about "
@@ -402,7 +500,60 @@ def _pairs(families: Sequence[str]) -> list[tuple[str, str]]:
     return list(itertools.combinations(families, 2))
 
 
-def family_correlations(results: pd.DataFrame, curves: dict[str, str] | None = None) -> pd.DataFrame:
+def _family_curves(part: pd.DataFrame, curves: dict[str, str], where: str) -> dict[str, np.ndarray]:
+    """One model's (and task's, and group's) family curves on the transitions l -> l+1."""
+    series = {m: g.sort_values("layer")["value"].to_numpy(dtype=float) for m, g in part.groupby("measurement")}
+    n = min(len(v) for v in series.values())
+    values = {f: (series[m][:-1] + series[m][1:]) / 2 if len(series[m]) == n + 1 else series[m]
+              for f, m in curves.items()}
+    if any(len(v) != n for v in values.values()):
+        raise ValueError(f"{where}: the curves {curves} do not share the transitions l -> l+1")
+    if n < 3:
+        raise ValueError(f"{where}: {n} transitions; a correlation across layers needs at least 3")
+    return values
+
+
+def curve_reliability(group_results: pd.DataFrame, curves: dict[str, str] | None = None) -> pd.DataFrame:
+    r"""How reproducible each family's curve is over the texts: split-group reliability.
+
+    The texts of each task are cut into :math:`G` disjoint groups and every family's curve is
+    measured on each (``group_results``). For model, task and family, :math:`\bar r` is the mean
+    Spearman correlation across layers between the curves of two different groups (texts
+    independent, so only the texts' noise separates them), and the reliability of the curve on
+    all :math:`G` groups' texts is stepped up by Spearman-Brown,
+    :math:`R = G\bar r / (1 + (G - 1)\bar r)` (our reconstruction: a curve on all texts is
+    treated as the average of the groups' curves; ``NaN`` where :math:`\bar r \le 0`).
+
+    Returns
+    -------
+    DataFrame ``model, task, family, groups, mean r, reliability``.
+
+    Examples
+    --------
+    Two groups whose curves rank the layers alike: reliability 1.
+
+    >>> rows = [{"model": "m", "task": "t", "group": g, "measurement": x, "layer": l + 0.5, "value": float(l)}
+    ...         for g in (0, 1) for x in ("a", "b") for l in range(4)]
+    >>> curve_reliability(pd.DataFrame(rows), {"A": "a", "B": "b"})["reliability"].tolist()
+    [1.0, 1.0]
+    """
+    curves = dict(FAMILY_CURVES if curves is None else curves)
+    rows = []
+    subset = group_results[group_results["measurement"].isin(curves.values())]
+    for (model, task), part in subset.groupby(["model", "task"], sort=False):
+        by_group = [_family_curves(g, curves, f"{model}/{task}/group {k}") for k, g in part.groupby("group")]
+        g = len(by_group)
+        for family in curves:
+            rs = [float(_spearman_rows(a[family], b[family])) for a, b in itertools.combinations(by_group, 2)]
+            r = float(np.nanmean(rs)) if rs and np.isfinite(rs).any() else math.nan
+            rel = g * r / (1 + (g - 1) * r) if np.isfinite(r) and r > 0 else math.nan
+            rows.append({"model": model, "task": task, "family": family, "groups": g, "mean r": r,
+                         "reliability": rel})
+    return pd.DataFrame(rows, columns=["model", "task", "family", "groups", "mean r", "reliability"])
+
+
+def family_correlations(results: pd.DataFrame, curves: dict[str, str] | None = None,
+                        reliability: pd.DataFrame | None = None) -> pd.DataFrame:
     r"""Spearman correlation across layers between the families' per-layer curves, per model and task.
 
     Each family is represented by one curve on the transitions :math:`l \to l+1`
@@ -411,6 +562,11 @@ def family_correlations(results: pd.DataFrame, curves: dict[str, str] | None = N
     :math:`(\mathrm{GFMI}_l + \mathrm{GFMI}_{l+1})/2`. A constant curve has no correlation
     (``rho`` NaN; :func:`complementarity_verdict` skips it).
 
+    With ``reliability`` (:func:`curve_reliability`), each correlation is also corrected for the
+    curves' noise over the texts, :math:`\rho_c = \rho / \sqrt{R_a R_b}` clipped to [-1, 1]
+    (Spearman's correction for attenuation; NaN where a reliability is undefined): noise lowers
+    a correlation, which would favour "not redundant".
+
     Parameters
     ----------
     results : DataFrame
@@ -418,11 +574,14 @@ def family_correlations(results: pd.DataFrame, curves: dict[str, str] | None = N
     curves : dict, optional
         Family name -> measurement; a measurement on whole layers (``L + 1`` values) is moved
         to the transitions by averaging neighbours.
+    reliability : DataFrame, optional
+        :func:`curve_reliability` of the same curves.
 
     Returns
     -------
     DataFrame
-        One row per (model, task, pair): ``model, task, pair, rho, transitions``.
+        One row per (model, task, pair): ``model, task, pair, rho, transitions`` (and
+        ``rho_corrected`` with ``reliability``).
 
     Raises
     ------
@@ -434,21 +593,23 @@ def family_correlations(results: pd.DataFrame, curves: dict[str, str] | None = N
     missing = set(curves.values()) - set(results["measurement"])
     if missing:
         raise ValueError(f"results lack the measurements {sorted(missing)}")
+    rel = ({(m, t, f): r for m, t, f, r in reliability[["model", "task", "family", "reliability"]]
+            .itertuples(index=False)} if reliability is not None else None)
     rows = []
     subset = results[results["measurement"].isin(curves.values())]
     for (model, task), part in subset.groupby(["model", "task"], sort=False):
-        series = {m: g.sort_values("layer")["value"].to_numpy(dtype=float) for m, g in part.groupby("measurement")}
-        n = min(len(v) for v in series.values())
-        values = {f: (series[m][:-1] + series[m][1:]) / 2 if len(series[m]) == n + 1 else series[m]
-                  for f, m in curves.items()}
-        if any(len(v) != n for v in values.values()):
-            raise ValueError(f"{model}/{task}: the curves {curves} do not share the transitions l -> l+1")
-        if n < 3:
-            raise ValueError(f"{model}/{task}: {n} transitions; a correlation across layers needs at least 3")
+        values = _family_curves(part, curves, f"{model}/{task}")
+        n = len(next(iter(values.values())))
         for a, b in _pairs(list(curves)):
-            rows.append({"model": model, "task": task, "pair": f"{a}-{b}",
-                         "rho": float(_spearman_rows(values[a], values[b])), "transitions": n})
-    return pd.DataFrame(rows, columns=["model", "task", "pair", "rho", "transitions"])
+            row = {"model": model, "task": task, "pair": f"{a}-{b}",
+                   "rho": float(_spearman_rows(values[a], values[b])), "transitions": n}
+            if rel is not None:
+                ra, rb = rel.get((model, task, a), math.nan), rel.get((model, task, b), math.nan)
+                ok = np.isfinite(ra) and np.isfinite(rb) and ra > 0 and rb > 0
+                row["rho_corrected"] = float(np.clip(row["rho"] / math.sqrt(ra * rb), -1, 1)) if ok else math.nan
+            rows.append(row)
+    columns = ["model", "task", "pair", "rho", "transitions"] + (["rho_corrected"] if rel is not None else [])
+    return pd.DataFrame(rows, columns=columns)
 
 
 def redundancy_table(correlations: pd.DataFrame) -> pd.DataFrame:
@@ -462,8 +623,13 @@ def redundancy_table(correlations: pd.DataFrame) -> pd.DataFrame:
 
 
 def _redundancy(correlations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`redundancy_table` as an array (models, pairs), with the model and pair labels."""
+    """:func:`redundancy_table` as an array (models, pairs), with the model and pair labels: the
+    noise-corrected correlation where ``correlations`` has one (undefined counted as 1: the
+    noise leaves redundancy open), else the raw one."""
     rho = correlations["rho"].to_numpy(dtype=float)
+    if "rho_corrected" in correlations:
+        corrected = correlations["rho_corrected"].to_numpy(dtype=float)
+        rho = np.where(np.isnan(rho), np.nan, np.where(np.isnan(corrected), 1.0, corrected))
     model, models = pd.factorize(correlations["model"])
     pair, pairs = pd.factorize(correlations["pair"])
     ok = ~np.isnan(rho)
@@ -491,8 +657,10 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
     :math:`2^{-n}` with :math:`n` models. Effect: the largest pair mean :math:`|\rho|` (the pair
     closest to redundancy) with its t-interval over models, clipped to [0, 1].
 
-    A low correlation could also come from noisy curves; the curves here are measured on a
-    fixed sample and are deterministic, but their sampling noise is not estimated.
+    A low correlation could also come from noisy curves: where ``correlations`` carries
+    ``rho_corrected`` (:func:`family_correlations` with :func:`curve_reliability`), the test uses
+    the correlations corrected for the curves' noise over the texts, an undefined correction
+    counted as 1 (the noise leaves redundancy open); otherwise the raw ones, and says so.
 
     Examples
     --------
@@ -523,7 +691,10 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
     worst = pairs[j]
     ci = tuple(np.clip(mean_interval(table[:, j]), 0.0, 1.0)) if n > 1 else None  # |rho| lies in [0, 1]
     listed = ", ".join(f"{p} {m:.2f}" for p, m in zip(pairs, means))
-    evidence = (f"mean |Spearman| across layers over {_plural(n, 'model')}: {listed}; every pair below {margin:g}: "
+    corrected = "rho_corrected" in correlations
+    what = ("mean |Spearman| across layers, corrected for the curves' noise over the texts (split-group "
+            "reliability),") if corrected else "mean |Spearman| across layers (uncorrected for the curves' noise),"
+    evidence = (f"{what} over {_plural(n, 'model')}: {listed}; every pair below {margin:g}: "
                 f"p = {p_value:.2g} (largest of {len(pairs)} sign-flip tests)")
     if p_min > ALPHA:
         evidence += f" (with {_plural(n, 'model')} no result can have p below {p_min:.2g})"
@@ -536,9 +707,12 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
                    against=f"some pair of families has mean |rho| above {margin:g} beyond chance (sign-flip "
                            f"min-p test over the {len(pairs)} pairs): redundant",
                    effect=float(means[j]), ci=ci, effect_format="{:.2f}",
-                   effect_label=f"largest mean |Spearman| between two families' layer curves ({worst})",
+                   effect_label=(f"largest mean |Spearman| between two families' layer curves ({worst})"
+                                 + (", noise-corrected" if corrected else "")),
                    reconstruction=f"redundant = per-layer curves with |Spearman| >= {margin:g} (velocity, adjusted "
-                                  "NRS, GFMI at transition midpoints); the paper gives no measurement",
+                                  "NRS, GFMI at transition midpoints); the paper gives no measurement"
+                                  + ("; the correction for noise (split-group reliability, Spearman-Brown, Spearman's "
+                                     "attenuation formula) is ours" if corrected else ""),
                    note="NRS and GFMI are our reconstructions of the paper's families.")
 
 

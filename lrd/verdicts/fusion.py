@@ -54,11 +54,12 @@ from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
                                  ILSE_PAPER_STATES, ILSE_TABLE_ROWS, Scope, claim as _claim)
 from lrd.verdicts.record import Verdict
-from lrd.verdicts.stats import holm, mean_interval, sign_flip_min_p_test, sign_flip_power, sign_flip_test
+from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, mean_interval, sign_flip_min_p_test,
+                                sign_flip_power, sign_flip_test)
 
 __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "model_differences",
            "judge_fc", "judge_cayley_performance", "judge_baselines", "judge_few_shot", "judge_gain", "judge_mapping",
-           "judge_parameters", "judge_cayley_efficiency", "per_model_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
+           "judge_parameters", "judge_cayley_efficiency", "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
            "FEW_SHOT_NULL", "GAIN_NULL", "MAPPING_NULL"]
 
 #: The approaches the FC-Encoder is said to beat: the best single layer, a learned weighting of
@@ -175,63 +176,12 @@ def model_differences(scores: pd.DataFrame, method: str, other: str) -> pd.Serie
 
 # --- per model: test items and seeds as the unit -------------------------------------------------
 
-def crossed_mean_test(diff: np.ndarray) -> tuple[float, float, float]:
-    r"""The mean of a (seeds x items) table of paired differences, its variance and degrees of freedom.
-
-    The seeds re-draw the training (initialisation, dropout, validation split) and the test items
-    are a sample of the task: two crossed random factors. With :math:`x_{si} = \mu + a_s + b_i +
-    e_{si}` (:math:`S` seeds, :math:`n` items),
-    :math:`\operatorname{Var}(\bar x) = \sigma_a^2/S + \sigma_b^2/n + \sigma_e^2/(Sn)`, estimated by
-    the two-way ANOVA mean squares as
-    :math:`V = (\mathrm{MS}_\text{seed} + \mathrm{MS}_\text{item} - \mathrm{MS}_\text{error})/(Sn)`,
-    floored at :math:`\mathrm{MS}_\text{error}/(Sn)` (for :math:`S = 1`, the items' variance over
-    :math:`n`), with Welch-Satterthwaite degrees of freedom
-    :math:`V^2 / \sum_k (c_k \mathrm{MS}_k)^2/\nu_k`. A test of :math:`\mu > 0` from them is
-    :math:`t = \bar x / \sqrt V` against Student's t (simulated at the Cayley chapter's design in
-    ``tests/test_fusion_verdicts.py``: at most 5% false positives with the training noise of the
-    seeds far above the items').
-
-    Examples
-    --------
-    >>> x = np.array([[1.0, 0, 1, 1], [1, 1, 0, 1]])
-    >>> m, v, df = crossed_mean_test(x)
-    >>> m, round(v, 4), df   # MS_seed = 0, MS_item = 1/6, MS_error = 1/3: floored at (1/3) / 8, 3 df
-    (0.75, 0.0417, 3.0)
-    """
-    x = np.asarray(diff, dtype=float)
-    parts = _crossed_components(x)
-    return float(x.mean()), float(sum(v for v, _ in parts)), _satterthwaite(parts)
-
-
-def _crossed_components(x: np.ndarray, scale: float = 1.0) -> list[tuple[float, int]]:
-    """The terms of the variance of a (seeds x items) mean, ``(c_k MS_k, df_k)``: the ANOVA
-    estimate :math:`(\mathrm{MS}_\text{seed} + \mathrm{MS}_\text{item} - \mathrm{MS}_\text{error})/(Sn)`,
-    floored at :math:`\mathrm{MS}_\text{error}/(Sn)` when the seed and item terms are negligible."""
-    s, n = x.shape
-    if s == 1:
-        return [(scale * x.var(ddof=1) / n, n - 1)] if n > 1 else []
-    ms_item = s * x.mean(0).var(ddof=1)
-    ms_seed = n * x.mean(1).var(ddof=1)
-    resid = x - x.mean(0) - x.mean(1)[:, None] + x.mean()
-    ms_err = float((resid ** 2).sum()) / ((s - 1) * (n - 1))
-    if ms_seed + ms_item - ms_err < ms_err:
-        return [(scale * ms_err / (s * n), (s - 1) * (n - 1))]
-    return [(scale * ms_item / (s * n), n - 1), (scale * ms_seed / (s * n), s - 1),
-            (-scale * ms_err / (s * n), (s - 1) * (n - 1))]
-
-
-def _satterthwaite(parts: list[tuple[float, int]]) -> float:
-    var = sum(v for v, _ in parts)
-    den = sum(v * v / df for v, df in parts if df > 0)
-    return float(var * var / den) if den > 0 else math.inf
-
-
 def per_model_item_tests(items: pd.DataFrame, method: str, references: Sequence[str]) -> pd.DataFrame:
     r"""Per model, ``method`` against each reference over its classification test items and seeds.
 
     For model :math:`m` and reference :math:`r`, the tasks' (seeds x items) tables of correctness
     differences (:func:`_item_matrices`) give, per task, a mean and its crossed-factor variance
-    (:func:`crossed_mean_test`); the model's effect is the mean over tasks,
+    (:func:`lrd.verdicts.stats.crossed_mean_test`); the model's effect is the mean over tasks,
     :math:`\bar d_m = \frac1T\sum_t \bar x_t`, with variance :math:`\sum_t V_t / T^2` (the tasks'
     training runs and test sets are independent) and Satterthwaite degrees of freedom pooled over
     the tasks' components. **Test**: one-sided Student t of :math:`\bar d_m > 0`; "above every
@@ -244,32 +194,80 @@ def per_model_item_tests(items: pd.DataFrame, method: str, references: Sequence[
     difference (points), low, high`` (95% t-interval), ``p``; then per model ``p (all)`` (max
     over its references) and ``p (all, Holm)``.
     """
+    table = per_model_pair_tests(items, [(method, r) for r in references])
+    return table.drop(columns="method")
+
+
+def per_model_pair_tests(items: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    r"""Per model, each ``(method, reference)`` pair over the classification test items and seeds.
+
+    The test of :func:`per_model_item_tests` for any list of pairs (the few-shot claim compares a
+    method trained on :math:`k` examples per class with references trained on the full data:
+    :func:`few_shot_item_tests`). A model supports "every pair" when each pair's one-sided t-test
+    does (intersection-union: ``p (all)`` is the largest p; 1 where the model lacks a pair), and
+    Holm adjusts ``p (all)`` over the models.
+
+    Returns
+    -------
+    DataFrame, one row per (model, pair): ``model, method, reference, tasks, items, seeds,
+    difference (points), low, high, p, p (all), p (all, Holm)``.
+    """
     rows = []
-    for ref in references:
+    for method, ref in pairs:
         cells, mats = _item_matrices(items, method, ref) if len(items) else ([], [])
         by_model: dict[str, list[np.ndarray]] = {}
         for (model, _), m in zip(cells, mats):
             by_model.setdefault(model, []).append(m)
         for model, tables in by_model.items():
-            t = len(tables)
-            mean = sum(float(m.mean()) for m in tables) / t
-            comps = [c for m in tables for c in _crossed_components(m, scale=1 / t ** 2)]
-            var, df = sum(v for v, _ in comps), _satterthwaite(comps)
-            se = math.sqrt(var)
-            p = float(_sp.t.sf(mean / se, df)) if se > 0 else (0.0 if mean > 0 else 1.0)
-            q = float(_sp.t.ppf(0.975, df)) if math.isfinite(df) else 1.959963984540054
-            rows.append({"model": model, "reference": _label(ref), "tasks": t,
+            test = crossed_t_test(tables)
+            rows.append({"model": model, "method": _label(method), "reference": _label(ref), "tasks": len(tables),
                          "items": int(sum(m.shape[1] for m in tables)), "seeds": int(tables[0].shape[0]),
-                         "difference (points)": mean * _POINTS, "low": (mean - q * se) * _POINTS,
-                         "high": (mean + q * se) * _POINTS, "p": p})
-    table = pd.DataFrame(rows, columns=["model", "reference", "tasks", "items", "seeds", "difference (points)",
-                                        "low", "high", "p"])
+                         "difference (points)": test["mean"] * _POINTS, "low": test["low"] * _POINTS,
+                         "high": test["high"] * _POINTS, "p": test["p"]})
+    table = pd.DataFrame(rows, columns=["model", "method", "reference", "tasks", "items", "seeds",
+                                        "difference (points)", "low", "high", "p"])
     if table.empty:
         return table.assign(**{"p (all)": [], "p (all, Holm)": []})
-    n_refs = len(references)
-    worst = table.groupby("model", sort=False)["p"].agg(lambda p: p.max() if len(p) == n_refs else 1.0)
+    n_pairs = len(pairs)
+    worst = table.groupby("model", sort=False)["p"].agg(lambda p: p.max() if len(p) == n_pairs else 1.0)
     adjusted = pd.Series(holm(worst.to_numpy()), index=worst.index)
     return table.assign(**{"p (all)": table["model"].map(worst), "p (all, Holm)": table["model"].map(adjusted)})
+
+
+def _shots_label(method: str, k: int) -> str:
+    return f"{_label(method)} at {k} shots"
+
+
+def few_shot_item_tests(few_shot_items: pd.DataFrame, items: pd.DataFrame, *, method: str = "cayley",
+                        references: Sequence[str] = FEW_SHOT_REFERENCES,
+                        shots: tuple[int, int] = (8, 32)) -> pd.DataFrame:
+    r"""Per model, ``method`` trained on :math:`k` examples per class against each reference
+    trained on the full data, over the test items and seeds of the few-shot tasks.
+
+    For every shot count :math:`k` in ``shots`` (inclusive) and reference :math:`r`, the (seeds x
+    items) table of :math:`\text{correct}^{(k)}_{\text{method}} - \text{correct}_r` (seed
+    :math:`s` of the few-shot run against seed :math:`s` of the full-data run: independent
+    trainings, scored on the same test items) is tested as in :func:`per_model_pair_tests`; a
+    model shows the claim when every (reference, :math:`k`) does (``p (all)``, the largest p),
+    Holm over the models.
+
+    Parameters
+    ----------
+    few_shot_items : DataFrame
+        ``model, task, shots, method, seed, item, correct`` of the few-shot runs.
+    items : DataFrame
+        ``model, task, method, seed, item, correct`` of the full-data runs (the references).
+    """
+    few = few_shot_items[(few_shot_items["method"] == method) & few_shot_items["shots"].between(*shots)]
+    if few.empty or items.empty:
+        return per_model_pair_tests(pd.DataFrame(), [])
+    ks = sorted(int(k) for k in few["shots"].unique())
+    relabelled = few.assign(method=[_shots_label(method, int(k)) for k in few["shots"]]).drop(columns="shots")
+    tasks = set(few["task"])
+    full = items[items["task"].isin(tasks) & items["method"].isin(references)]
+    table = per_model_pair_tests(pd.concat([relabelled, full], ignore_index=True),
+                                 [(_shots_label(method, k), r) for k in ks for r in references])
+    return table.rename(columns={"reference": "full-data reference"})
 
 
 def paper_mean_difference(method: str, reference: str,
@@ -316,21 +314,26 @@ def _power_fields(values: dict[str, np.ndarray], paper: dict[str, float | None])
                             + (f"; not in the paper's table, so not included: {', '.join(left)}" if left else ""))}
 
 
+def _per_model_count(table: pd.DataFrame, label: str, alpha: float = 0.05) -> dict:
+    """``per_model`` (k of M models with Holm-adjusted ``p (all)`` at most ``alpha``) and its
+    ``per_model_label``; ``label`` is the label's opening, without the closing "; Holm over the
+    M models)"."""
+    if table.empty:
+        return {}
+    per = table.drop_duplicates("model")
+    k, m = int((per["p (all, Holm)"] <= alpha).sum()), len(per)
+    return {"per_model": (k, m), "per_model_label": f"{label}; Holm over the {m} models)"}
+
+
 def _per_model_fields(items: pd.DataFrame | None, method: str, references: Sequence[str]) -> dict:
     """The ``per_model`` and ``per_model_label`` of a verdict of ``method`` above ``references``."""
     if items is None or not len(items):
         return {}
-    table = per_model_item_tests(items, method, references)
-    if table.empty:
-        return {}
-    per = table.drop_duplicates("model")
-    k, m = int((per["p (all, Holm)"] <= 0.05).sum()), len(per)
     refs = " and ".join(_label(r) for r in references)
-    return {"per_model": (k, m),
-            "per_model_label": (f"models in which the {_label(method)} is above {refs} over their classification "
-                                f"test items and seeds (crossed-factor t-test per model"
-                                f"{', largest p over the references' if len(references) > 1 else ''}; Holm over the "
-                                f"{m} models)")}
+    return _per_model_count(per_model_item_tests(items, method, references),
+                            f"models in which the {_label(method)} is above {refs} over their classification "
+                            f"test items and seeds (crossed-factor t-test per model"
+                            f"{', largest p over the references' if len(references) > 1 else ''}")
 
 
 def _judge_above(claim: str, method: str, differences: dict[str, tuple[list, np.ndarray]], *, what: str,
@@ -446,7 +449,8 @@ def judge_baselines(scores: pd.DataFrame, *, baselines: Sequence[str] = PAPER_BA
 
 
 def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str = "cayley",
-                   references: Sequence[str] = FEW_SHOT_REFERENCES, shots: tuple[int, int] = (8, 32)) -> Verdict:
+                   references: Sequence[str] = FEW_SHOT_REFERENCES, shots: tuple[int, int] = (8, 32),
+                   few_shot_items: pd.DataFrame | None = None, items: pd.DataFrame | None = None) -> Verdict:
     r"""ilse.few_shot: with 8-32 examples per class, Cayley beats DWAtt and Last trained on the full data.
 
     For every reference :math:`r` (full data) and every shot count :math:`k` in ``shots``
@@ -466,6 +470,10 @@ def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str 
         The full-data scores (``model, task, method, seed, score``) holding the references.
     shots : (int, int)
         The range of examples per class the claim covers.
+    few_shot_items, items : DataFrame, optional
+        Per-item correctness of the few-shot and the full-data runs: with both, the evidence per
+        model (:func:`few_shot_item_tests`: test items and seeds as the unit, Holm over the
+        models) goes beside the cross-model verdict.
 
     References
     ----------
@@ -491,10 +499,18 @@ def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str 
     diffs = {f"full-data {_label(r)} at {k} shots":
              _differences(few_cells[k], {**labels, "method": [method]}, method, full[:, :, labels["method"].index(r)])
              for k in ks for r in references}
+    per_model = {}
+    if few_shot_items is not None and items is not None:
+        table = few_shot_item_tests(few_shot_items, items, method=method, references=references, shots=shots)
+        per_model = _per_model_count(table, f"models in which the {_label(method)} trained on {shots[0]}-{shots[1]} "
+                                            f"examples per class is above full-data "
+                                            f"{' and '.join(_label(r) for r in references)} over the few-shot "
+                                            f"tasks' test items and seeds (crossed-factor t-test per model and shot "
+                                            f"count, largest p over the shot counts and references")
     return _judge_above(claim, method, diffs, what="few-shot Cayley-Encoder against full-data references",
                         reconstruction=(f"model-level score: a model's seed means averaged over the few-shot tasks; "
                                         f"the claim must hold at every shot count from {shots[0]} to {shots[1]} "
-                                        f"against both references"))
+                                        f"against both references"), per_model=per_model)
 
 
 # --- ilse.gain: the largest cell gain -------------------------------------------------------------
@@ -918,16 +934,29 @@ def _exchangeable_scores(rng: np.random.Generator, methods: Sequence[str], *, n_
                          "score": np.repeat(level.ravel(), per_cell) + rng.normal(0, 0.03, n), **columns})
 
 
-def _simulate_methods(rng: np.random.Generator, methods: Sequence[str]) -> dict:
-    return {"scores": _exchangeable_scores(rng, methods)}
+#: The default book's Cayley panel, restated (``cayley_aggregation`` at its defaults: 8 models, 4
+#: classification tasks and Lee-50, 3 seeds); the appendix reads the executed chapter's instead
+#: (``lrd.book.designs``).
+FUSION_DESIGN = {"n_models": 8, "n_tasks": 5, "n_seeds": 3}
+#: The default few-shot design, restated: every model on 2 tasks, 3 seeds.
+FEW_SHOT_DESIGN = {"n_models": 8, "n_tasks": 2, "n_seeds": 3}
+#: The default mapping ablation, restated: 20 random mappings x 3 seeds on one model and task.
+MAPPING_DESIGN = {"n_mappings": 20, "n_seeds": 3}
+
+
+def _simulate_methods(rng: np.random.Generator, methods: Sequence[str], *, n_models: int = FUSION_DESIGN["n_models"],
+                      n_tasks: int = FUSION_DESIGN["n_tasks"], n_seeds: int = FUSION_DESIGN["n_seeds"]) -> dict:
+    level = rng.uniform(0.5, 0.9, size=(n_models, n_tasks))
+    return {"scores": _exchangeable_scores(rng, methods, level=level, n_seeds=n_seeds)}
 
 
 #: Methods the paper's Table 1 lacks, drawn in the power simulations as the method named here.
 PAPER_STAND_INS = {"elmo": "best"}
 
 
-def _simulate_paper_effect(rng: np.random.Generator, methods: Sequence[str], *, n_models: int = 8,
-                           n_tasks: int = 3, n_seeds: int = 3) -> dict:
+def _simulate_paper_effect(rng: np.random.Generator, methods: Sequence[str], *,
+                           n_models: int = FUSION_DESIGN["n_models"], n_tasks: int = FUSION_DESIGN["n_tasks"],
+                           n_seeds: int = FUSION_DESIGN["n_seeds"]) -> dict:
     """The paper's effect as its Table 1 shows it: in every (model, task) cell, each other method's
     score is ``methods[0]``'s minus a difference drawn from the paper's 15 cells of that pair
     (:func:`paper_cell_differences`; a method not in the table as its :data:`PAPER_STAND_INS`),
@@ -947,13 +976,14 @@ def _simulate_paper_effect(rng: np.random.Generator, methods: Sequence[str], *, 
 POWER_FEW_SHOT_LEAD = 0.02
 
 
-def _simulate_few_shot(rng: np.random.Generator, lead: float = 0.0) -> dict:
+def _simulate_few_shot(rng: np.random.Generator, lead: float = 0.0, *, n_models: int = FEW_SHOT_DESIGN["n_models"],
+                       n_tasks: int = FEW_SHOT_DESIGN["n_tasks"], n_seeds: int = FEW_SHOT_DESIGN["n_seeds"]) -> dict:
     """Cayley at 8, 16 and 32 shots on the same level as full-data DWAtt and Last (the null's
     edge); with ``lead``, that far above them."""
-    level = rng.uniform(0.5, 0.9, size=(8, 2))
-    full = _exchangeable_scores(rng, FEW_SHOT_REFERENCES, level=level)
-    few = pd.concat([_exchangeable_scores(rng, ["cayley"], level=level + lead, shots=k) for k in (8, 16, 32)],
-                    ignore_index=True)
+    level = rng.uniform(0.5, 0.9, size=(n_models, n_tasks))
+    full = _exchangeable_scores(rng, FEW_SHOT_REFERENCES, level=level, n_seeds=n_seeds)
+    few = pd.concat([_exchangeable_scores(rng, ["cayley"], level=level + lead, n_seeds=n_seeds, shots=k)
+                     for k in (8, 16, 32)], ignore_index=True)
     return {"few_shot": few, "scores": full}
 
 
@@ -976,7 +1006,8 @@ def _simulate_gain(rng: np.random.Generator, *, n_models: int = 5, n_tasks: int 
     return {"items": items, "n_boot": 200, "seed": int(rng.integers(2 ** 31))}
 
 
-def _simulate_mapping(rng, *, n_mappings: int = 20, n_seeds: int = 3, std: float = ILSE_MAPPING_STD_PP / _POINTS,
+def _simulate_mapping(rng, *, n_mappings: int = MAPPING_DESIGN["n_mappings"], n_seeds: int = MAPPING_DESIGN["n_seeds"],
+                      std: float = ILSE_MAPPING_STD_PP / _POINTS,
                       mapping_std: float | None = None):
     """A mapping x seed grid whose mapping component is exactly the paper's bound (the null's edge;
     ``mapping_std`` another size), with a shared seed effect and training noise of up to 3x the
@@ -988,7 +1019,7 @@ def _simulate_mapping(rng, *, n_mappings: int = 20, n_seeds: int = 3, std: float
                                       for i in range(n_mappings) for s in range(n_seeds)]), "n_draws": 4000}
 
 
-_METHODS_PANEL = "8 models x 3 tasks x 3 seeds, methods exchangeable within each model-task cell"
+_METHODS_PANEL = "{n_models} models x {n_tasks} tasks x {n_seeds} seeds, methods exchangeable within each model-task cell"
 _EDGE_PANEL = "the same: exchangeable methods (every difference exactly 0) are the edge of 'above'"
 
 
@@ -997,20 +1028,22 @@ def _methods_null(methods: Sequence[str], judge) -> NullModel:
     return NullModel(null, judge, _METHODS_PANEL, effect=null, effect_panel=_EDGE_PANEL,
                      power_effect=partial(_simulate_paper_effect, methods=tuple(methods)),
                      power_panel="the same design, each cell's differences drawn from the paper's own Table 1 cells of "
-                                 "that pair of methods (a method the table lacks as the table's best)")
+                                 "that pair of methods (a method the table lacks as the table's best)",
+                     design=FUSION_DESIGN)
 
 
 FC_NULL = _methods_null(("fc", *EXISTING_APPROACHES), judge_fc)
 CAYLEY_PERFORMANCE_NULL = _methods_null(("cayley", "fc"), judge_cayley_performance)
 BASELINES_NULL = _methods_null(("cayley", *PAPER_BASELINES), judge_baselines)
 FEW_SHOT_NULL = NullModel(_simulate_few_shot, judge_few_shot,
-                          "8 models x 2 tasks x 3 seeds, Cayley at 8/16/32 shots exchangeable with full-data DWAtt "
+                          "{n_models} models x {n_tasks} tasks x {n_seeds} seeds, Cayley at 8/16/32 shots exchangeable with full-data DWAtt "
                           "and Last within each cell", effect=_simulate_few_shot,
                           effect_panel="the same: few shots exchangeable with the full-data references are also the "
                                        "edge of 'exceed'",
                           power_effect=partial(_simulate_few_shot, lead=POWER_FEW_SHOT_LEAD),
                           power_panel=f"the same design, Cayley at 8-32 shots {POWER_FEW_SHOT_LEAD * 100:g} points above "
-                                      f"both full-data references in every cell (assumed: the paper gives no size)")
+                                      f"both full-data references in every cell (assumed: the paper gives no size)",
+                          design=FEW_SHOT_DESIGN)
 _PAPER_GAINS = paper_cell_differences("cayley", "last") * _POINTS  # Table 1, in points
 GAIN_NULL = NullModel(_simulate_gain, judge_gain,
                       "5 models x 2 tasks x 3 seeds x 100 items, every cell's true gain exactly 40 points, 200 "
@@ -1020,11 +1053,13 @@ GAIN_NULL = NullModel(_simulate_gain, judge_gain,
                       power_panel=f"the same design, each cell's gain drawn from the paper's own Table 1 gains of "
                                   f"the Cayley-Encoder over the last layer ({_PAPER_GAINS.size} cells, "
                                   f"{_PAPER_GAINS.min():.1f}-{_PAPER_GAINS.max():.1f} points, "
-                                  f"{int((_PAPER_GAINS > ILSE_MAX_GAIN_PP).sum())} above {ILSE_MAX_GAIN_PP:g})")
+                                  f"{int((_PAPER_GAINS > ILSE_MAX_GAIN_PP).sum())} above {ILSE_MAX_GAIN_PP:g})",
+                      design_label="fixed: the cells the verdict may judge (those whose last layer leaves the "
+                                   "paper's headroom) are known only from the executed scores")
 MAPPING_NULL = NullModel(_simulate_mapping, judge_mapping,
-                         "20 mappings x 3 seeds, mapping component exactly 1.5 points, seed effect and training noise "
+                         "{n_mappings} mappings x {n_seeds} seeds, mapping component exactly 1.5 points, seed effect and training noise "
                          "of 0-4.5 points", effect=_simulate_mapping,
                          effect_panel="the same: a mapping component of exactly 1.5 points is also the edge of the claim",
                          power_effect=partial(_simulate_mapping, mapping_std=0.0),
                          power_panel="the same design, the mapping irrelevant (component 0: the paper's robustness at "
-                                     "its strongest), seed effect and training noise as above")
+                                     "its strongest), seed effect and training noise as above", design=MAPPING_DESIGN)

@@ -1134,6 +1134,21 @@ def _design_metric(rng: np.random.Generator, design: MidLayerDesign, metric: str
     return pd.concat(frames, ignore_index=True)
 
 
+#: How far the tracking metrics move at the 40-60% layers in the power simulation of
+#: ``skean.metrics_track``, in noise sd of the metric across layers (assumed: the paper shows the
+#: curves in figures without a correlation): DiME that much higher, prompt entropy that much lower.
+POWER_METRIC_PEAK = 1.0
+
+
+def _simulate_metrics_effect(rng, peak: float = POWER_METRIC_PEAK, **panel):
+    """The paper's picture: the layers at 40-60% depth score the paper's lower-end gain above the
+    others, and there prompt entropy dips and DiME peaks by ``peak`` noise sd."""
+    design = _design_at(**panel)
+    parts = [simulate_design(rng, design, gain=SKEAN_GAIN_RANGE[0])]
+    parts += [_design_metric(rng, design, m, peak=peak * d) for m, d in PAPER_DIRECTIONS.items()]
+    return {"results": pd.concat(parts, ignore_index=True)}
+
+
 #: The paper's DiME-chosen layer: "3% above the final layer on the MTEB average" (Pythia;
 #: report digest ``shared/papers/002``, main results 1).
 PAPER_CHOICE_GAIN = 0.03
@@ -1174,7 +1189,13 @@ METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
                                "the chapter's design, prompt entropy and DiME independent of the scores: {design}",
                                effect=_simulate_metrics,
                                effect_panel="the same: metrics unrelated to the score are the edge of 'every metric "
-                                            "reversed'", design=_BOOK_PANEL, describe_design=_describe_panel)
+                                            "reversed'",
+                               power_effect=_simulate_metrics_effect,
+                               power_panel=(f"the same design, the layers at 40-60% depth {SKEAN_GAIN_RANGE[0]:.0%} "
+                                            f"above the others (the paper's lower end), and there prompt entropy "
+                                            f"{POWER_METRIC_PEAK:g} noise sd lower and DiME {POWER_METRIC_PEAK:g} "
+                                            f"higher (assumed: the paper gives no size)"),
+                               design=_BOOK_PANEL, describe_design=_describe_panel)
 CHOICE_NULL = NullModel(_simulate_choice, judge_choice,
                         "the chapter's design, every layer equally good in expectation, DiME independent of "
                         "the scores: {design}",

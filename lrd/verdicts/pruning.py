@@ -52,10 +52,11 @@ import pandas as pd
 from lrd.methods.pruning import MEASUREMENT_RULES
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
-from lrd.verdicts.stats import (PermutationTest, accuracy_permutation_test, equivalence_sign_flip_test,
-                                mean_interval, sign_flip_test)
+from lrd.verdicts.stats import (PermutationTest, accuracy_permutation_test, crossed_t_test, equivalence_sign_flip_test,
+                                holm, mean_interval, sign_flip_test)
 
 __all__ = ["DEFAULT_MARGIN", "PRUNING_RECONSTRUCTION", "ModelChanges", "chance_table", "mark_informative",
+           "rule_item_tests",
            "model_level", "model_changes",
            "rule_summary", "winners", "judge_pruning_gfmi_only", "judge_pruning_gfmi_median", "judge_pruning_frenet",
            "judge_pruning_nrs", "GFMI_ONLY_NULL", "GFMI_MEDIAN_NULL", "FRENET_NULL", "NRS_NULL"]
@@ -301,6 +302,101 @@ def winners(summary: pd.DataFrame, *, by: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*keys, "winner", "median change", "margin", "random median", "beats random"])
 
 
+# --- per model: the test items as the unit ---------------------------------------------------------
+
+#: Columns of :func:`rule_item_tests`.
+RULE_ITEM_COLUMNS = ["model", "comparison", "fraction", "tasks", "items", "seeds", "difference", "low", "high", "p",
+                     "p (all)", "p (all, Holm)"]
+
+
+def _item_tables(items: pd.DataFrame, rule: str, other: str, fraction: float) -> dict[str, list[np.ndarray]]:
+    """Per model, one (seeds x items) table per task of ``rule``'s correctness minus ``other``'s
+    (one row per seed of ``other``: random's orders; one row for a deterministic rule)."""
+    at = items[np.isclose(items["fraction"].to_numpy(dtype=float), fraction)]
+    out: dict[str, list[np.ndarray]] = {}
+    for (model, task), part in at.groupby(["model", "task"], sort=False):
+        own = part[part["rule"] == rule].pivot_table(index="seed", columns="item", values="correct")
+        ref = part[part["rule"] == other].pivot_table(index="seed", columns="item", values="correct")
+        if own.empty or ref.empty:
+            continue
+        if len(own) != 1 or not own.columns.equals(ref.columns):
+            raise ValueError(f"{model}/{task}: {rule!r} needs one removal set per budget and the same items as "
+                             f"{other!r}")
+        out.setdefault(model, []).append(own.to_numpy(dtype=float)[0][None, :] - ref.to_numpy(dtype=float))
+    return out
+
+
+def rule_item_tests(items: pd.DataFrame, comparisons: Sequence[tuple[str, str, float]], *,
+                    chance: pd.DataFrame | None = None, margin: float | None = None,
+                    combine: bool = True) -> pd.DataFrame:
+    r"""Per model, each ``(rule, other, budget)`` comparison over the multiple-choice test items.
+
+    For model :math:`m` and task :math:`t`, the table :math:`x_{si} = c_i(\text{rule}) - c_{si}(\text{other})`
+    of correctness differences on item :math:`i` (:math:`s` over random's orders, one row for a
+    deterministic rule) is a crossed design (:func:`lrd.verdicts.stats.crossed_mean_test`: items
+    and random orders as random factors); the model's difference is the mean over its tasks,
+    tested one-sided by Student's t (:func:`lrd.verdicts.stats.crossed_t_test`): "rule above
+    other" (:math:`\bar d > 0`), or with ``margin`` "rule not above other by ``margin`` or more"
+    (:math:`m - \bar d > 0`, non-superiority). A model supports every comparison when each does
+    (``p (all)``, the largest p; 1 where one is missing), Holm over the models.
+
+    Parameters
+    ----------
+    items : DataFrame
+        Pruned decoders' per-item outcomes (``model, task, rule, seed, fraction, item, correct``).
+    comparisons : list of (rule, other, budget)
+    chance : DataFrame, optional
+        :func:`chance_table`: (model, task) pairs not above measured chance are left out, as in
+        the cross-model verdicts.
+    margin : float, optional
+        Non-superiority margin, on the 0-1 scale.
+    combine : bool
+        True: ``p (all)`` and ``p (all, Holm)`` for a claim made of all ``comparisons``; False:
+        each comparison on its own, ``p (Holm)`` over the models within it (a table of several
+        claims' comparisons).
+    """
+    if chance is not None and not items.empty:
+        items = mark_informative(items, chance)
+        items = items[items["informative"]]
+    rows = []
+    for rule, other, fraction in comparisons:
+        for model, tables in (_item_tables(items, rule, other, fraction) if not items.empty else {}).items():
+            test = crossed_t_test([margin - t for t in tables] if margin is not None else tables)
+            d = test["mean"] if margin is None else margin - test["mean"]
+            half = test["high"] - test["mean"]
+            rows.append({"model": model, "comparison": f"{rule} - {other}", "fraction": fraction,
+                         "tasks": len(tables), "items": int(sum(t.shape[1] for t in tables)),
+                         "seeds": int(max(t.shape[0] for t in tables)), "difference": d, "low": d - half,
+                         "high": d + half, "p": test["p"]})
+    table = pd.DataFrame(rows, columns=RULE_ITEM_COLUMNS[:-2])
+    if not combine:
+        holm_within = table.groupby(["comparison", "fraction"], sort=False)["p"].transform(lambda p: holm(p.to_numpy()))
+        return table.assign(**{"p (Holm)": holm_within.to_numpy() if len(table) else []})
+    if table.empty:
+        return pd.DataFrame(columns=RULE_ITEM_COLUMNS)
+    n = len(comparisons)
+    worst = table.groupby("model", sort=False)["p"].agg(lambda p: p.max() if len(p) == n else 1.0)
+    adjusted = pd.Series(holm(worst.to_numpy()), index=worst.index)
+    return table.assign(**{"p (all)": table["model"].map(worst), "p (all, Holm)": table["model"].map(adjusted)})
+
+
+def _per_model(items: pd.DataFrame | None, comparisons: Sequence[tuple[str, str, float]], label: str, *,
+               chance: pd.DataFrame | None, margin: float | None = None, alpha: float = ALPHA) -> dict:
+    """``per_model`` and ``per_model_label`` from :func:`rule_item_tests` (nothing without items)."""
+    if items is None or items.empty:
+        return {}
+    table = rule_item_tests(items, comparisons, chance=chance, margin=margin)
+    if table.empty:
+        return {}
+    per = table.drop_duplicates("model")
+    m = len(per)
+    return {"per_model": (int((per["p (all, Holm)"] <= alpha).sum()), m),
+            "per_model_label": (f"pruned decoders in which {label}, over their multiple-choice test items "
+                                f"(crossed-factor t-test per model, random's orders as the second factor; largest p "
+                                f"over the comparisons; Holm over the {m} decoders above measured chance; encoders' "
+                                f"scores have no items)")}
+
+
 # --- the judges -----------------------------------------------------------------------------------
 
 def _budget(f: float) -> str:
@@ -343,7 +439,7 @@ def _missing(claim: str, cube: ModelChanges, needs: Sequence[tuple[str, float]],
 
 def _common(claim: str, evidence: str, *, test: str, support: Sequence[PermutationTest],
             opposite: Sequence[PermutationTest], against: str, effect: np.ndarray, effect_label: str,
-            n: int, margin: float | None, excluded: str, alpha: float) -> Verdict:
+            n: int, margin: float | None, excluded: str, alpha: float, per_model: dict | None = None) -> Verdict:
     margin_text = f"; non-superiority margin m = {margin:+.3f} of the score" if margin is not None else ""
     return Verdict(claim, "test", evidence + excluded, test=test + f" (units: {_count(n, 'models')})",
                    statistic=float(effect.mean()), p_value=max(t.p_value for t in support),
@@ -351,13 +447,14 @@ def _common(claim: str, evidence: str, *, test: str, support: Sequence[Permutati
                    against=against + f" (Bonferroni over {len(opposite)} tests)",
                    effect=float(effect.mean()), ci=mean_interval(effect) if len(effect) > 1 else None,
                    effect_label=effect_label, effect_format="{:+.3f}",
-                   reconstruction=PRUNING_RECONSTRUCTION + margin_text, alpha=alpha)
+                   reconstruction=PRUNING_RECONSTRUCTION + margin_text, alpha=alpha, **(per_model or {}))
 
 
 def judge_pruning_gfmi_only(changes: pd.DataFrame, *, rule: str = "GFMI",
                             others: Sequence[str] = tuple(r for r in MEASUREMENT_RULES if r != "GFMI"),
                             budgets: Sequence[float] = (0.15, 0.20), margin: float = DEFAULT_MARGIN,
-                            random: str = "random", alpha: float = ALPHA) -> Verdict:
+                            random: str = "random", alpha: float = ALPHA, items: pd.DataFrame | None = None,
+                            chance: pd.DataFrame | None = None) -> Verdict:
     r"""Verdict on ``lrd.pruning_gfmi_only``: ``rule`` beats random at every one of ``budgets``, and no
     rule of ``others`` does.
 
@@ -366,7 +463,9 @@ def judge_pruning_gfmi_only(changes: pd.DataFrame, *, rule: str = "GFMI",
     other measurement rule :math:`r` and budget. ``p_against`` (Bonferroni): GFMI shown not to beat
     random by :math:`m` at some budget, or another rule shown to beat random. Unit: the model.
     Paper: abstract ("GFMI is the only measurement-guided rule that beats Random at the 15% and
-    20% budgets").
+    20% budgets"). With ``items`` (pruned decoders' per-item outcomes) and ``chance``, the evidence
+    per model: in how many decoders GFMI beats random at every one of ``budgets`` over their test
+    items (:func:`rule_item_tests`; the other rules' part, an absence, has no per-model test).
     """
     cube, excluded = _prepare(changes, random)
     needs = [(r, b) for r in (rule, *others) for b in budgets]
@@ -393,13 +492,16 @@ def judge_pruning_gfmi_only(changes: pd.DataFrame, *, rule: str = "GFMI",
                    against=f"{rule} shown not to beat random by {margin:.2f} at some budget, or another rule shown to",
                    effect=own[binding], effect_label=f"{rule} minus random at {_budget(binding)} (its weaker budget), "
                                                      f"mean over models", n=n, margin=margin, excluded=excluded,
-                   alpha=alpha)
+                   alpha=alpha, per_model=_per_model(items, [(rule, random, b) for b in budgets],
+                                                     f"{rule} beats random at {' and '.join(map(_budget, budgets))}",
+                                                     chance=chance, alpha=alpha))
 
 
 def judge_pruning_gfmi_median(changes: pd.DataFrame, *, rule: str = "GFMI",
                               others: Sequence[str] = tuple(r for r in MEASUREMENT_RULES if r != "GFMI"),
                               budgets: Sequence[float] | None = None, random: str = "random",
-                              alpha: float = ALPHA) -> Verdict:
+                              alpha: float = ALPHA, items: pd.DataFrame | None = None,
+                              chance: pd.DataFrame | None = None) -> Verdict:
     r"""Verdict on ``lrd.pruning_gfmi_median``: ``rule`` prunes better than each rule of ``others`` at every budget.
 
     For each other rule :math:`r` and budget :math:`b`, the per-model difference of changes
@@ -436,11 +538,15 @@ def judge_pruning_gfmi_median(changes: pd.DataFrame, *, rule: str = "GFMI",
                    against="another measurement rule prunes better than GFMI at some budget",
                    effect=diffs[binding], effect_label=(f"{rule} minus {binding[0]} at {_budget(binding[1])} (the "
                                                         f"smallest lead), mean over models"),
-                   n=n, margin=None, excluded=excluded, alpha=alpha)
+                   n=n, margin=None, excluded=excluded, alpha=alpha,
+                   per_model=_per_model(items, [(rule, r, b) for r in others for b in budgets],
+                                        f"{rule} is above each of {', '.join(others)} at every budget", chance=chance,
+                                        alpha=alpha))
 
 
 def judge_pruning_frenet(changes: pd.DataFrame, *, rule: str = "Frenet (velocity)", lightest: float | None = None,
-                         margin: float = DEFAULT_MARGIN, random: str = "random", alpha: float = ALPHA) -> Verdict:
+                         margin: float = DEFAULT_MARGIN, random: str = "random", alpha: float = ALPHA,
+                         items: pd.DataFrame | None = None, chance: pd.DataFrame | None = None) -> Verdict:
     r"""Verdict on ``lrd.pruning_frenet``: ``rule`` beats random at the lightest budget and at no other.
 
     Intersection-union, :math:`p = \max` of the sign-flip p-value of :math:`\bar D_{\text{Frenet},b_0} > 0`
@@ -475,11 +581,15 @@ def judge_pruning_frenet(changes: pd.DataFrame, *, rule: str = "Frenet (velocity
                    against=(f"{rule} shown not to beat random by {margin:.2f} at {_budget(lightest)}, or shown to beat "
                             f"it at a heavier budget"),
                    effect=d[lightest], effect_label=f"{rule} minus random at {_budget(lightest)}, mean over models",
-                   n=n, margin=margin, excluded=excluded, alpha=alpha)
+                   n=n, margin=margin, excluded=excluded, alpha=alpha,
+                   per_model=_per_model(items, [(rule, random, lightest)],
+                                        f"{rule} beats random at {_budget(lightest)} (the heavier budgets' part, an "
+                                        f"absence, has no per-model test)", chance=chance, alpha=alpha))
 
 
 def judge_pruning_nrs(changes: pd.DataFrame, *, rule: str = "NRS", margin: float = DEFAULT_MARGIN,
-                      random: str = "random", alpha: float = ALPHA) -> Verdict:
+                      random: str = "random", alpha: float = ALPHA, items: pd.DataFrame | None = None,
+                      chance: pd.DataFrame | None = None) -> Verdict:
     r"""Verdict on ``lrd.pruning_nrs``: ``rule`` does not beat random at any budget (NRS does not transfer to pruning).
 
     A claim of absence: non-superiority at every budget, :math:`p = \max_b` of the sign-flip
@@ -505,7 +615,10 @@ def judge_pruning_nrs(changes: pd.DataFrame, *, rule: str = "NRS", margin: float
                    against=f"{rule} beats random at some budget",
                    effect=d[binding], effect_label=f"{rule} minus random at {_budget(binding)} (its best budget), "
                                                    f"mean over models",
-                   n=n, margin=margin, excluded=excluded, alpha=alpha)
+                   n=n, margin=margin, excluded=excluded, alpha=alpha,
+                   per_model=_per_model(items, [(rule, random, b) for b in budgets],
+                                        f"{rule} is shown not to beat random by {margin:.2f} or more at every budget "
+                                        f"(non-superiority)", chance=chance, margin=margin, alpha=alpha))
 
 
 # --- null models (lrd.verdicts.calibration) ----------------------------------------------------------
