@@ -42,15 +42,22 @@
 #
 # Each claim is simulated at a design, given in the "design" column. Where the chapter that
 # judges the claim has run and glued its design, the design is **read from its results**
-# (`lrd.book.executed_designs`: the models of each kind, their block counts and the tasks that
-# `lrd_families`, `mid_layer` and `selection_and_pruning` ran, yours if you ran them on your
-# panel); elsewhere it is the default panel's, restated in the claim's null model, or a fixed
-# design that the column describes. Some restated panels are larger than our offline panel where the offline panel
+# (`lrd.book.executed_designs`: the models of each kind, their block counts, tasks, items, seeds
+# and splits that `lrd_families`, `mid_layer`, `cosine_vs_ablation`, `selection_and_pruning` and
+# `cayley_aggregation` ran, yours if you ran them on your panel); elsewhere it is the default
+# panel's, restated in the claim's null model, or a fixed design that the column describes. The
+# cosine claims are simulated with 100 bootstrap resamples where the chapter draws 1000: the
+# resamples set how finely a p-value is resolved, not the noise the test must hold against,
+# and 1000 would make this appendix the book's longest chapter. Some restated panels are larger than our offline panel where the offline panel
 # cannot reach p <= 0.05 at all: on a panel too small to test a claim, the verdict is "not
 # testable" and never "reproduced", which would make the calibration vacuous.
 # {glue:text}`null_calibration-n_executed` claims are simulated at an executed chapter's design.
 # Demonstrations (a construction or arithmetic that holds by design) have no null and are not
-# listed.
+# listed. The per-model tests beside the verdicts ("shown in k of M") are exact sign-flip tests
+# (the mid-layer claims), the per-model parts of the cosine verdicts simulated above, or
+# simulated for their size in the unit tests (the aggregators, few-shot, task dependence and the
+# prune rules: `tests/test_fusion_verdicts.py`, `tests/test_verdicts_families.py`,
+# `tests/test_pruning.py`, at most 5% false positives per model at the chapters' designs).
 
 # %% tags=["parameters"]
 n_simulations = 900  # panels per claim and column: from 845 on, 0.05 + 2 standard errors is below 6.5%
