@@ -156,7 +156,8 @@ lrd.book.plots.relevance_scatter(wide)
 # %% tags=["hide-input"]
 glue("n_boot", n_boot)
 glue("n_splits", n_splits)
-glue("block_counts", ", ".join(str(c.shape[0] - 1) for c in {m: c for (m, _), c in runs.correct.items()}.values()))
+for name, value in lrd.book.designs.cosine_panel(runs.correct).items():  # the panel the appendix calibrates at
+    glue(name, value)
 glue("n_tasks", len(tasks))  # with block_counts, n_items and n_splits: the design the appendix calibrates at
 glue("strong", strong)
 reps = replicates_of(runs.correct, runs.cosine, n_boot=n_boot, n_splits=n_splits)

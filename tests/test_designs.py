@@ -77,3 +77,11 @@ def test_the_ci_reference_results_give_the_ci_panel():
                                      "n_seeds": n_seeds}
     assert designs["ilse.few_shot"][0]["n_tasks"] == cayley["cayley_aggregation-n_few_shot_tasks"]
     assert designs["ilse.mapping"][0] == {"n_mappings": cayley["cayley_aggregation-n_mappings"], "n_seeds": n_seeds}
+
+
+def test_the_cosine_panel_is_each_decoder_s_block_count_in_panel_order():
+    import numpy as np
+    from lrd.book.designs import cosine_panel
+
+    correct = {("b", "t1"): np.zeros((19, 4)), ("b", "t2"): np.zeros((19, 4)), ("a", "t1"): np.zeros((31, 4))}
+    assert cosine_panel(correct) == {"block_counts": "18, 30"}

@@ -19,7 +19,7 @@ from lrd.verdicts.calibration import null_model
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DESIGN_SOURCES", "executed_designs", "mid_layer_panel"]
+__all__ = ["DESIGN_SOURCES", "cosine_panel", "executed_designs", "mid_layer_panel"]
 
 
 def _items(glued: Mapping[str, Any], name: str) -> list[str]:
@@ -45,6 +45,14 @@ def mid_layer_panel(results: "pd.DataFrame") -> dict[str, str]:
     (its largest layer index) and kind, in the panel's order, as ", "-separated lists."""
     per = results.groupby("model", sort=False).agg(blocks=("layer", "max"), kind=("kind", "first"))
     return {"block_counts": ", ".join(str(int(b)) for b in per["blocks"]), "model_kinds": ", ".join(per["kind"])}
+
+
+def cosine_panel(correct: Mapping[tuple[str, str], Any]) -> dict[str, str]:
+    """What the cosine chapter glues of its panel for the appendix: each decoder's block count,
+    in the panel's order, as a ", "-separated list (``correct``: (model, task) -> the (L + 1, items)
+    correctness of its removal sweep)."""
+    blocks = {model: len(c) - 1 for (model, _), c in correct.items()}
+    return {"block_counts": ", ".join(str(b) for b in blocks.values())}
 
 
 _FAMILIES = {"n_encoders": "n_encoders", "n_decoders": "n_decoders", "n_tasks": "n_tasks"}

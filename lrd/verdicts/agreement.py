@@ -1012,11 +1012,7 @@ def _simulate_misestimate_effect(rng: np.random.Generator, *, layers: tuple = CO
     keys = _panel_keys(layers, n_tasks)
     drops = {key: np.linspace(0.0, 0.5, n) for _, key, n in keys}
     cosine = {key: rng.permutation(n).astype(float) for _, key, n in keys}
-    return _misestimate_tables(rng, _sim_replicates(rng, cosine, drops, n_items=n_items, n_splits=n_splits,
-                                                    ranks=True))
-
-
-def _misestimate_tables(rng: np.random.Generator, reps: dict) -> dict:
+    reps = _sim_replicates(rng, cosine, drops, n_items=n_items, n_splits=n_splits, ranks=True)
     return {"agreement": agreement_table(reps, margin=ESTIMATION_MARGIN), "chance": _sim_chance(reps),
             "unrelated": unrelated_draws(reps, margin=ESTIMATION_MARGIN, n_perm=199, seed=int(rng.integers(2 ** 31)))}
 

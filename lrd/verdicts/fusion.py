@@ -54,8 +54,8 @@ from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
                                  ILSE_PAPER_STATES, ILSE_TABLE_ROWS, Scope, claim as _claim)
 from lrd.verdicts.record import Verdict
-from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, mean_interval, sign_flip_min_p_test,
-                                sign_flip_power, sign_flip_test)
+from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, intersection_union_by_model, mean_interval,
+                                sign_flip_min_p_test, sign_flip_power, sign_flip_test)
 
 __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "model_differences",
            "judge_fc", "judge_cayley_performance", "judge_baselines", "judge_few_shot", "judge_gain", "judge_mapping",
@@ -226,12 +226,7 @@ def per_model_pair_tests(items: pd.DataFrame, pairs: Sequence[tuple[str, str]]) 
                          "high": test["high"] * _POINTS, "p": test["p"]})
     table = pd.DataFrame(rows, columns=["model", "method", "reference", "tasks", "items", "seeds",
                                         "difference (points)", "low", "high", "p"])
-    if table.empty:
-        return table.assign(**{"p (all)": [], "p (all, Holm)": []})
-    n_pairs = len(pairs)
-    worst = table.groupby("model", sort=False)["p"].agg(lambda p: p.max() if len(p) == n_pairs else 1.0)
-    adjusted = pd.Series(holm(worst.to_numpy()), index=worst.index)
-    return table.assign(**{"p (all)": table["model"].map(worst), "p (all, Holm)": table["model"].map(adjusted)})
+    return intersection_union_by_model(table, len(pairs))
 
 
 def _shots_label(method: str, k: int) -> str:

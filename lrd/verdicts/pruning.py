@@ -53,7 +53,7 @@ from lrd.methods.pruning import MEASUREMENT_RULES
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
 from lrd.verdicts.stats import (PermutationTest, accuracy_permutation_test, crossed_t_test, equivalence_sign_flip_test,
-                                holm, mean_interval, sign_flip_test)
+                                holm, intersection_union_by_model, mean_interval, sign_flip_test)
 
 __all__ = ["DEFAULT_MARGIN", "PRUNING_RECONSTRUCTION", "ModelChanges", "chance_table", "mark_informative",
            "rule_item_tests",
@@ -372,12 +372,7 @@ def rule_item_tests(items: pd.DataFrame, comparisons: Sequence[tuple[str, str, f
     if not combine:
         holm_within = table.groupby(["comparison", "fraction"], sort=False)["p"].transform(lambda p: holm(p.to_numpy()))
         return table.assign(**{"p (Holm)": holm_within.to_numpy() if len(table) else []})
-    if table.empty:
-        return pd.DataFrame(columns=RULE_ITEM_COLUMNS)
-    n = len(comparisons)
-    worst = table.groupby("model", sort=False)["p"].agg(lambda p: p.max() if len(p) == n else 1.0)
-    adjusted = pd.Series(holm(worst.to_numpy()), index=worst.index)
-    return table.assign(**{"p (all)": table["model"].map(worst), "p (all, Holm)": table["model"].map(adjusted)})
+    return intersection_union_by_model(table, len(comparisons))
 
 
 def _per_model(items: pd.DataFrame | None, comparisons: Sequence[tuple[str, str, float]], label: str, *,

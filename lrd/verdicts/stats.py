@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _sp
 
-__all__ = ["crossed_mean_test", "crossed_components", "satterthwaite_df", "crossed_t_test", "PermutationTest", "sign_flip_test", "equivalence_sign_flip_test", "spearman_permutation_test",
+__all__ = ["crossed_mean_test", "crossed_components", "satterthwaite_df", "crossed_t_test",
+           "intersection_union_by_model", "PermutationTest", "sign_flip_test", "equivalence_sign_flip_test", "spearman_permutation_test",
            "mean_interval", "sign_flip_p_min", "models_for_sign_flip", "two_group_p_min", "smallest_two_group_panel",
            "sign_flip_min_p_test", "perfectly_separated", "score_grid", "separation_counts", "separation_table",
            "separation_test", "separation_tests", "variance_explained", "partial_eta_squared",
@@ -868,6 +869,23 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     out[order] = adjusted
     return out
 
+
+
+def intersection_union_by_model(table: pd.DataFrame, n_parts: int, *, model: str = "model",
+                                p: str = "p") -> pd.DataFrame:
+    """``table`` (one row per model and part of a claim, with its ``p``) with ``p (all)``, the
+    model's intersection-union p (the largest of its parts'; 1 where it lacks one of the
+    ``n_parts``), and ``p (all, Holm)``, that adjusted over the models by :func:`holm`.
+
+    >>> t = pd.DataFrame({"model": ["a", "a", "b"], "p": [0.01, 0.02, 0.001]})
+    >>> intersection_union_by_model(t, 2)[["p (all)", "p (all, Holm)"]].to_numpy().tolist()
+    [[0.02, 0.04], [0.02, 0.04], [1.0, 1.0]]
+    """
+    if table.empty:
+        return table.assign(**{"p (all)": [], "p (all, Holm)": []})
+    worst = table.groupby(model, sort=False)[p].agg(lambda v: v.max() if len(v) == n_parts else 1.0)
+    adjusted = pd.Series(holm(worst.to_numpy()), index=worst.index)
+    return table.assign(**{"p (all)": table[model].map(worst), "p (all, Holm)": table[model].map(adjusted)})
 
 # --- crossed designs: seeds x items ---------------------------------------------------------------
 
