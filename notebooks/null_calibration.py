@@ -46,9 +46,10 @@
 # and splits that `lrd_families`, `mid_layer`, `cosine_vs_ablation`, `selection_and_pruning` and
 # `cayley_aggregation` ran, yours if you ran them on your panel); elsewhere it is the default
 # panel's, restated in the claim's null model, or a fixed design that the column describes. The
-# cosine claims are simulated with 100 bootstrap resamples where the chapter draws 1000: the
-# resamples set how finely a p-value is resolved, not the noise the test must hold against,
-# and 1000 would make this appendix the book's longest chapter. Some restated panels are larger than our offline panel where the offline panel
+# cosine claims are simulated with {glue:text}`null_calibration-sim_resamples` bootstrap
+# resamples, fewer than the chapter draws (its `n_boot`): the resamples set how finely a p-value
+# is resolved, not the noise the test must hold against, and the chapter's count would make this
+# appendix the book's longest chapter. Some restated panels are larger than our offline panel where the offline panel
 # cannot reach p <= 0.05 at all: on a panel too small to test a claim, the verdict is "not
 # testable" and never "reproduced", which would make the calibration vacuous.
 # {glue:text}`null_calibration-n_executed` claims are simulated at an executed chapter's design.
@@ -68,12 +69,14 @@ results_dir = "results"
 # %% tags=["hide-input"]
 import lrd
 from lrd.book.glue import save_results
+from lrd.verdicts.agreement import SIMULATED_RESAMPLES
 from lrd.verdicts.calibration import calibration_table, monte_carlo_bound, simulations_needed
 
 glue = lrd.book.open_chapter("null_calibration", globals())  # an appendix: it checks the verdicts, it judges no claim
 designs = lrd.book.executed_designs(results_dir)  # the designs the executed chapters ran, where they glued them
 table = calibration_table(n=n_simulations, seed=seed, k=2.0, workers=workers, designs=designs)
 glue("n_executed", len(designs))
+glue("sim_resamples", SIMULATED_RESAMPLES)
 glue("n_simulations", n_simulations)
 glue("n_needed", simulations_needed())
 glue("n_claims", len(table))

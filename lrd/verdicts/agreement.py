@@ -77,7 +77,7 @@ from lrd.verdicts.stats import holm, mean_interval, sign_flip_test
 __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spearman_brown", "corrected_correlation",
            "estimation_shares", "agreement_table", "task_agreement_table", "chance_table", "agreement_summary",
            "estimation_by_margin", "unrelated_draws", "judge_theory", "judge_correlation", "judge_misestimate", "judge_dataset",
-           "judge_pruning", "judge_olmo", "decoder_note", "PAPER_MODELS", "STRONG_CORRELATION", "ESTIMATION_MARGIN", "MIN_RELIABILITY",
+           "judge_pruning", "judge_olmo", "decoder_note", "SIMULATED_RESAMPLES", "PAPER_MODELS", "STRONG_CORRELATION", "ESTIMATION_MARGIN", "MIN_RELIABILITY",
            "SAME_RELEVANCE", "CORRELATION_NULL", "MISESTIMATE_NULL", "DATASET_NULL", "PRUNING_NULL"]
 
 #: The conventional cut between a moderate and a strong correlation (|r| >= 0.7 is "strong" in
@@ -927,7 +927,7 @@ def judge_olmo(*, note: str = "") -> Verdict:
 #: Bootstrap resamples of each simulated verdict: fewer than the chapter's (1000), a cost of the
 #: simulation. They set how finely a bootstrap p-value is resolved (at least 1/101), not the
 #: noise the test must hold its size against, which the items and splits carry.
-_SIM_BOOT = 100
+SIMULATED_RESAMPLES = 100
 
 #: The default book's cosine panel, restated (``cosine_vs_ablation`` at its defaults: SmolLM2,
 #: Gemma 3 and Qwen2.5 with 30, 18 and 24 blocks, on 2 multiple-choice tasks of 32 items, 20
@@ -938,7 +938,7 @@ COSINE_DESIGN = {"layers": (30, 18, 24), "n_tasks": 2, "n_items": 32, "n_splits"
 def _describe_cosine(layers: tuple, n_tasks: int, n_items: int, n_splits: int) -> str:
     return (f"{len(layers)} decoder{'s' if len(layers) != 1 else ''} "
             f"({', '.join(map(str, layers))} blocks) x {n_tasks} task{'s' if n_tasks != 1 else ''}, {n_items} items, "
-            f"{n_splits} half splits, {_SIM_BOOT} resamples")
+            f"{n_splits} half splits, {SIMULATED_RESAMPLES} resamples")
 
 
 def _drop_profile(n_blocks: int) -> np.ndarray:
@@ -975,7 +975,7 @@ def _sim_replicates(rng: np.random.Generator, cosine: dict, drops: dict, intact:
     """Simulated replicates of every (model, task); ``ranks`` only where the judge reads the
     rank reliability (the misestimate claim)."""
     return {key: relevance_replicates(_simulate_correct(rng, drops[key], n_items, intact=(intact or {}).get(key, 0.8)),
-                                      cosine[key], n_boot=_SIM_BOOT, n_splits=n_splits,
+                                      cosine[key], n_boot=SIMULATED_RESAMPLES, n_splits=n_splits,
                                       seed=int(rng.integers(2 ** 31)), ranks=ranks)
             for key in drops}
 
