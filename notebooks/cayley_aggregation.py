@@ -117,7 +117,7 @@ from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX
                                  ILSE_TABLE_ROWS)
 from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, judge_baselines,
                                  judge_cayley_efficiency, judge_cayley_performance, judge_fc, judge_few_shot,
-                                 judge_gain, judge_mapping, judge_parameters, in_param_scope, OUT_OF_SCOPE,
+                                 gain_design, judge_gain, judge_mapping, judge_parameters, in_param_scope, OUT_OF_SCOPE,
                                  few_shot_item_tests, per_model_item_tests)
 from lrd.verdicts.stats import sign_flip_p_min
 
@@ -303,6 +303,8 @@ per_model_item_tests(items, "cayley", PAPER_BASELINES).round(4)
 glue("paper_gain", ILSE_MAX_GAIN_PP)
 glue("n_boot", n_boot)
 _ = glue.verdict(judge_gain(items, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot), section="gains-over-the-last-layer")
+for key, value in gain_design(items).items():  # the in-scope design, for the appendix's calibration
+    glue(f"gain_{key}", value)
 
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_gain`

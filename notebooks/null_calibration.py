@@ -45,19 +45,22 @@
 # (`lrd.book.executed_designs`: the models of each kind, their block counts, tasks, items, seeds
 # and splits that `lrd_families`, `mid_layer`, `cosine_vs_ablation`, `selection_and_pruning` and
 # `cayley_aggregation` ran, yours if you ran them on your panel); elsewhere it is the default
-# panel's, restated in the claim's null model, or a fixed design that the column describes. The
+# panel's, restated in the claim's null model, as the column describes. The
 # cosine claims are simulated with {glue:text}`null_calibration-sim_resamples` bootstrap
 # resamples, fewer than the chapter draws (its `n_boot`): the resamples set how finely a p-value
 # is resolved, not the noise the test must hold against, and the chapter's count would make this
-# appendix the book's longest chapter. Some restated panels are larger than our offline panel where the offline panel
-# cannot reach p <= 0.05 at all: on a panel too small to test a claim, the verdict is "not
-# testable" and never "reproduced", which would make the calibration vacuous.
-# {glue:text}`null_calibration-n_executed` claims are simulated at an executed chapter's design.
+# appendix the book's longest chapter. On an executed panel too small for a claim's test to
+# reach p <= 0.05 in the paper's direction (the prune rules, the valley in every decoder), the
+# verdict is never "reproduced" there: its false "reproduced" and its power are 0 by
+# construction, and its false "contradicted" is what the row measures. Where no chapter ran,
+# those claims' restated panels are the smallest that can decide, larger than the default book's.
+# {glue:text}`null_calibration-n_executed` of {glue:text}`null_calibration-n_claims` claims are
+# simulated at an executed chapter's design.
 # Demonstrations (a construction or arithmetic that holds by design) have no null and are not
 # listed. The per-model tests beside the verdicts ("shown in k of M") are exact sign-flip tests
 # (the mid-layer claims), the per-model parts of the cosine verdicts simulated above, or
-# simulated for their size in the unit tests (the aggregators, few-shot, task dependence and the
-# prune rules: `tests/test_fusion_verdicts.py`, `tests/test_verdicts_families.py`,
+# simulated for their size in the unit tests (the aggregators, few-shot, task dependence,
+# complementarity with noisy curves and the prune rules: `tests/test_fusion_verdicts.py`, `tests/test_verdicts_families.py`,
 # `tests/test_pruning.py`, at most 5% false positives per model at the chapters' designs).
 
 # %% tags=["parameters"]

@@ -48,7 +48,7 @@ def test_the_mid_layer_panel_is_read_as_block_counts_and_kinds(tmp_path):
 
     results = pd.DataFrame({"model": ["b"] * 4 + ["a"] * 3, "layer": [0, 1, 2, 3, 0, 1, 2],
                             "kind": ["decoder"] * 4 + ["encoder"] * 3})
-    glued = {**mid_layer_panel(results), "n_tasks": 2}
+    glued = {**mid_layer_panel(results), "n_tasks": 2, "n_token_prompts": 40}
     assert glued["block_counts"] == "3, 2" and glued["model_kinds"] == "decoder, encoder"  # the panel's order
     (tmp_path / "mid_layer.json").write_text(json.dumps({f"mid_layer-{k}": v for k, v in glued.items()}))
     design, _ = executed_designs(tmp_path)["skean.gain"]
@@ -56,6 +56,10 @@ def test_the_mid_layer_panel_is_read_as_block_counts_and_kinds(tmp_path):
     assert calibration.null_model("skean.gain").at(**design).describe("panel").endswith(
         "2 models (1 decoders) x 2 tasks, 2-3 blocks; noise per layer: fits 2% (shared by the halves), rows 2% per "
         "half, roughness 2%")
+    valley, _ = executed_designs(tmp_path)["skean.valley"]
+    assert valley == {"layers": (3, 2), "kinds": ("decoder", "encoder"), "n_prompts": 40}
+    assert calibration.null_model("skean.valley").at(**valley).describe("panel").startswith(
+        "1 encoders and 1 decoders (2-3 blocks), 40 prompts each")
 
 
 def test_every_design_source_names_parameters_of_its_null_model():
@@ -77,6 +81,10 @@ def test_the_ci_reference_results_give_the_ci_panel():
                                      "n_seeds": n_seeds}
     assert designs["ilse.few_shot"][0]["n_tasks"] == cayley["cayley_aggregation-n_few_shot_tasks"]
     assert designs["ilse.mapping"][0] == {"n_mappings": cayley["cayley_aggregation-n_mappings"], "n_seeds": n_seeds}
+    assert designs["ilse.gain"][0] == {k: cayley[f"cayley_aggregation-gain_{k}"]
+                                       for k in ("n_models", "n_tasks", "n_seeds", "n_items")}
+    pruned = json.loads((NBVAL_RESULTS / "selection_and_pruning.json").read_text())["selection_and_pruning-n_units"]
+    assert {designs[c][0]["n_models"] for c in ("lrd.pruning_nrs", "lrd.pruning_frenet")} == {pruned}
 
 
 def test_the_cosine_panel_is_each_decoder_s_block_count_in_panel_order():

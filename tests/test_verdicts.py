@@ -586,8 +586,9 @@ def test_a_null_model_runs_at_the_design_it_is_given():
     assert calibration.power("lrd.architecture", n=30, seed=0) > 0.2
     with pytest.raises(ValueError, match="n_layers: not a parameter"):
         default.at(n_layers=3)
+    fixed = calibration.NullModel(lambda rng: {}, lambda: None, "a fixed panel")
     with pytest.raises(ValueError, match="its design is fixed"):
-        calibration.null_model("ilse.gain").at(n_models=3)
+        fixed.at(n_models=3)
 
 
 def test_the_calibration_table_says_where_each_design_comes_from():
@@ -596,11 +597,14 @@ def test_the_calibration_table_says_where_each_design_comes_from():
     assert row["design"] == "executed lrd_families (results/lrd_families.json)"
     assert row["simulated panel"].startswith("2 encoders and 3 decoders x 4 tasks")
     assert calibration._calibration_row("ilse.gain", 5, 0, 2.0, None, calibration.DEFAULT_DESIGN)["design"].startswith(
-        "fixed: the cells")
+        "restated: the cells")
+    executed = calibration._calibration_row("lrd.pruning_nrs", 5, 0, 2.0, {"n_models": 2}, "executed x")
+    assert executed["design"] == "executed x" and executed["simulated panel"].startswith("2 models x 2 tasks")
+    assert executed["power"] == 0.0 and executed["rate reproduced"] == 0.0  # 2 models: p >= 1/4, by construction
     assert calibration._calibration_row("ilse.fc", 5, 0, 2.0, None, calibration.DEFAULT_DESIGN)["design"] == (
         "default panel (restated)")
     assert calibration._calibration_row("lrd.pruning_nrs", 5, 0, 2.0, None, calibration.DEFAULT_DESIGN)[
-        "design"].startswith("fixed, larger than the book's")
+        "design"].startswith("restated, larger than the default book's")
     with pytest.raises(ValueError, match="without a null model: cosine.theory"):
         calibration.calibration_table(n=5, designs={"cosine.theory": ({}, "x")})
     with pytest.raises(ValueError, match="n_models: not a parameter"):

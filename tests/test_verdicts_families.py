@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from lrd.metrics import lrd_profile, profile_rows
 from lrd.verdicts.families import (FINAL_LAYER_SCORES, LRD_SCORES, RANK_FREE_SCORES, architecture_verdict,
@@ -311,22 +312,63 @@ def test_residual_after_final_layer_closed_form_and_small_designs():
 
 
 def _noisy_family_results(n_models: int, *, rho: float, noise: float, n_groups: int = 4, n_layers: int = 14,
+                          n_tasks: int = 1, shared: bool = False,
                           seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-layer curves whose true Frenet and NRS curves correlate at ``rho`` (GFMI unrelated);
-    the full-sample curves carry noise ``noise / sqrt(G)``, each of G text groups ``noise``."""
+    the full-sample curves carry noise ``noise / sqrt(G)``, each of G text groups ``noise``.
+    With ``shared``, the true curves are c z + sqrt(1 - c^2) e (two independent e), c such that
+    their mean |Spearman| is ``rho``."""
+    from lrd.verdicts.families import _latent_weight
+
     rng = np.random.default_rng(seed)
-    full, groups = [], []
-    for m in range(n_models):
-        z, e, g = rng.normal(size=(3, n_layers))
-        true = {"velocity": z, "NRS (adjusted)": rho * z + np.sqrt(1 - rho ** 2) * e, "GFMI": g}
-        for name, curve in true.items():
-            layers = np.arange(n_layers) + 0.5
-            full.append(pd.DataFrame({"model": f"m{m}", "task": "t", "measurement": name, "layer": layers,
-                                      "value": curve + noise / np.sqrt(n_groups) * rng.normal(size=n_layers)}))
-            for k in range(n_groups):
-                groups.append(pd.DataFrame({"model": f"m{m}", "task": "t", "group": k, "measurement": name,
-                                            "layer": layers, "value": curve + noise * rng.normal(size=n_layers)}))
-    return pd.concat(full, ignore_index=True), pd.concat(groups, ignore_index=True)
+    c = _latent_weight(rho, n_layers) if shared else rho
+    z, e, e2, g = rng.normal(size=(4, n_models, n_tasks, n_layers))
+    first = c * z + np.sqrt(1 - c ** 2) * e2 if shared else z
+    true = np.stack([first, c * z + np.sqrt(1 - c ** 2) * e, g])  # (3 measurements, models, tasks, layers)
+    names = np.array(["velocity", "NRS (adjusted)", "GFMI"])
+
+    def frame(values: np.ndarray, **extra) -> pd.DataFrame:
+        i, m, t, l = np.indices(values.shape).reshape(4, -1)
+        return pd.DataFrame({"model": np.char.add("m", m.astype(str)), "task": np.char.add("t", t.astype(str)),
+                             **extra, "measurement": names[i], "layer": l + 0.5, "value": values.ravel()})
+
+    full = frame(true + noise / np.sqrt(n_groups) * rng.normal(size=true.shape))
+    groups = [frame(true + noise * rng.normal(size=true.shape), group=k) for k in range(n_groups)]
+    return full, pd.concat(groups, ignore_index=True)
+
+
+def test_complementarity_per_model_size_and_power_with_noisy_curves():
+    """The per-model test (tasks as replicates, corrected |rho|) at the boundary: true Frenet and
+    NRS curves at mean |Spearman| 0.9, measured on 4 text groups with noise (reliability of a
+    group's curve about 0.8): a model is declared complementary at most 5% of the time (+2 SE);
+    at mean |rho| 0.5 most models are. The uncorrected correlations, fed the same test, would
+    pass far more often at the boundary (the noise favours "complementary")."""
+    from lrd.verdicts.families import complementarity_model_tests, curve_reliability
+
+    n = 300
+    results, groups = _noisy_family_results(n, rho=0.9, noise=0.5, n_tasks=4, shared=True, seed=3)
+    corrected = family_correlations(results, reliability=curve_reliability(groups))
+    size = (complementarity_model_tests(corrected).drop_duplicates("model")["p (all)"] <= 0.05).mean()
+    assert size <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / n)
+    raw = (complementarity_model_tests(family_correlations(results)).drop_duplicates("model")["p (all)"] <= 0.05).mean()
+    assert raw > size
+    results, groups = _noisy_family_results(100, rho=0.5, noise=0.5, n_tasks=4, shared=True, seed=4)
+    table = complementarity_model_tests(family_correlations(results, reliability=curve_reliability(groups)))
+    assert (table.drop_duplicates("model")["p (all)"] <= 0.05).mean() > 0.5
+
+
+def test_complementarity_per_model_closed_form_and_count():
+    from lrd.verdicts.families import complementarity_model_tests
+
+    c = _correlations(np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]] * 3))  # 6 models, one task each
+    c = pd.concat([c, c.assign(task="u", rho=c["rho"] + 0.1)], ignore_index=True)  # two tasks per model
+    t = complementarity_model_tests(c)
+    row = t[(t["model"] == "m0") & (t["pair"] == "Frenet-NRS")].iloc[0]  # |rho| 0.1 and 0.2
+    se = np.std([0.1, 0.2], ddof=1) / np.sqrt(2)
+    assert row["mean |rho|"] == pytest.approx(0.15) and row["p"] == pytest.approx(stats.t.sf((0.9 - 0.15) / se, 1))
+    assert (t.groupby("model")["p (all)"].nunique() == 1).all()
+    v = complementarity_verdict(c)
+    assert v.per_model[1] == 6 and "Holm over the 6 models" in v.per_model_label
 
 
 def test_complementarity_corrects_for_the_curves_noise():
@@ -335,7 +377,7 @@ def test_complementarity_corrects_for_the_curves_noise():
     split-group reliability they do not, and the verdict says so."""
     from lrd.verdicts.families import curve_reliability
 
-    results, groups = _noisy_family_results(8, rho=0.97, noise=0.6)
+    results, groups = _noisy_family_results(8, rho=0.97, noise=0.8)
     raw = family_correlations(results)
     assert complementarity_verdict(raw).outcome == "reproduced"  # noise made them look complementary
     reliability = curve_reliability(groups)

@@ -1045,10 +1045,10 @@ def _simulate_dataset(rng: np.random.Generator, r: float = SAME_RELEVANCE, other
     return {"task_agreement": task_agreement_table(reps), "chance": _sim_chance(reps)}
 
 
-def _simulate_pruning(rng: np.random.Generator) -> dict:
-    """Null of "the accuracy-drop ranking prunes better": 8 models whose two rules are exchangeable."""
+def _simulate_pruning(rng: np.random.Generator, n_models: int = 8) -> dict:
+    """Null of "the accuracy-drop ranking prunes better": ``n_models`` models whose two rules are exchangeable."""
     rows = []
-    for m in range(8):
+    for m in range(n_models):
         base = rng.uniform(0.5, 0.9)
         for k in (1, 2, 4):
             for rule in ("accuracy (calibration)", "cosine (BI)"):
@@ -1090,7 +1090,9 @@ DATASET_NULL = NullModel(_simulate_dataset, judge_dataset,
                                      f"{POWER_DATASET_CORRELATION} (assumed: the paper's figure gives no number)",
                          design=COSINE_DESIGN, describe_design=_describe_cosine)
 PRUNING_NULL = NullModel(_simulate_pruning, judge_pruning,
-                         "8 models x 3 budgets, the two rules exchangeable within each model", effect=_simulate_pruning,
+                         "{n_models} models x 3 budgets, the two rules exchangeable within each model",
+                         effect=_simulate_pruning,
                          effect_panel="the same: exchangeable rules are also the edge of 'beats'",
-                         design_label="fixed, larger than the book's: the chapter's pruned decoders are too few to "
-                                      "reach p <= 0.05 (its verdict says 'not testable', power 0)")
+                         design={"n_models": 8},
+                         design_label="restated, larger than the default book's: the chapter's pruned decoders are too "
+                                      "few to reach p <= 0.05 (its verdict says 'not testable', power 0)")

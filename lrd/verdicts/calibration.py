@@ -72,8 +72,9 @@ class NullModel:
         :meth:`at` sets them to the design an executed chapter ran (``lrd.book.designs``).
         Empty for a model whose design is fixed.
     design_label : str, optional
-        What the appendix's "design" column says of a fixed design (default "fixed"): where it
-        differs from the book's, how.
+        What the appendix's "design" column says of a fixed design (default "fixed"), or of a
+        restated :attr:`design` that no executed chapter replaced: where it differs from the
+        book's, how.
     describe_design : callable, optional
         ``describe_design(**design) -> str``: the design in words, available to the panel texts
         as ``{design}`` (for a design whose parameters read badly as they are, block counts).
@@ -261,7 +262,8 @@ def _calibration_row(claim_id: str, n: int, seed: int, k: float, design: Mapping
     against = contradiction_rate(claim_id, n=n, seed=seed, design=design)
     strength = power(claim_id, n=n, seed=seed, design=design)
     return {"claim": claim_id, "label": CLAIMS[claim_id].label, "simulated panel": model.describe("panel"),
-            "design": source if model.design else (model.design_label or "fixed"),
+            "design": (source if model.design and (source != DEFAULT_DESIGN or not model.design_label)
+                       else model.design_label or "fixed"),
             "simulations": n, "rate reproduced": rate,
             "effect panel": model.describe("effect_panel") or "not simulated yet",
             "rate contradicted": float("nan") if against is None else against,

@@ -39,7 +39,7 @@ from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
-from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, mean_interval, partial_eta_squared, score_grid,
+from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, intersection_union_by_model, mean_interval, partial_eta_squared, score_grid,
                                 separation_counts, separation_test, separation_tests, sign_flip_min_p_test,
                                 variance_explained, within_block_permutation_test)
 
@@ -47,6 +47,7 @@ __all__ = ["residual_after_final_layer", "LRD_SCORES", "measure_relabelling_test
            "architecture_verdict", "final_layer_verdict", "equal_sample_tasks", "task_shares", "task_verdict",
            "task_group_tests",
            "family_correlations", "curve_reliability", "redundancy_table", "complementarity_verdict",
+           "complementarity_model_tests",
            "ARCHITECTURE_NULL", "FINAL_LAYER_NULL", "TASK_NULL", "COMPLEMENTARITY_NULL"]
 
 #: Model-level LRD scores (one number per model and task; :func:`lrd.metrics.model_scores`).
@@ -622,14 +623,21 @@ def redundancy_table(correlations: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(table, index=pd.Index(models, name="model"), columns=list(pairs))
 
 
-def _redundancy(correlations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`redundancy_table` as an array (models, pairs), with the model and pair labels: the
-    noise-corrected correlation where ``correlations`` has one (undefined counted as 1: the
-    noise leaves redundancy open), else the raw one."""
+def _judged_rho(correlations: pd.DataFrame) -> np.ndarray:
+    """The correlation each test reads, row by row: the noise-corrected one where ``correlations``
+    has one (undefined counted as 1: the noise leaves redundancy open), else the raw one; NaN
+    for a constant curve."""
     rho = correlations["rho"].to_numpy(dtype=float)
     if "rho_corrected" in correlations:
         corrected = correlations["rho_corrected"].to_numpy(dtype=float)
         rho = np.where(np.isnan(rho), np.nan, np.where(np.isnan(corrected), 1.0, corrected))
+    return rho
+
+
+def _redundancy(correlations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`redundancy_table` as an array (models, pairs), with the model and pair labels
+    (the correlations of :func:`_judged_rho`)."""
+    rho = _judged_rho(correlations)
     model, models = pd.factorize(correlations["model"])
     pair, pairs = pd.factorize(correlations["pair"])
     ok = ~np.isnan(rho)
@@ -638,6 +646,58 @@ def _redundancy(correlations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.
     np.add.at(counts, (model[ok], pair[ok]), 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return sums / counts, np.asarray(models), np.asarray(pairs)
+
+
+def complementarity_model_tests(correlations: pd.DataFrame, *,
+                                margin: float = COMPLEMENTARITY_MARGIN) -> pd.DataFrame:
+    r"""Per model, are its families' curves below the redundancy margin? Tasks as replicates.
+
+    Within one model the replicates that vary independently are its tasks: each is measured on
+    its own texts, so a task's :math:`|\rho|` (corrected for the curves' noise where
+    ``correlations`` has ``rho_corrected``, an undefined correction counted as 1, as in
+    :func:`complementarity_verdict`) carries both the texts' noise and how the task moves the
+    curves. For each pair of families, a one-sided t-test of "mean :math:`|\rho|` over the
+    model's :math:`T` tasks below ``margin``",
+    :math:`t = (m - \bar x)/(s/\sqrt T)` on :math:`T - 1` degrees of freedom (a sign-flip test
+    could not go below :math:`2^{-T}`: 1/16 with 4 tasks); the model supports "no pair
+    redundant" when all three pairs do (intersection-union, ``p (all)`` the largest p), and Holm
+    adjusts ``p (all)`` over the models. Its size at the boundary :math:`|\rho| = m` is simulated
+    in ``tests/test_verdicts_families.py`` (the bound at 1 makes :math:`|\rho|` skewed, which
+    keeps the test on the safe side).
+
+    Returns
+    -------
+    DataFrame, one row per (model, pair): ``model, pair, tasks, mean |rho|, low, high, p,
+    p (all), p (all, Holm)`` (``low, high``: the two-sided 95% t-interval, clipped to [0, 1]);
+    pairs with fewer than 2 tasks of defined correlation get ``p`` 1.
+
+    Examples
+    --------
+    >>> c = pd.DataFrame({"model": "m", "task": np.repeat(["a", "b", "c"], 3), "pair": ["x-y", "x-z", "y-z"] * 3,
+    ...                   "rho": [0.1, -0.2, 0.3, 0.2, -0.1, 0.2, 0.0, -0.3, 0.4]})
+    >>> t = complementarity_model_tests(c)
+    >>> t["mean |rho|"].round(2).tolist(), bool(t["p (all)"].iloc[0] < 0.01)
+    ([0.1, 0.2, 0.3], True)
+    """
+    if not 0 < margin < 1:
+        raise ValueError(f"margin must lie in (0, 1), got {margin}")
+    columns = ["model", "pair", "tasks", "mean |rho|", "low", "high", "p"]
+    table = correlations.assign(_x=np.abs(_judged_rho(correlations))).dropna(subset=["_x"])
+    rows = []
+    for (model, pair), part in table.groupby(["model", "pair"], sort=False):
+        x = part["_x"].to_numpy(dtype=float)
+        n, mean = len(x), float(x.mean())
+        if n < 2:
+            rows.append({"model": model, "pair": pair, "tasks": n, "mean |rho|": mean, "low": 0.0, "high": 1.0,
+                         "p": 1.0})
+            continue
+        se = float(x.std(ddof=1)) / math.sqrt(n)
+        p = float(_sp.t.sf((margin - mean) / se, n - 1)) if se > 0 else float(mean >= margin)
+        low, high = np.clip(mean_interval(x), 0.0, 1.0)
+        rows.append({"model": model, "pair": pair, "tasks": n, "mean |rho|": mean, "low": float(low),
+                     "high": float(high), "p": p})
+    n_pairs = correlations["pair"].nunique()
+    return intersection_union_by_model(pd.DataFrame(rows, columns=columns), n_pairs)
 
 
 def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPLEMENTARITY_MARGIN) -> Verdict:
@@ -692,6 +752,16 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
     ci = tuple(np.clip(mean_interval(table[:, j]), 0.0, 1.0)) if n > 1 else None  # |rho| lies in [0, 1]
     listed = ", ".join(f"{p} {m:.2f}" for p, m in zip(pairs, means))
     corrected = "rho_corrected" in correlations
+    per_model = {}
+    by_model = complementarity_model_tests(correlations, margin=margin).drop_duplicates("model")
+    if len(by_model):
+        m = len(by_model)
+        per_model = {"per_model": (int((by_model["p (all, Holm)"] <= ALPHA).sum()), m),
+                     "per_model_label": (f"models whose every pair of families stays below {margin:g} (mean |rho| "
+                                         + ("corrected for the curves' noise " if corrected else "")
+                                         + f"over their tasks as replicates, one-sided t-test per pair, "
+                                           f"intersection-union over the {len(pairs)} pairs; Holm over the {m} "
+                                           f"models)")}
     what = ("mean |Spearman| across layers, corrected for the curves' noise over the texts (split-group "
             "reliability),") if corrected else "mean |Spearman| across layers (uncorrected for the curves' noise),"
     evidence = (f"{what} over {_plural(n, 'model')}: {listed}; every pair below {margin:g}: "
@@ -700,7 +770,7 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
         evidence += f" (with {_plural(n, 'model')} no result can have p below {p_min:.2g})"
     if skipped:
         evidence += f"; {skipped} of {len(correlations)} correlations skipped (constant curve)"
-    return Verdict(claim, "test", evidence,
+    return Verdict(claim, "test", evidence, **per_model,
                    test=f"intersection-union of {len(pairs)} one-sided equivalence sign-flip tests (margin "
                         f"{margin:g}, unit: model)",
                    statistic=float(means[j]), p_value=p_value, p_min=p_min, p_against=above.p_value,

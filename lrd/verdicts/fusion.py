@@ -59,7 +59,7 @@ from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, intersection_
 
 __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "model_differences",
            "judge_fc", "judge_cayley_performance", "judge_baselines", "judge_few_shot", "judge_gain", "judge_mapping",
-           "judge_parameters", "judge_cayley_efficiency", "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
+           "judge_parameters", "judge_cayley_efficiency", "gain_design", "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
            "FEW_SHOT_NULL", "GAIN_NULL", "MAPPING_NULL"]
 
 #: The approaches the FC-Encoder is said to beat: the best single layer, a learned weighting of
@@ -553,6 +553,29 @@ def gain_headroom(items: pd.DataFrame, *, reference: str = "last") -> pd.DataFra
     return acc.assign(headroom_pp=(1 - acc["accuracy"]) * _POINTS)
 
 
+def gain_design(items: pd.DataFrame, *, method: str = "cayley", reference: str = "last",
+                min_headroom_pp: float = ILSE_MIN_HEADROOM_PP) -> dict[str, int]:
+    """The design :func:`judge_gain` judges on ``items``: its in-scope cells' distinct models and
+    tasks, their seeds, and the median number of test items per in-scope task (the appendix
+    simulates the claim at it, as a grid of models x tasks).
+
+    Examples
+    --------
+    >>> items = pd.DataFrame({"model": "a", "task": "x", "method": np.repeat(["last", "cayley"], 4), "seed": 0,
+    ...                       "item": [0, 1, 2, 3] * 2, "correct": [1, 0, 0, 0, 1, 1, 1, 1]})
+    >>> gain_design(items)
+    {'n_models': 1, 'n_tasks': 1, 'n_seeds': 1, 'n_items': 4}
+    """
+    cells, mats = _item_matrices(items, method, reference) if len(items) else ([], [])
+    room = {(r.model, r.task): r.headroom_pp for r in gain_headroom(items, reference=reference).itertuples()}
+    kept = [(c, m) for c, m in zip(cells, mats) if room.get(c, 0.0) >= min_headroom_pp]
+    if not kept:
+        return {"n_models": 0, "n_tasks": 0, "n_seeds": 0, "n_items": 0}
+    per_task = {t: m.shape[1] for (_, t), m in kept}
+    return {"n_models": len({mdl for (mdl, _), _ in kept}), "n_tasks": len(per_task),
+            "n_seeds": int(kept[0][1].shape[0]), "n_items": int(np.median(list(per_task.values())))}
+
+
 def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = "last",
                paper_pp: float = ILSE_MAX_GAIN_PP, n_boot: int = 2000, seed: int = 0,
                min_headroom_pp: float = ILSE_MIN_HEADROOM_PP) -> Verdict:
@@ -1041,15 +1064,17 @@ FEW_SHOT_NULL = NullModel(_simulate_few_shot, judge_few_shot,
                           design=FEW_SHOT_DESIGN)
 _PAPER_GAINS = paper_cell_differences("cayley", "last") * _POINTS  # Table 1, in points
 GAIN_NULL = NullModel(_simulate_gain, judge_gain,
-                      "5 models x 2 tasks x 3 seeds x 100 items, every cell's true gain exactly 40 points, 200 "
-                      "bootstrap replicates", effect=_simulate_gain,
+                      "{n_models} models x {n_tasks} tasks x {n_seeds} seeds x {n_items} items (the in-scope cells as a "
+                      "grid), every cell's true gain exactly 40 points and its last layer leaving the headroom, 200 "
+                      "bootstrap replicates (the chapter: 2000)", effect=_simulate_gain,
                       effect_panel="the same: every in-scope cell at exactly 40 points is also the edge of 'up to 40'",
                       power_effect=partial(_simulate_gain, paper_cells=True),
                       power_panel=f"the same design, each cell's gain drawn from the paper's own Table 1 gains of "
                                   f"the Cayley-Encoder over the last layer ({_PAPER_GAINS.size} cells, "
                                   f"{_PAPER_GAINS.min():.1f}-{_PAPER_GAINS.max():.1f} points, "
                                   f"{int((_PAPER_GAINS > ILSE_MAX_GAIN_PP).sum())} above {ILSE_MAX_GAIN_PP:g})",
-                      design_label="fixed: the cells the verdict may judge (those whose last layer leaves the "
+                      design={"n_models": 5, "n_tasks": 2, "n_seeds": 3, "n_items": 100},
+                      design_label="restated: the cells the verdict may judge (those whose last layer leaves the "
                                    "paper's headroom) are known only from the executed scores")
 MAPPING_NULL = NullModel(_simulate_mapping, judge_mapping,
                          "{n_mappings} mappings x {n_seeds} seeds, mapping component exactly 1.5 points, seed effect and training noise "

@@ -1096,20 +1096,33 @@ def simulate_valleys(rng: np.random.Generator, *, decoder_valley: float, encoder
     return {"results": pd.concat(curves, ignore_index=True), "prompts": pd.concat(frames, ignore_index=True)}
 
 
-def _simulate_valley(rng):
+def _valley_design(**panel) -> dict:
+    """:data:`VALLEY_DESIGN`'s noise at another panel (``layers``, ``kinds``, ``n_prompts``)."""
+    return {**VALLEY_DESIGN, **{k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in panel.items()}}
+
+
+def _describe_valleys(layers, kinds, n_prompts) -> str:
+    n_dec = sum(k == "decoder" for k in kinds)
+    return (f"{len(kinds) - n_dec} encoders and {n_dec} decoders ({min(layers)}-{max(layers)} blocks), {n_prompts} "
+            f"prompts each (noise {VALLEY_DESIGN['prompt_sd']:g} per prompt and layer, roughness "
+            f"{VALLEY_DESIGN['rough_sd']:g})")
+
+
+def _simulate_valley(rng, **panel):
     """The composite null's two edges, one per panel: no valley anywhere (decoders' part false),
     or deep valleys in decoders and encoders exactly at the margin of 'flat' (encoders' part false)."""
+    design = _valley_design(**panel)
     if rng.random() < 0.5:
-        return simulate_valleys(rng, decoder_valley=0.0, encoder_valley=0.0)
-    return simulate_valleys(rng, decoder_valley=0.2, encoder_valley=VALLEY_MARGIN)
+        return simulate_valleys(rng, decoder_valley=0.0, encoder_valley=0.0, design=design)
+    return simulate_valleys(rng, decoder_valley=0.2, encoder_valley=VALLEY_MARGIN, design=design)
 
 
-def _simulate_valley_edge(rng):
-    return simulate_valleys(rng, decoder_valley=0.0, encoder_valley=0.0)
+def _simulate_valley_edge(rng, **panel):
+    return simulate_valleys(rng, decoder_valley=0.0, encoder_valley=0.0, design=_valley_design(**panel))
 
 
-def _simulate_valley_power(rng):
-    return simulate_valleys(rng, decoder_valley=VALLEY_MARGIN, encoder_valley=0.0)
+def _simulate_valley_power(rng, **panel):
+    return simulate_valleys(rng, decoder_valley=VALLEY_MARGIN, encoder_valley=0.0, design=_valley_design(**panel))
 
 
 def _simulate_metrics(rng, **panel):
@@ -1173,9 +1186,8 @@ GAIN_NULL = NullModel(_simulate_gain, judge_gain,
                                    "in every model (the paper's lower end)",
                       power_effect=_simulate_gain_effect, design=_BOOK_PANEL, describe_design=_describe_panel)
 VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
-                        "4 encoders and 5 decoders (6-30 blocks), 300 prompts each (noise 0.05 per prompt and layer, "
-                        "roughness 0.01); half the panels without any valley, half with decoders' valleys of 0.2 and "
-                        "encoders' exactly at the margin of 'flat' (0.05): the composite null's two edges",
+                        "{design}; half the panels without any valley, half with decoders' valleys of 0.2 and "
+                        f"encoders' exactly at the margin of 'flat' ({VALLEY_MARGIN:g}): the composite null's two edges",
                         effect=_simulate_valley_edge,
                         effect_panel="the same design, decoders' and encoders' valleys equal (0): the edge of "
                                      "'decoders deeper'",
@@ -1183,8 +1195,11 @@ VALLEY_NULL = NullModel(_simulate_valley, judge_valley,
                         power_panel=f"the same design, every decoder's valley {VALLEY_MARGIN} of the normalised "
                                     "prompt entropy (assumed: the paper gives no depth; the size of encoders' "
                                     "'flat' margin), encoders flat",
-                        design_label="fixed, larger than the book's: the claim's smallest testable panel (the book's "
-                                     "4 decoders cannot reach p <= 0.05 for 'every decoder')")
+                        design={k: VALLEY_DESIGN[k] for k in ("layers", "kinds", "n_prompts")},
+                        describe_design=_describe_valleys,
+                        design_label="restated, larger than the default book's: the claim's smallest testable panel "
+                                     "(the default book's decoders are too few to reach p <= 0.05 for 'every "
+                                     "decoder')")
 METRICS_TRACK_NULL = NullModel(_simulate_metrics, judge_metrics_track,
                                "the chapter's design, prompt entropy and DiME independent of the scores: {design}",
                                effect=_simulate_metrics,

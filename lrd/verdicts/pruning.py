@@ -622,8 +622,9 @@ _N_MODELS, _TASKS, _SEEDS, _BUDGETS = 8, ("t1", "t2"), 3, (0.05, 0.10, 0.15, 0.2
 _RULES = ("Frenet (velocity)", "NRS", "GFMI")
 
 
-def _simulate_changes(rng: np.random.Generator, shift: Mapping[tuple[str, float], float]) -> pd.DataFrame:
-    """A changes table of 8 models x 2 tasks x 4 budgets: random (3 seeds) and the three rules.
+def _simulate_changes(rng: np.random.Generator, shift: Mapping[tuple[str, float], float],
+                      n_models: int = _N_MODELS) -> pd.DataFrame:
+    """A changes table of ``n_models`` models x 2 tasks x 4 budgets: random (3 seeds) and the three rules.
 
     Each model has its own level per budget (shared by all rules: what the model-level
     difference removes), each task and seed independent noise; rule ``r`` at budget ``b`` moves
@@ -632,27 +633,32 @@ def _simulate_changes(rng: np.random.Generator, shift: Mapping[tuple[str, float]
     """
     names = ("random",) * _SEEDS + _RULES
     seeds = tuple(range(_SEEDS)) + (-1,) * len(_RULES)
-    m, b, t, r = (a.ravel() for a in np.meshgrid(np.arange(_N_MODELS), np.arange(len(_BUDGETS)),
+    m, b, t, r = (a.ravel() for a in np.meshgrid(np.arange(n_models), np.arange(len(_BUDGETS)),
                                                    np.arange(len(_TASKS)), np.arange(len(names)), indexing="ij"))
-    level = -0.05 - 0.3 * np.asarray(_BUDGETS)[None] + 0.05 * rng.normal(size=(_N_MODELS, len(_BUDGETS)))
+    level = -0.05 - 0.3 * np.asarray(_BUDGETS)[None] + 0.05 * rng.normal(size=(n_models, len(_BUDGETS)))
     moved = np.array([[shift.get((rule, f), 0.0) for f in _BUDGETS] for rule in _RULES])  # (rules, budgets)
-    moved = moved[None] + 0.03 * rng.normal(size=(_N_MODELS, len(_RULES), len(_BUDGETS)))
+    moved = moved[None] + 0.03 * rng.normal(size=(n_models, len(_RULES), len(_BUDGETS)))
     rule_index = r - _SEEDS
     offset = np.where(rule_index >= 0, moved[m, np.maximum(rule_index, 0), b], 0.0)
     change = level[m, b] + offset + 0.02 * rng.normal(size=len(m))
-    return pd.DataFrame({"model": np.array([f"m{i}" for i in range(_N_MODELS)])[m], "task": np.array(_TASKS)[t],
+    return pd.DataFrame({"model": np.array([f"m{i}" for i in range(n_models)], dtype=object)[m], "task": np.array(_TASKS)[t],
                          "rule": np.array(names)[r], "seed": np.array(seeds)[r],
                          "fraction": np.asarray(_BUDGETS)[b], "change": change})
 
 
-def _boundary(rng: np.random.Generator, parts: Sequence[dict]) -> dict:
-    """One of ``parts`` (rule shifts with one part of the claim at its null boundary), drawn uniformly."""
-    return {"changes": _simulate_changes(rng, parts[int(rng.integers(len(parts)))])}
+def _boundary(parts: Sequence[dict]):
+    """A simulation drawing one of ``parts`` (rule shifts with one part of the claim at its null
+    boundary) uniformly, at ``n_models`` models."""
+    def simulate(rng: np.random.Generator, n_models: int = _N_MODELS) -> dict:
+        return {"changes": _simulate_changes(rng, parts[int(rng.integers(len(parts)))], n_models)}
+    return simulate
 
 
 def _edge(shift: Mapping[tuple[str, float], float]):
     """A simulation of the claim at its edge for a contradiction: the rules shifted by ``shift``."""
-    return lambda rng: {"changes": _simulate_changes(rng, shift)}
+    def simulate(rng: np.random.Generator, n_models: int = _N_MODELS) -> dict:
+        return {"changes": _simulate_changes(rng, shift, n_models)}
+    return simulate
 
 
 _FAR = 0.3  # a shift that makes a part of the claim hold on every simulated panel
@@ -662,14 +668,16 @@ _HEAVY = (0.15, 0.20)
 #: (assumed: the paper's sizes are not in our digest): three margins.
 _LEAD = 3 * _M
 _NO_SIZE = "assumed: the paper's sizes are not in our digest"
-#: The pruning nulls' design is larger than the book's: the default book prunes too few models
-#: for a sign-flip test over models to reach p <= 0.05, so its verdicts are "not testable" (power 0,
-#: said on the dashboard) and a calibration at its design would be vacuous.
-_LARGER = ("fixed, larger than the book's: its pruned models are too few to reach p <= 0.05 (its verdicts say "
-           "'not testable', power 0)")
+#: The pruning nulls' default design, when no executed chapter gives one: larger than the default
+#: book's (which prunes too few models for a sign-flip test over models to reach p <= 0.05, so its
+#: verdicts are "not testable"); the appendix simulates at the executed chapter's count of pruned
+#: models (``lrd.book.designs``), where false "reproduced" and the power may be 0 by construction.
+_DESIGN = {"n_models": _N_MODELS}
+_LARGER = ("restated, larger than the default book's: its pruned models are too few to reach p <= 0.05 (its "
+           "verdicts say 'not testable', power 0)")
 _AT_RANDOM = _edge({})  # every rule at random's level: NRS's claim as stated, and the edge of GFMI's median claim
 GFMI_ONLY_NULL = NullModel(
-    lambda rng: _boundary(rng, [
+    _boundary([
         # GFMI no different from random at one of 15%, 20% (far above at the other), the others far below
         {("GFMI", o): (0.0 if o == b else _FAR) for o in _BUDGETS}
         | {("Frenet (velocity)", o): -_FAR for o in _BUDGETS} | {("NRS", o): -_FAR for o in _BUDGETS}
@@ -678,7 +686,7 @@ GFMI_ONLY_NULL = NullModel(
         {("GFMI", o): _FAR for o in _BUDGETS} | {(r, o): (_M if (r, o) == (other, b) else -_FAR)
                                                 for r in ("Frenet (velocity)", "NRS") for o in _BUDGETS}
         for other in ("Frenet (velocity)", "NRS") for b in _HEAVY]), judge_pruning_gfmi_only,
-    f"{_N_MODELS} models x {len(_TASKS)} tasks, random with {_SEEDS} seeds; one part of the claim at its null "
+    f"{{n_models}} models x {len(_TASKS)} tasks, random with {_SEEDS} seeds; one part of the claim at its null "
     f"boundary (drawn): GFMI no different from random at 15% or 20%, or Frenet or NRS beating it by exactly the "
     f"margin +{_M}; the other parts far from theirs",
     effect=_edge({("GFMI", b): _M for b in _HEAVY} | {(r, b): 0.0 for r in ("Frenet (velocity)", "NRS") for b in _HEAVY}),
@@ -686,37 +694,37 @@ GFMI_ONLY_NULL = NullModel(
                  f"NRS no different from random there",
     power_effect=_edge({("GFMI", b): _LEAD for b in _HEAVY}),
     power_panel=f"the same design, GFMI ahead of random by {_LEAD:g} at 15% and 20% ({_NO_SIZE}), Frenet and NRS at "
-                f"random's level at every budget", design_label=_LARGER)
+                f"random's level at every budget", design=_DESIGN, design_label=_LARGER)
 GFMI_MEDIAN_NULL = NullModel(
-    lambda rng: _boundary(rng, [
+    _boundary([
         {("GFMI", o): _FAR for o in _BUDGETS} | {(r, o): (_FAR if (r, o) == (other, b) else 0.0)
                                                 for r in ("Frenet (velocity)", "NRS") for o in _BUDGETS}
         for other in ("Frenet (velocity)", "NRS") for b in _BUDGETS]), judge_pruning_gfmi_median,
-    f"{_N_MODELS} models x {len(_TASKS)} tasks; GFMI exchangeable with one other rule at one budget (drawn), far "
+    f"{{n_models}} models x {len(_TASKS)} tasks; GFMI exchangeable with one other rule at one budget (drawn), far "
     f"above both elsewhere", effect=_AT_RANDOM,
     effect_panel="the claim at its edge: GFMI exchangeable with the other rules at every budget",
     power_effect=_edge({("GFMI", b): _LEAD for b in _BUDGETS}),
     power_panel=f"the same design, GFMI ahead of random by {_LEAD:g} at every budget ({_NO_SIZE}), Frenet and NRS at "
-                f"random's level", design_label=_LARGER)
+                f"random's level", design=_DESIGN, design_label=_LARGER)
 FRENET_NULL = NullModel(
-    lambda rng: _boundary(rng, [
+    _boundary([
         {("Frenet (velocity)", b): -_FAR for b in _BUDGETS[1:]},  # Frenet = random at the lightest budget
         {("Frenet (velocity)", _BUDGETS[0]): _FAR} | {("Frenet (velocity)", b): _M for b in _BUDGETS[1:]},
     ]), judge_pruning_frenet,
-    f"{_N_MODELS} models x {len(_TASKS)} tasks; half the panels Frenet no different from random at 5%, half far "
+    f"{{n_models}} models x {len(_TASKS)} tasks; half the panels Frenet no different from random at 5%, half far "
     f"above it at 5% and at the margin +{_M} at 10-20%",
     effect=_edge({("Frenet (velocity)", _BUDGETS[0]): _M}),
     effect_panel=f"the claim at its edge: Frenet beating random by exactly the margin +{_M} at 5%, no different from "
                  f"it at 10-20%",
     power_effect=_edge({("Frenet (velocity)", _BUDGETS[0]): _LEAD}),
     power_panel=f"the same design, Frenet ahead of random by {_LEAD:g} at 5% ({_NO_SIZE}), at random's level at "
-                f"10-20%", design_label=_LARGER)
+                f"10-20%", design=_DESIGN, design_label=_LARGER)
 NRS_NULL = NullModel(
-    lambda rng: _boundary(rng, [{("NRS", o): (_M if o == b else -_FAR) for o in _BUDGETS} for b in _BUDGETS]),
+    _boundary([{("NRS", o): (_M if o == b else -_FAR) for o in _BUDGETS} for b in _BUDGETS]),
     judge_pruning_nrs,
-    f"{_N_MODELS} models x {len(_TASKS)} tasks; NRS beats random by exactly the margin +{_M} at one budget (drawn), "
+    f"{{n_models}} models x {len(_TASKS)} tasks; NRS beats random by exactly the margin +{_M} at one budget (drawn), "
     f"far below it at the others", effect=_AT_RANDOM,
     effect_panel="the claim at its edge: NRS no different from random at every budget",
     power_effect=_AT_RANDOM,
     power_panel="the same design, NRS at random's level at every budget: the claim as the paper states it",
-    design_label=_LARGER)
+    design=_DESIGN, design_label=_LARGER)
