@@ -59,8 +59,8 @@
 # Demonstrations (a construction or arithmetic that holds by design) have no null and are not
 # listed. The per-model tests beside the verdicts ("shown in k of M") are exact sign-flip tests
 # (the mid-layer claims), the per-model parts of the cosine verdicts simulated above, or
-# simulated for their size in the unit tests (the aggregators, few-shot, task dependence,
-# complementarity with noisy curves and the prune rules: `tests/test_fusion_verdicts.py`, `tests/test_verdicts_families.py`,
+# simulated for their size in the unit tests (the aggregators, few-shot, the mapping, task
+# dependence, complementarity with noisy curves and the prune rules: `tests/test_fusion_verdicts.py`, `tests/test_verdicts_families.py`,
 # `tests/test_pruning.py`, at most 5% false positives per model at the chapters' designs).
 
 # %% tags=["parameters"]

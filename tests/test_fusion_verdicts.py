@@ -259,6 +259,36 @@ def test_mapping_outcomes():
     assert one_seed.p_against is None and one_seed.outcome != "contradicted"
 
 
+def test_mapping_per_model_is_the_ablation_test_on_each_grid_and_holds_its_size():
+    """Per model the same chi-square bound as the ablation model's verdict (closed form); at the
+    boundary (the mapping's component exactly 1.5 points, seed effect and training noise of up to
+    4.5 points, 10 mappings x 3 seeds, the chapter's per-model grid) at most 5% (+2 SE) of models
+    are declared below it; with no mapping effect and little noise most are."""
+    from lrd.verdicts.fusion import mapping_model_tests
+
+    rng = np.random.default_rng(1)
+    grids = {f"m{i}": 0.8 + 0.01 * rng.normal(size=(10, 3)) for i in range(3)}
+    table = mapping_model_tests(pd.concat([mapping_table(g).assign(model=m) for m, g in grids.items()]))
+    assert table["mappings"].tolist() == [10] * 3 and table["seeds"].tolist() == [3] * 3
+    for row in table.itertuples():
+        assert row.p == pytest.approx(judge_mapping(mapping_table(grids[row.model])).p_value)
+    v = judge_mapping(mapping_table(grids["m0"]), mappings=pd.concat([mapping_table(g).assign(model=m)
+                                                                     for m, g in grids.items()]))
+    assert v.per_model[1] == 3 and "Holm over the 3 models" in v.per_model_label
+
+    n, c = 400, 0.015
+    frames = []
+    for i in range(n):
+        noise = c * rng.uniform(0.0, 3.0)
+        g = (0.8 + rng.normal(0, c, size=(10, 1)) + rng.normal(0, noise, size=(1, 3))
+             + rng.normal(0, noise, size=(10, 3)))
+        frames.append(mapping_table(g).assign(model=f"m{i}"))
+    boundary = mapping_model_tests(pd.concat(frames, ignore_index=True), n_draws=200)
+    assert (boundary["p"] <= 0.05).mean() <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / n)
+    quiet = [mapping_table(0.8 + 0.002 * rng.normal(size=(10, 3))).assign(model=f"q{i}") for i in range(50)]
+    assert (mapping_model_tests(pd.concat(quiet, ignore_index=True), n_draws=200)["p"] <= 0.05).mean() > 0.9
+
+
 # ---- scope: the paper's headroom, sizes and layer counts ----------------------------------------------
 
 def test_gain_is_judged_only_where_the_last_layer_leaves_the_papers_headroom():

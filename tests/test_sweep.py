@@ -191,9 +191,17 @@ def test_units_are_declared_from_the_chapter_parameters():
     assert [u.name for u in cayley] == ["cayley_ablation", "cayley_task_scores", "cayley_few_shot"]  # longest first
     two = units.units("cayley_aggregation", {"models": ["minilm", "mpnet"], "tasks": ["sst2"],
                                              "ablation_model": "minilm", "few_shot_tasks": ["sst2"]})
-    # the few-shot claim is tested with the model as unit: few-shot runs on every model, ablations on one
+    # the few-shot claim is tested with the model as unit: few-shot runs on every model, ablations on one;
+    # the mapping claim's per-model grids on every other model, at the notebook's per_model_mappings
     assert [(u.name, u.model) for u in two if u.name != "cayley_task_scores"] == [
-        ("cayley_ablation", "minilm"), ("cayley_few_shot", "minilm"), ("cayley_few_shot", "mpnet")]
+        ("cayley_ablation", "minilm"), ("cayley_mappings", "mpnet"), ("cayley_few_shot", "minilm"),
+        ("cayley_few_shot", "mpnet")]
+    grid = next(u for u in two if u.name == "cayley_mappings")
+    assert grid.params["n_mappings"] == default_parameters("cayley_aggregation")["per_model_mappings"] > 0
+    assert grid.params["task"] == "sst2" and grid.dtype == default_parameters("cayley_aggregation")["dtype"]
+    none = units.units("cayley_aggregation", {"models": ["minilm", "mpnet"], "tasks": ["sst2"],
+                                              "ablation_model": "minilm", "per_model_mappings": 0})
+    assert "cayley_mappings" not in [u.name for u in none]
     with pytest.raises(ValueError, match="'n_samples' expects an integer"):
         units.units("lrd_families", {"n_samples": "many"})
 
@@ -485,5 +493,8 @@ def test_the_ablation_model_computes_in_its_own_dtype(data_packs):
         return {part: {u.dtype for u in units} for part, units in parts.items()}
 
     assert dtypes(dtype="bfloat16", ablation_dtype="float32") == {
-        "ablation": {"float32"}, "scores": {"bfloat16"}, "few_shot": {"bfloat16"}}
-    assert dtypes(dtype="bfloat16") == {"ablation": {"bfloat16"}, "scores": {"bfloat16"}, "few_shot": {"bfloat16"}}
+        "ablation": {"float32"}, "mappings": set(), "scores": {"bfloat16"}, "few_shot": {"bfloat16"}}
+    assert dtypes(dtype="bfloat16") == {"ablation": {"bfloat16"}, "mappings": set(), "scores": {"bfloat16"},
+                                        "few_shot": {"bfloat16"}}
+    # the other models' mapping grids compute in the chapter's dtype
+    assert dtypes(dtype="bfloat16", ablation_dtype="float32", per_model_mappings=2)["mappings"] == {"bfloat16"}

@@ -260,6 +260,8 @@ RULES: dict[str, dict[str, Rule]] = {
         "ablation_model": ONE_MODEL,
         "ablation_task": Rule("the ablations train the Cayley encoder on it", task_types=LABELLED_TEXTS + ("sts",)),
         "n_mappings": Rule("the random-mapping ablation is a mean over mappings", at_least=1),
+        "per_model_mappings": Rule("random mappings per model for the mapping claim's per-model evidence (0: none; "
+                                   "a spread needs 2)", at_least=0),
         "few_shot": Rule("training examples per class", non_empty=True, at_least=1),
         "few_shot_tasks": Rule("few-shot training draws examples per class", task_types=LABELLED_TEXTS),
         "few_shot_methods": Rule("the methods trained few-shot", choices=_methods),

@@ -140,6 +140,21 @@ def cayley_ablation(model: LoadedModel, *, task: str, n_samples: int, n_mappings
                          .drop(columns="correct", errors="ignore"))
 
 
+def cayley_mappings(model: LoadedModel, *, task: str, n_samples: int, n_mappings: int, seeds: Sequence[int],
+                    gnn_layers: int, max_epochs: int, patience: int, train_threads: int | None) -> VariantScores:
+    """The Cayley encoder with ``n_mappings`` seeded random layer-to-node mappings on one model
+    and task, each trained with every seed (one row per mapping and seed): the grid of the
+    per-model evidence of the mapping claim (the ablation model's comes from
+    :func:`cayley_ablation`)."""
+    from lrd.aggregation.scores import encoder_variants
+
+    _, full, texts, states = _fusion_states(model, task=task, n_samples=n_samples)
+    variants = {f"random mapping {i}": {"mapping_seed": 1000 + i} for i in range(n_mappings)}
+    options = _train_options(seeds, max_epochs, patience, train_threads, gnn_layers, model.device)
+    return VariantScores(encoder_variants(states, full, variants, texts=texts, **options)
+                         .drop(columns="correct", errors="ignore"))
+
+
 def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: Sequence[str], shots: Sequence[int],
                     seeds: Sequence[int], gnn_layers: int, max_epochs: int, patience: int,
                     train_threads: int | None) -> FewShotScores:
@@ -160,11 +175,15 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
                              ablation_model: str, ablation_task: str, n_mappings: int, few_shot: Sequence[int],
                              few_shot_tasks: Sequence[str], few_shot_methods: Sequence[str],
                              train_threads: int | None = 1, device: str = "cpu",
-                             dtype: str = "float32", ablation_dtype: str | None = None) -> dict[str, list[Unit]]:
+                             dtype: str = "float32", ablation_dtype: str | None = None,
+                             per_model_mappings: int = 0) -> dict[str, list[Unit]]:
     """The chapter's units by part: ``"scores"`` one per (model, task); ``"ablation"`` (at most
     one) on the ablation model and task, when both are in the panel, its model computing in
-    ``ablation_dtype`` (None: ``dtype``); ``"few_shot"`` one per (model, few-shot task in the
-    panel): the few-shot claim is tested with the model as unit."""
+    ``ablation_dtype`` (None: ``dtype``); ``"mappings"`` one per other model of the panel with
+    ``per_model_mappings`` random layer-to-node mappings on the ablation task (none when 0 or
+    the task is not in the panel): the per-model evidence of the mapping claim; ``"few_shot"``
+    one per (model, few-shot task in the panel): the few-shot claim is tested with the model as
+    unit."""
     train = dict(seeds=list(seeds), gnn_layers=gnn_layers, max_epochs=max_epochs, patience=patience,
                  train_threads=train_threads)
 
@@ -180,11 +199,15 @@ def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samp
                      tasks=spec(ablation_task), device=device, dtype=ablation_dtype or dtype,
                      prepare=_fusion_states)
                 for _ in [0] if ablation_model in models and ablation_task in tasks]
+    mappings = [Unit("cayley_aggregation", cayley_mappings, m,
+                     dict(task=ablation_task, n_samples=n_samples, n_mappings=per_model_mappings, **train),
+                     tasks=spec(ablation_task), device=device, dtype=dtype, prepare=_fusion_states)
+                for m in models if m != ablation_model and per_model_mappings > 0 and ablation_task in tasks]
     shots = [Unit("cayley_aggregation", cayley_few_shot, m,
                   dict(task=t, n_samples=n_samples, methods=list(few_shot_methods), shots=list(few_shot), **train),
                   tasks=spec(t), device=device, dtype=dtype, prepare=_fusion_states)
              for m in models for t in few_shot_tasks if t in tasks]
-    return {"ablation": ablation, "scores": scores, "few_shot": shots}  # the longest unit first (workers)
+    return {"ablation": ablation, "mappings": mappings, "scores": scores, "few_shot": shots}  # longest first (workers)
 
 
 @dataclass(frozen=True, eq=False)
@@ -205,6 +228,10 @@ class CayleyTables:
         The few-shot runs (``model, task, shots, method, seed, score``; empty when none ran).
     few_shot_items : DataFrame
         Their per-item outcomes (:data:`FEW_SHOT_ITEM_COLUMNS`; empty when none ran).
+    mappings : DataFrame
+        The random layer-to-node mappings per model (``model, variant, seed, score``): the
+        ablation model's from its ablation, the others' from their ``"mappings"`` units (empty
+        when none ran).
     """
 
     scores: pd.DataFrame
@@ -214,6 +241,11 @@ class CayleyTables:
     ablation: pd.DataFrame
     few_shot: pd.DataFrame
     few_shot_items: pd.DataFrame
+    mappings: pd.DataFrame = None
+
+    def __post_init__(self):
+        if self.mappings is None:
+            object.__setattr__(self, "mappings", pd.DataFrame(columns=["model", "variant", "seed", "score"]))
 
 
 def cayley_tables(parts: dict[str, list[Unit]], done: dict[str, list]) -> CayleyTables:
@@ -223,7 +255,13 @@ def cayley_tables(parts: dict[str, list[Unit]], done: dict[str, list]) -> Cayley
     for unit, record in zip(parts["scores"], done["scores"]):
         seconds = {k: v + record.seconds[k] for k, v in seconds.items()}
         models.setdefault(unit.model, record.model)
+    grids = [r.scores.assign(model=u.model) for u, r in zip(parts["ablation"], done["ablation"])]
+    grids += [r.scores.assign(model=u.model) for u, r in zip(parts.get("mappings", []), done.get("mappings", []))]
+    grids = [g[g["variant"].astype(str).str.startswith("random mapping")][["model", "variant", "seed", "score"]]
+             for g in grids]
     return CayleyTables(
+        mappings=(pd.concat(grids, ignore_index=True) if grids
+                  else pd.DataFrame(columns=["model", "variant", "seed", "score"])),
         scores=pd.concat([r.scores for r in done["scores"]], ignore_index=True),
         items=pd.concat([r.items for r in done["scores"]], ignore_index=True),
         models=models, seconds=seconds,
