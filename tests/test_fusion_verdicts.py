@@ -525,3 +525,24 @@ def test_the_gain_power_simulation_draws_the_papers_own_cells():
     flat = fusion._simulate_gain(np.random.default_rng(0), n_items=20000, n_seeds=1)["items"]
     flat_means = flat.groupby(["model", "task", "method"])["correct"].mean().unstack("method")
     assert np.allclose(flat_means["cayley"] - flat_means["last"], 0.40, atol=0.02)  # the null's edge: exactly 40
+
+
+def test_mapping_per_model_leaves_out_an_encoder_that_learns_nothing():
+    """An encoder predicting the majority class for every mapping and seed has no spread: the old
+    per-model test called that "mapping irrelevant" (p near 0); below the majority class + 1.5
+    points the model is out of scope, shown and not counted, and the ablation verdict on such a
+    grid is "not testable"."""
+    from lrd.verdicts.fusion import mapping_model_tests
+
+    rng = np.random.default_rng(5)
+    stuck = np.full((10, 3), 0.531)
+    learns = 0.8 + 0.002 * rng.normal(size=(10, 3))
+    grids = pd.concat([mapping_table(stuck).assign(model="stuck"), mapping_table(learns).assign(model="learns")])
+    old = mapping_model_tests(grids)
+    assert (old["p"] <= 0.05).all()  # without the scope both "show" it
+    table = mapping_model_tests(grids, chance=0.531).set_index("model")
+    assert not table.loc["stuck", "in scope"] and np.isnan(table.loc["stuck", "p (Holm)"])
+    assert table.loc["learns", "p (Holm)"] == pytest.approx(table.loc["learns", "p"])  # Holm over 1 model
+    v = judge_mapping(mapping_table(learns), mappings=grids, chance=0.531)
+    assert v.per_model == (1, 1) and "stuck" in v.per_model_label
+    assert judge_mapping(mapping_table(stuck), chance=0.531).outcome == "not testable"

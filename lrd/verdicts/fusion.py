@@ -727,7 +727,7 @@ def mapping_components(runs: np.ndarray) -> dict:
 
 def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_STD_PP,
                   prefix: str = "random mapping", n_draws: int = 20000, seed: int = 0,
-                  mappings: pd.DataFrame | None = None) -> Verdict:
+                  mappings: pd.DataFrame | None = None, chance: float | None = None) -> Verdict:
     r"""ilse.mapping: the layer-to-node mapping moves the score by at most 1.5 points (std).
 
     The paper's 1.5% is the spread of one run per mapping; with ~150 test rows and ~128 training
@@ -755,7 +755,10 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
         seeds that trained every mapping form the grid.
     mappings : DataFrame, optional
         Every model's grid (``model, variant, seed, score``): the evidence per model beside the
-        verdict (:func:`mapping_model_tests`, Holm over the models).
+        verdict (:func:`mapping_model_tests`, Holm over the models whose encoder learns the task).
+    chance : float, optional
+        The majority class's accuracy on the task's test items: the scope of the per-model
+        evidence (:func:`mapping_model_tests`).
 
     References
     ----------
@@ -773,6 +776,11 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
     if m < 2 or n_seeds < 1:
         return Verdict.untestable(claim, f"{m} random mapping{'s were' if m != 1 else ' was'} trained; a spread "
                                          f"needs at least 2 (the chapter's `n_mappings`)")
+    if chance is not None and runs.mean() < (chance * _POINTS + paper_std_pp):
+        return Verdict.untestable(claim, f"the Cayley-Encoder's mean score over the mappings, {runs.mean():.1f} points, is "
+                                         f"not {paper_std_pp:g} points above the majority class's {chance * _POINTS:.1f}: "
+                                         f"it does not learn the task, so no spread over mappings can show the claim",
+                                  note=_claim(claim).scope.text if _claim(claim).scope else None)
     t = _mapping_test(runs, paper_std_pp, n_draws=n_draws, seed=seed)
     df, x, p_value, p_against, effect, ci = t["df"], t["x"], t["p"], t["p_against"], t["effect"], t["ci"]
     evidence = (f"{m} random layer-to-node mappings x {n_seeds} seed{'s' if n_seeds != 1 else ''}: std over mappings "
@@ -784,13 +792,18 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
         evidence += "; one seed: the mapping cannot be told from the training noise, only an upper bound is tested"
     per_model = {}
     if mappings is not None and len(mappings):
-        table = mapping_model_tests(mappings, paper_std_pp=paper_std_pp, prefix=prefix)
-        if len(table):
-            k = int((table["p (Holm)"] <= ALPHA).sum())
-            per_model = {"per_model": (k, len(table)),
+        table = mapping_model_tests(mappings, paper_std_pp=paper_std_pp, prefix=prefix, chance=chance)
+        inside = table[table["in scope"]]
+        if len(inside):
+            out = table.loc[~table["in scope"], "model"].tolist()
+            k = int((inside["p (Holm)"] <= ALPHA).sum())
+            per_model = {"per_model": (k, len(inside)),
                          "per_model_label": (f"models whose mapping component is below {paper_std_pp:g} points on "
                                              f"their own mapping x seed grid ({_grid_words(table)}; the same "
-                                             f"chi-square bound per model; Holm over the {len(table)} models)")}
+                                             f"chi-square bound per model; Holm over the {len(inside)} models whose "
+                                             f"encoder learns the task"
+                                             + (f"; {OUT_OF_SCOPE}, mean score not {paper_std_pp:g} points above "
+                                                f"the majority class: {', '.join(out)}" if out else "") + ")")}
     return Verdict(
         claim, "test", evidence,
         test=(f"variance component of the mapping on a {m} x {n_seeds} mapping x seed grid against {paper_std_pp:g} "
@@ -838,7 +851,8 @@ def _mapping_test(runs: np.ndarray, paper_std_pp: float, *, n_draws: int = 20000
 
 
 def mapping_model_tests(mappings: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_STD_PP,
-                        prefix: str = "random mapping", n_draws: int = 20000, seed: int = 0) -> pd.DataFrame:
+                        prefix: str = "random mapping", chance: float | None = None, n_draws: int = 20000,
+                        seed: int = 0) -> pd.DataFrame:
     r"""Per model, is the layer-to-node mapping's own component below the paper's bound?
 
     Each model's (mappings, seeds) grid of scores is judged as :func:`judge_mapping` judges the
@@ -848,13 +862,20 @@ def mapping_model_tests(mappings: pd.DataFrame, *, paper_std_pp: float = ILSE_MA
     ``tests/test_fusion_verdicts.py``); Holm adjusts over the models. The unit inside a model is
     the trained run (a mapping and a seed).
 
+    **Scope**: "the mapping does not matter" says something only where the encoder learns the
+    task; an encoder that predicts one class for every mapping has no spread to show. With
+    ``chance`` (the majority class's accuracy, :func:`lrd.aggregation.scores.majority_accuracy`),
+    a model whose grid's mean score is not above ``chance`` by ``paper_std_pp`` points (our
+    reconstruction of "learns") is shown, out of scope, and left out of Holm.
+
     Returns
     -------
-    DataFrame ``model, mappings, seeds, component (points), low, high, p, p (Holm)``; models
-    with fewer than 2 mappings trained with a common seed are left out.
+    DataFrame ``model, mappings, seeds, mean score, in scope, component (points), low, high, p,
+    p (Holm)`` (``p (Holm)`` NaN out of scope); models with fewer than 2 mappings trained with a
+    common seed are left out.
     """
     _require(mappings, {"model", "variant", "seed", "score"}, "mappings")
-    columns = ["model", "mappings", "seeds", "component (points)", "low", "high", "p"]
+    columns = ["model", "mappings", "seeds", "mean score", "in scope", "component (points)", "low", "high", "p"]
     rows = []
     part = mappings[mappings["variant"].astype(str).str.startswith(prefix)]
     for model, grid in part.groupby("model", sort=False):
@@ -864,10 +885,15 @@ def mapping_model_tests(mappings: pd.DataFrame, *, paper_std_pp: float = ILSE_MA
             continue
         t = _mapping_test(runs, paper_std_pp, n_draws=n_draws, seed=seed)
         low, high = t["ci"] if t["ci"] is not None else (math.nan, math.nan)
-        rows.append({"model": model, "mappings": runs.shape[0], "seeds": runs.shape[1],
+        mean = float(runs.mean()) / _POINTS
+        rows.append({"model": model, "mappings": runs.shape[0], "seeds": runs.shape[1], "mean score": mean,
+                     "in scope": chance is None or mean >= chance + paper_std_pp / _POINTS,
                      "component (points)": t["effect"], "low": low, "high": high, "p": t["p"]})
     table = pd.DataFrame(rows, columns=columns)
-    return table.assign(**{"p (Holm)": holm(table["p"].to_numpy()) if len(table) else []})
+    adjusted = np.full(len(table), np.nan)
+    inside = table["in scope"].to_numpy(dtype=bool)
+    adjusted[inside] = holm(table.loc[inside, "p"].to_numpy())
+    return table.assign(**{"p (Holm)": adjusted})
 
 
 # --- demonstrations ------------------------------------------------------------------------------
