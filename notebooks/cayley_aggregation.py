@@ -105,7 +105,7 @@ import pandas as pd
 
 import lrd
 from lrd.aggregation.cayley import graph_summary
-from lrd.aggregation.scores import majority_accuracy, parameter_share
+from lrd.aggregation.scores import parameter_share
 from lrd.aggregation.summary import cell_wins, largest_gain, layer_graphs, paper_layout, paper_summary, summarize
 from lrd.aggregation.memory import token_graph_memory
 from lrd.book.glue import save_results
@@ -118,7 +118,8 @@ from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX
                                  ILSE_TABLE_ROWS)
 from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, judge_baselines,
                                  judge_cayley_efficiency, judge_cayley_performance, judge_fc, judge_few_shot,
-                                 gain_design, judge_gain, judge_mapping, judge_parameters, mapping_model_tests,
+                                 gain_design, judge_gain, judge_mapping, judge_parameters, majority_accuracy,
+                                 mapping_model_tests,
                                  in_param_scope, OUT_OF_SCOPE,
                                  few_shot_item_tests, per_model_item_tests)
 from lrd.verdicts.stats import sign_flip_p_min

@@ -220,25 +220,6 @@ def few_shot_scores(states: np.ndarray, task, methods: Sequence[str], shots: Seq
                       for k in shots for m in methods], ignore_index=True)
 
 
-def majority_accuracy(task) -> float:
-    """Accuracy of predicting the test split's most frequent class: the score of an aggregator
-    that learned nothing (every classification score here is on that split,
-    :func:`classification_scores`).
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> t = SimpleNamespace(labels=[0, 0, 1, 1, 0, 1], frame=pd.DataFrame({"split": ["train"] * 2 + ["test"] * 4}))
-    >>> majority_accuracy(t)   # test labels 1, 1, 0, 1
-    0.75
-    """
-    is_test = task.frame["split"].to_numpy() == "test"
-    labels = np.asarray(task.labels)[is_test]
-    if labels.size == 0:
-        raise ValueError(f"task {getattr(task, 'name', '?')!r} has no test items")
-    return float(np.unique(labels, return_counts=True)[1].max() / labels.size)
-
-
 def parameter_share(base_params: int, dim: int, num_states: int, num_classes: int, *, method: str = "cayley",
                     **encoder) -> dict:
     """Trainable parameters of ``method`` (encoder and head) and their share of the base model's."""

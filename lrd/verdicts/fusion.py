@@ -59,7 +59,7 @@ from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, interse
 
 __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "model_differences",
            "judge_fc", "judge_cayley_performance", "judge_baselines", "judge_few_shot", "judge_gain", "judge_mapping",
-           "judge_parameters", "judge_cayley_efficiency", "gain_design", "mapping_model_tests", "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
+           "judge_parameters", "judge_cayley_efficiency", "gain_design", "mapping_model_tests", "majority_accuracy", "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
            "FEW_SHOT_NULL", "GAIN_NULL", "MAPPING_NULL"]
 
 #: The approaches the FC-Encoder is said to beat: the best single layer, a learned weighting of
@@ -848,6 +848,25 @@ def _mapping_test(runs: np.ndarray, paper_std_pp: float, *, n_draws: int = 20000
                    ci=(float(np.quantile(sd, 0.025)), float(np.quantile(sd, 0.975))),
                    f_p=float(_sp.f.sf(c["ms_a"] / c["ms_e"], df, c["df_e"])) if c["ms_e"] > 0 else 0.0)
     return out
+
+
+def majority_accuracy(task) -> float:
+    """Accuracy of predicting the test split's most frequent class: the score of an aggregator
+    that learned nothing (every classification score of the Cayley chapter is on that split,
+    :func:`lrd.aggregation.scores.classification_scores`).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> t = SimpleNamespace(labels=[0, 0, 1, 1, 0, 1], frame=pd.DataFrame({"split": ["train"] * 2 + ["test"] * 4}))
+    >>> majority_accuracy(t)   # test labels 1, 1, 0, 1
+    0.75
+    """
+    is_test = task.frame["split"].to_numpy() == "test"
+    labels = np.asarray(task.labels)[is_test]
+    if labels.size == 0:
+        raise ValueError(f"task {getattr(task, 'name', '?')!r} has no test items")
+    return float(np.unique(labels, return_counts=True)[1].max() / labels.size)
 
 
 def mapping_model_tests(mappings: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_STD_PP,
