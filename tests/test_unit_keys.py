@@ -53,7 +53,8 @@ def _digests() -> dict[str, str]:
 
 def test_every_chapter_s_unit_functions_are_found():
     assert {"models_and_tasks_probe", "lrd_families_profile", "mid_layer_model", "ablation_decoder", "ablation_encoder",
-            "cayley_task_scores", "cayley_ablation", "cayley_few_shot", "selection_model"} == set(UNIT_FUNCTIONS)
+            "cayley_task_scores", "cayley_ablation", "cayley_mappings", "cayley_few_shot",
+            "selection_model"} == set(UNIT_FUNCTIONS)
 
 
 def test_rewording_a_verdict_a_plot_or_a_glue_changes_no_unit_key(monkeypatch, tmp_path):
