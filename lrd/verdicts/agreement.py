@@ -71,7 +71,7 @@ from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import COSINE_MISESTIMATE_SHARE
-from lrd.verdicts.record import ALPHA, Verdict
+from lrd.verdicts.record import ALPHA, Verdict, per_model_count
 from lrd.verdicts.stats import holm, mean_interval, sign_flip_test
 
 __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spearman_brown", "corrected_correlation",
@@ -612,7 +612,7 @@ def _holm_count(p_values: list[float], alpha: float, label: str) -> dict:
     >>> _holm_count([0.001, 0.04, 0.5], 0.05, "decoders")["per_model"]
     (1, 3)
     """
-    return {"per_model": (int((holm(p_values) <= alpha).sum()), len(p_values)), "per_model_label": label}
+    return per_model_count(holm(p_values), label, alpha=alpha)
 
 
 def _chance_words(chance: pd.DataFrame, alpha: float) -> str:

@@ -38,7 +38,7 @@ import pandas as pd
 from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
-from lrd.verdicts.record import ALPHA, Verdict
+from lrd.verdicts.record import ALPHA, Verdict, per_model_count
 from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, intersection_union_by_model, mean_interval, partial_eta_squared, score_grid,
                                 separation_counts, separation_test, separation_tests, sign_flip_min_p_test,
                                 variance_explained, within_block_permutation_test)
@@ -468,13 +468,12 @@ def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORE
         table = task_group_tests(groups, measures, tasks=scores[factor].unique(), factor=factor, block=block,
                                  seed=seed)
         if len(table):
-            m = len(table)
-            per_model = {"per_model": (int((table["p (Holm)"] <= ALPHA).sum()), m),
-                         "per_model_label": (f"models whose {' or '.join(measures)} differ between tasks beyond the "
-                                             f"sampling of texts ({int(table['groups'].iloc[0])} disjoint groups of "
-                                             f"{int(table['texts per group'].iloc[0])} texts per task as replicates, "
-                                             f"permutation of groups between tasks; Holm over the {m} models; the "
-                                             f"'beyond the final layer' part has no per-model test)")}
+            per_model = per_model_count(
+                table["p (Holm)"], f"models whose {' or '.join(measures)} differ between tasks beyond the sampling of "
+                                   f"texts ({int(table['groups'].iloc[0])} disjoint groups of "
+                                   f"{int(table['texts per group'].iloc[0])} texts per task as replicates, permutation "
+                                   f"of groups between tasks; Holm over the {len(table)} models; the 'beyond the final "
+                                   f"layer' part has no per-model test)")
     return Verdict(claim, "test", evidence, test=described, **per_model,
                    statistic=test.statistic, p_value=p_value, p_min=p_min, effect=test.statistic, ci=ci,
                    effect_format="{:.0%}",
@@ -691,8 +690,8 @@ def complementarity_model_tests(correlations: pd.DataFrame, *,
             rows.append({"model": model, "pair": pair, "tasks": n, "mean |rho|": mean, "low": 0.0, "high": 1.0,
                          "p": 1.0})
             continue
-        se = float(x.std(ddof=1)) / math.sqrt(n)
-        p = float(_sp.t.sf((margin - mean) / se, n - 1)) if se > 0 else float(mean >= margin)
+        spread = float(x.std(ddof=1)) > 0
+        p = float(_sp.ttest_1samp(x, margin, alternative="less").pvalue) if spread else float(mean >= margin)
         low, high = np.clip(mean_interval(x), 0.0, 1.0)
         rows.append({"model": model, "pair": pair, "tasks": n, "mean |rho|": mean, "low": float(low),
                      "high": float(high), "p": p})
@@ -752,16 +751,12 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
     ci = tuple(np.clip(mean_interval(table[:, j]), 0.0, 1.0)) if n > 1 else None  # |rho| lies in [0, 1]
     listed = ", ".join(f"{p} {m:.2f}" for p, m in zip(pairs, means))
     corrected = "rho_corrected" in correlations
-    per_model = {}
     by_model = complementarity_model_tests(correlations, margin=margin).drop_duplicates("model")
-    if len(by_model):
-        m = len(by_model)
-        per_model = {"per_model": (int((by_model["p (all, Holm)"] <= ALPHA).sum()), m),
-                     "per_model_label": (f"models whose every pair of families stays below {margin:g} (mean |rho| "
-                                         + ("corrected for the curves' noise " if corrected else "")
-                                         + f"over their tasks as replicates, one-sided t-test per pair, "
-                                           f"intersection-union over the {len(pairs)} pairs; Holm over the {m} "
-                                           f"models)")}
+    per_model = per_model_count(
+        by_model["p (all, Holm)"], f"models whose every pair of families stays below {margin:g} (mean |rho| "
+                                   + ("corrected for the curves' noise " if corrected else "")
+                                   + f"over their tasks as replicates, one-sided t-test per pair, intersection-union "
+                                     f"over the {len(pairs)} pairs; Holm over the {len(by_model)} models)")
     what = ("mean |Spearman| across layers, corrected for the curves' noise over the texts (split-group "
             "reliability),") if corrected else "mean |Spearman| across layers (uncorrected for the curves' noise),"
     evidence = (f"{what} over {_plural(n, 'model')}: {listed}; every pair below {margin:g}: "

@@ -53,7 +53,7 @@ from lrd.aggregation.cayley import cayley_graph, smallest_n
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
                                  ILSE_PAPER_STATES, ILSE_TABLE_ROWS, Scope, claim as _claim)
-from lrd.verdicts.record import ALPHA, Verdict
+from lrd.verdicts.record import ALPHA, Verdict, per_model_count
 from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, intersection_union_by_model, mean_interval,
                                 sign_flip_min_p_test, sign_flip_power, sign_flip_test)
 
@@ -316,8 +316,7 @@ def _per_model_count(table: pd.DataFrame, label: str, alpha: float = 0.05) -> di
     if table.empty:
         return {}
     per = table.drop_duplicates("model")
-    k, m = int((per["p (all, Holm)"] <= alpha).sum()), len(per)
-    return {"per_model": (k, m), "per_model_label": f"{label}; Holm over the {m} models)"}
+    return per_model_count(per["p (all, Holm)"], f"{label}; Holm over the {len(per)} models)", alpha=alpha)
 
 
 def _per_model_fields(items: pd.DataFrame | None, method: str, references: Sequence[str]) -> dict:
@@ -553,6 +552,17 @@ def gain_headroom(items: pd.DataFrame, *, reference: str = "last") -> pd.DataFra
     return acc.assign(headroom_pp=(1 - acc["accuracy"]) * _POINTS)
 
 
+def _gain_cells(items: pd.DataFrame, method: str, reference: str) -> tuple[list, list, dict]:
+    """The cells :func:`judge_gain` and :func:`gain_design` read: every (model, task) with both
+    methods, its (seeds, items) matrix of correctness differences, and the points its
+    reference leaves below 100 (:func:`gain_headroom`), by cell."""
+    if not len(items):
+        return [], [], {}
+    cells, mats = _item_matrices(items, method, reference)
+    room = {(r.model, r.task): r.headroom_pp for r in gain_headroom(items, reference=reference).itertuples()}
+    return cells, mats, room
+
+
 def gain_design(items: pd.DataFrame, *, method: str = "cayley", reference: str = "last",
                 min_headroom_pp: float = ILSE_MIN_HEADROOM_PP) -> dict[str, int]:
     """The design :func:`judge_gain` judges on ``items``: its in-scope cells' distinct models and
@@ -566,9 +576,8 @@ def gain_design(items: pd.DataFrame, *, method: str = "cayley", reference: str =
     >>> gain_design(items)
     {'n_models': 1, 'n_tasks': 1, 'n_seeds': 1, 'n_items': 4}
     """
-    cells, mats = _item_matrices(items, method, reference) if len(items) else ([], [])
-    room = {(r.model, r.task): r.headroom_pp for r in gain_headroom(items, reference=reference).itertuples()}
-    kept = [(c, m) for c, m in zip(cells, mats) if room.get(c, 0.0) >= min_headroom_pp]
+    cells, mats, room = _gain_cells(items, method, reference)
+    kept = [(c, m) for c, m in zip(cells, mats) if room[c] >= min_headroom_pp]
     if not kept:
         return {"n_models": 0, "n_tasks": 0, "n_seeds": 0, "n_items": 0}
     per_task = {t: m.shape[1] for (_, t), m in kept}
@@ -629,12 +638,10 @@ def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = 
     claim = "ilse.gain"
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 19:
         raise ValueError(f"n_boot must be an integer >= 19 (so that p can reach 0.05), got {n_boot!r}")
-    cells, mats = _item_matrices(items, method, reference) if len(items) else ([], [])
+    cells, mats, room = _gain_cells(items, method, reference)
     if not cells:
         return Verdict.untestable(claim, f"{_label(method)} and {_label(reference)} were not both run on a "
                                          f"classification task")
-    last = gain_headroom(items, reference=reference)
-    room = {(r.model, r.task): r.headroom_pp for r in last.itertuples()}
     inside = [room[c] >= min_headroom_pp for c in cells]
     outside = [f"{m} / {t} ({room[m, t]:.0f})" for (m, t), ok in zip(cells, inside) if not ok]
     out_words = (f"; {OUT_OF_SCOPE} (last layer leaves under {min_headroom_pp:g} points, shown, not counted): "
@@ -769,9 +776,7 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
     """
     claim = "ilse.mapping"
     _require(ablation, {"variant", "seed", "score"}, "ablation")
-    rows = ablation[ablation["variant"].astype(str).str.startswith(prefix)]
-    runs = _cube(rows, ("variant", "seed"), "score")[0] if len(rows) else np.zeros((0, 0))
-    runs = runs[:, np.isfinite(runs).all(0)] * _POINTS  # seeds that trained every mapping
+    runs = _mapping_grid(ablation, prefix)
     m, n_seeds = runs.shape
     if m < 2 or n_seeds < 1:
         return Verdict.untestable(claim, f"{m} random mapping{'s were' if m != 1 else ' was'} trained; a spread "
@@ -794,16 +799,14 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
     if mappings is not None and len(mappings):
         table = mapping_model_tests(mappings, paper_std_pp=paper_std_pp, prefix=prefix, chance=chance)
         inside = table[table["in scope"]]
-        if len(inside):
-            out = table.loc[~table["in scope"], "model"].tolist()
-            k = int((inside["p (Holm)"] <= ALPHA).sum())
-            per_model = {"per_model": (k, len(inside)),
-                         "per_model_label": (f"models whose mapping component is below {paper_std_pp:g} points on "
-                                             f"their own mapping x seed grid ({_grid_words(table)}; the same "
-                                             f"chi-square bound per model; Holm over the {len(inside)} models whose "
-                                             f"encoder learns the task"
-                                             + (f"; {OUT_OF_SCOPE}, mean score not {paper_std_pp:g} points above "
-                                                f"the majority class: {', '.join(out)}" if out else "") + ")")}
+        out = table.loc[~table["in scope"], "model"].tolist()
+        grid = f"{int(table['mappings'].min())} mappings x {int(table['seeds'].min())} seeds"
+        per_model = per_model_count(
+            inside["p (Holm)"], f"models whose mapping component is below {paper_std_pp:g} points on their own "
+                                f"mapping x seed grid ({grid}; the same chi-square bound per model; Holm over the "
+                                f"{len(inside)} models whose encoder learns the task"
+                                + (f"; {OUT_OF_SCOPE}, mean score not {paper_std_pp:g} points above the majority "
+                                   f"class: {', '.join(out)}" if out else "") + ")")
     return Verdict(
         claim, "test", evidence,
         test=(f"variance component of the mapping on a {m} x {n_seeds} mapping x seed grid against {paper_std_pp:g} "
@@ -821,9 +824,14 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
         **per_model)
 
 
-def _grid_words(table: pd.DataFrame) -> str:
-    """``"m mappings x n seeds"`` of a :func:`mapping_model_tests` table (its smallest grid)."""
-    return f"{int(table['mappings'].min())} mappings x {int(table['seeds'].min())} seeds"
+def _mapping_grid(runs: pd.DataFrame, prefix: str) -> np.ndarray:
+    """The (mappings, seeds) grid of scores in points of the variants starting with ``prefix``,
+    keeping the seeds that trained every mapping (shape ``(0, 0)`` when there is none)."""
+    rows = runs[runs["variant"].astype(str).str.startswith(prefix)]
+    if not len(rows):
+        return np.zeros((0, 0))
+    grid = _cube(rows, ("variant", "seed"), "score")[0]
+    return grid[:, np.isfinite(grid).all(0)] * _POINTS
 
 
 def _mapping_test(runs: np.ndarray, paper_std_pp: float, *, n_draws: int = 20000, seed: int = 0) -> dict:
@@ -896,10 +904,8 @@ def mapping_model_tests(mappings: pd.DataFrame, *, paper_std_pp: float = ILSE_MA
     _require(mappings, {"model", "variant", "seed", "score"}, "mappings")
     columns = ["model", "mappings", "seeds", "mean score", "in scope", "component (points)", "low", "high", "p"]
     rows = []
-    part = mappings[mappings["variant"].astype(str).str.startswith(prefix)]
-    for model, grid in part.groupby("model", sort=False):
-        runs = _cube(grid, ("variant", "seed"), "score")[0]
-        runs = runs[:, np.isfinite(runs).all(0)] * _POINTS
+    for model, grid in mappings.groupby("model", sort=False):
+        runs = _mapping_grid(grid, prefix)
         if runs.shape[0] < 2 or runs.shape[1] < 1:
             continue
         t = _mapping_test(runs, paper_std_pp, n_draws=n_draws, seed=seed)

@@ -51,7 +51,7 @@ import pandas as pd
 
 from lrd.methods.pruning import MEASUREMENT_RULES
 from lrd.verdicts.calibration import NullModel
-from lrd.verdicts.record import ALPHA, Verdict
+from lrd.verdicts.record import ALPHA, Verdict, per_model_count
 from lrd.verdicts.stats import (PermutationTest, accuracy_permutation_test, crossed_t_test, equivalence_sign_flip_test,
                                 holm, intersection_union_by_model, mean_interval, sign_flip_test)
 
@@ -384,12 +384,11 @@ def _per_model(items: pd.DataFrame | None, comparisons: Sequence[tuple[str, str,
     if table.empty:
         return {}
     per = table.drop_duplicates("model")
-    m = len(per)
-    return {"per_model": (int((per["p (all, Holm)"] <= alpha).sum()), m),
-            "per_model_label": (f"pruned decoders in which {label}, over their multiple-choice test items "
-                                f"(crossed-factor t-test per model, random's orders as the second factor; largest p "
-                                f"over the comparisons; Holm over the {m} decoders above measured chance; encoders' "
-                                f"scores have no items)")}
+    return per_model_count(per["p (all, Holm)"], f"pruned decoders in which {label}, over their multiple-choice test "
+                                                 f"items (crossed-factor t-test per model, random's orders as the "
+                                                 f"second factor; largest p over the comparisons; Holm over the "
+                                                 f"{len(per)} decoders above measured chance; encoders' scores have "
+                                                 f"no items)", alpha=alpha)
 
 
 # --- the judges -----------------------------------------------------------------------------------

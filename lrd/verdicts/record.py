@@ -28,7 +28,7 @@ from typing import Literal
 from lrd.verdicts.claims import CLAIM_GROUPINGS, CLAIMS
 from lrd.verdicts.stats import holm
 
-__all__ = ["ALPHA", "OUTCOMES", "OUTCOME_RULES", "Verdict", "decide", "multiplicity"]
+__all__ = ["ALPHA", "OUTCOMES", "OUTCOME_RULES", "Verdict", "decide", "multiplicity", "per_model_count"]
 
 ALPHA = 0.05
 OUTCOMES = ("reproduced", "contradicted", "inconclusive", "not testable", "demonstrated")
@@ -252,6 +252,23 @@ class Verdict:
                    panel=c.panel, sweep=c.sweep, grouping=CLAIM_GROUPINGS[self.claim],
                    scope=c.scope.text if c.scope else None)
         return out
+
+
+def per_model_count(p_holm, label: str, *, alpha: float = ALPHA) -> dict:
+    """A verdict's ``per_model`` and ``per_model_label`` fields: the k of M models whose
+    Holm-adjusted p-value (one per model, ``p_holm``) is at most ``alpha``; nothing without models.
+
+    Examples
+    --------
+    >>> per_model_count([0.01, 0.2, 0.04], "models where it shows (Holm)")["per_model"]
+    (2, 3)
+    >>> per_model_count([], "none")
+    {}
+    """
+    p = [float(x) for x in p_holm]
+    if not p:
+        return {}
+    return {"per_model": (sum(x <= alpha for x in p), len(p)), "per_model_label": label}
 
 
 def multiplicity(records, *, alpha: float = ALPHA) -> dict:
