@@ -74,10 +74,11 @@ from lrd.engine.packs import MODEL_PACKS
 from lrd.verdicts.claims import grouping_table
 from lrd.units import compute
 from lrd.units.cosine_vs_ablation import (collect_decoders, cosine_vs_ablation_units, encoder_tables,
-                                          pruning_curves_table)
+                                          pruning_curves_table, pruning_items_table)
 from lrd.verdicts.agreement import (agreement_summary, agreement_table, chance_table, estimation_by_margin,
                                     decoder_note, judge_correlation, judge_dataset, judge_misestimate, judge_olmo,
-                                    judge_pruning, judge_theory, replicates_of, task_agreement_table, unrelated_draws)
+                                    judge_pruning, judge_theory, pruning_model_tests, replicates_of, task_agreement_table,
+                                    unrelated_draws)
 
 glue = lrd.book.open_chapter("cosine_vs_ablation", globals(), claims={
     "claim_{name}": "text", "claim_{name}_source": "source", "claim_{name}_number": "paper_effect"})
@@ -326,13 +327,20 @@ toy_table.assign(**{"cosine relevance": toy_table["cosine relevance"].map("{:.2e
 # pruned decoders to reach p <= 0.05; with {glue:text}`cosine_vs_ablation-n_pruned` the best
 # possible p is {glue:text}`cosine_vs_ablation-pruning_p_min`, so on our panel the claim is not
 # testable, whatever the curves show. **Verdict:** {glue:text}`cosine_vs_ablation-verdict_pruning`
+#
+# **Per decoder** (`pruning_model_tests`, the second table below): within one pruned decoder the
+# test items vary independently. Per item, the difference in correctness between the two rankings'
+# pruned models, averaged over the budgets; a one-sided t-test over the items of the tasks above
+# measured chance, Holm over the pruned decoders. The dashboard's count beside the verdict is the
+# decoders with `p (Holm)` at most 0.05.
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-pruning", "caption": "Evaluation accuracy (mean over tasks) of each pruned decoder against the number of blocks removed, per pruning rule."}}
 glue("pruning_models", ", ".join(pruning_models) or "none")
 glue("n_calibration", n_calibration)
 glue("n_random", n_random)
 curves = pruning_curves_table(runs, tasks)
-pruning_verdict = judge_pruning(curves, note=note)
+pruning_items = pruning_items_table(runs)
+pruning_verdict = judge_pruning(curves, note=note, items=pruning_items, chance=chance)
 glue("n_pruned", curves["model"].nunique())
 glue("pruning_p_min", f"{pruning_verdict.p_min:.2g}" if pruning_verdict.p_min is not None else "undefined")
 glue.verdict(pruning_verdict, section="pruning-by-each-relevance")
@@ -340,6 +348,9 @@ lrd.book.plots.pruning_curves(curves)
 
 # %% tags=["hide-input"]
 lrd.tables.rounded(curves.pivot_table(index=["model", "rule", "seed"], columns="k", values="acc"))
+
+# %% tags=["hide-input"]
+lrd.tables.rounded(pruning_model_tests(pruning_items, chance), 3)
 
 # %% [markdown]
 # ## The claims against our measurement

@@ -20,8 +20,8 @@ from lrd.verdicts.agreement import (_simulate_correct, _unrelated_share, _with_c
                                     agreement_table, chance_table, corrected_correlation, estimation_by_margin,
                                     estimation_shares, judge_correlation, judge_dataset, judge_misestimate, judge_olmo,
                                     unrelated_draws,
-                                    judge_pruning, judge_theory, relevance_replicates, replicates_of, spearman_brown,
-                                    task_agreement_table)
+                                    judge_pruning, judge_theory, pruning_model_tests, relevance_replicates, replicates_of,
+                                    spearman_brown, task_agreement_table)
 
 # --- closed forms of the statistics ------------------------------------------------------------------
 
@@ -259,6 +259,55 @@ def test_pruning_is_a_sign_flip_test_over_models():
     assert judge_pruning(_curves([])).outcome == "not testable"
     with pytest.raises(ValueError, match="both rules"):
         judge_pruning(_curves([0.1]).query("rule != 'cosine (BI)'"))
+
+
+def _pruning_items(rng, *, n_models, n_tasks=4, n_items=100, gain=0.0, budgets=(2, 4, 6, 8)):
+    """Per-item correctness of the two rankings' pruned models: every item has its own
+    difficulty (shared by both rules and every budget, as the same question is asked of every
+    pruned model), the accuracy falls with the budget, and the accuracy ranking gains ``gain``."""
+    frames = []
+    for m in range(n_models):
+        for t in range(n_tasks):
+            easy = rng.normal(0.0, 1.5, n_items)
+            for k in budgets:
+                for rule, shift in (("accuracy (calibration)", gain), ("cosine (BI)", 0.0)):
+                    p = 1 / (1 + np.exp(-(easy + 1.0 - 0.15 * k))) + shift
+                    frames.append(pd.DataFrame({"model": f"m{m}", "task": f"t{t}", "rule": rule, "seed": -1, "k": k,
+                                                "item": np.arange(n_items),
+                                                "correct": (rng.random(n_items) < p).astype(int)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_pruning_per_model_is_the_mean_item_difference_over_budgets():
+    items = pd.DataFrame({"model": "m", "task": "t", "rule": np.repeat(["accuracy (calibration)", "cosine (BI)"], 8),
+                          "seed": -1, "k": np.tile(np.repeat([1, 2], 4), 2), "item": np.tile([0, 1, 2, 3], 4),
+                          "correct": [1, 1, 1, 0, 1, 1, 0, 0] + [0, 1, 0, 0, 0, 1, 0, 0]})
+    row = pruning_model_tests(items).iloc[0]
+    # per item, mean over the two budgets of (accuracy - cosine): 1, 0, 0.5, 0
+    assert row["difference"] == pytest.approx(0.375) and row["items"] == 4 and row["tasks"] == 1
+    sd = np.std([1, 0, 0.5, 0], ddof=1)
+    from scipy import stats as sps
+    assert row["p"] == pytest.approx(sps.t.sf(0.375 / (sd / 2), 3))
+    # a task at chance is left out; a model with none left is dropped
+    chance = pd.DataFrame({"model": ["m"], "task": ["t"], "p_chance": [0.5]})
+    assert pruning_model_tests(items, chance).empty
+
+
+def test_pruning_per_model_size_and_power_with_shared_item_difficulty():
+    rng = np.random.default_rng(11)
+    null = [pruning_model_tests(_pruning_items(rng, n_models=1))["p"].iloc[0] for _ in range(400)]
+    size = np.mean(np.array(null) <= 0.05)
+    assert size <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 400)
+    power = [pruning_model_tests(_pruning_items(rng, n_models=1, gain=0.05))["p"].iloc[0] for _ in range(100)]
+    assert np.mean(np.array(power) <= 0.05) > 0.5
+    from lrd.verdicts.stats import holm
+
+    items = _pruning_items(rng, n_models=3, gain=0.1)
+    table = pruning_model_tests(items)
+    np.testing.assert_allclose(table["p (Holm)"], holm(table["p"].to_numpy()))
+    v = judge_pruning(_curves([0.1, 0.1, 0.1]), items=items)
+    assert v.per_model == (int((table["p (Holm)"] <= 0.05).sum()), 3) and "Holm over the 3 decoders" in v.per_model_label
+    assert judge_pruning(_curves([0.1, 0.1, 0.1])).per_model is None
 
 
 def test_theory_is_a_demonstration_never_reproduced():

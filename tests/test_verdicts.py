@@ -502,6 +502,14 @@ def test_the_calibration_table_does_not_depend_on_its_workers(monkeypatch):
     one = calibration.calibration_table(n=12, seed=3, workers=1)
     assert sorted(one["claim"]) == sorted(few)
     pd.testing.assert_frame_equal(one, calibration.calibration_table(n=12, seed=3, workers=2))
+    monkeypatch.setattr(calibration, "CHUNK", 5)  # chunks of 5, 5 and 2 panels: the same panels, the same table
+    pd.testing.assert_frame_equal(one, calibration.calibration_table(n=12, seed=3, workers=2))
+    serial = one.set_index("claim")  # and the rates one claim's serial functions give
+    for claim in few:
+        assert serial.loc[claim, "rate reproduced"] == calibration.null_calibration(claim, n=12, seed=3)
+        against = calibration.contradiction_rate(claim, n=12, seed=3)
+        assert (against is None and np.isnan(serial.loc[claim, "rate contradicted"])) or \
+            serial.loc[claim, "rate contradicted"] == against
     with pytest.raises(ValueError, match="workers"):
         calibration.calibration_table(n=12, workers=-1)
 

@@ -39,6 +39,9 @@ class DecoderSweeps:
         The calibration plan with each task's pruned accuracies (pruned models only).
     work : dict
         ``block forwards``, ``token passes``, ``seconds``.
+    plan_correct : dict task -> ndarray of shape (len(plan), n_items)
+        0/1 correctness of each plan row's pruned model on the task's test items (pruned models
+        only; empty otherwise): the per-model evidence of ``cosine.pruning``.
     """
 
     rows: list
@@ -47,6 +50,7 @@ class DecoderSweeps:
     chance: dict
     plan: pd.DataFrame | None
     work: dict
+    plan_correct: dict = field(default_factory=dict)
 
     def __post_init__(self):
         require_frames(self.rows, RESULT_COLUMNS, self, "rows")
@@ -58,6 +62,11 @@ class DecoderSweeps:
         require(self.plan is None or isinstance(self.plan, pd.DataFrame), self, "plan must be a DataFrame or None")
         require(set(self.work) == {"block forwards", "token passes", "seconds"}, self,
                 f"work must hold block forwards, token passes and seconds, got {sorted(self.work)}")
+        require(not self.plan_correct or (self.plan is not None and set(self.plan_correct) == set(self.correct)), self,
+                "plan_correct needs a plan and must hold every task")
+        require(all(np.shape(c) == (len(self.plan), np.shape(self.correct[t])[1])
+                    for t, c in self.plan_correct.items()), self,
+                "plan_correct[task] must be a (len(plan), n_items) array")
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,7 +102,7 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
         work["token passes"] += sweep.block_forwards * requests.n_tokens
         work["seconds"] += sweep.seconds
 
-    rows, correct, acc_norm, chance, plan = [], {}, {}, {}, None
+    rows, correct, acc_norm, chance, plan, plan_correct = [], {}, {}, {}, None, {}
     for task in tasks:
         split = mc_split(task, "test", n_items)
         req = build_requests(model, split)
@@ -115,7 +124,10 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
         chance[task] = permuted_gold_accuracy(sweep.lls[0], req, n_permutations=n_chance, seed=0)
         if pruning:
             plan[task] = pruning_accuracy(sweep, req, plan)
-    return DecoderSweeps(rows, correct, acc_norm, chance, plan, work)
+            where = {s: i for i, s in enumerate(sweep.sets)}
+            item_acc = mc_accuracy(sweep.lls, req)["acc"]
+            plan_correct[task] = np.stack([item_acc[where[tuple(s)]] for s in plan["removed"]]).astype(np.int8)
+    return DecoderSweeps(rows, correct, acc_norm, chance, plan, work, plan_correct)
 
 
 def ablation_encoder(model: LoadedModel, *, task: str, n_encoder: int, encoder_scorer: str,
@@ -170,6 +182,8 @@ class DecoderRuns:
         Intact length-normalised accuracy.
     plans : dict model -> DataFrame
         Pruning plans (``rule, seed, k, removed`` and one accuracy column per task) of the pruned models.
+    plan_correct : dict (model, task) -> ndarray of shape (len(plan), n_items)
+        0/1 correctness of each plan row on the task's test items (pruned models).
     work : dict
         ``block forwards``, ``token passes``, ``seconds`` summed over decoders.
     """
@@ -179,6 +193,7 @@ class DecoderRuns:
     chance_null: dict = field(default_factory=dict)
     acc_norm: dict = field(default_factory=dict)
     plans: dict = field(default_factory=dict)
+    plan_correct: dict = field(default_factory=dict)
     work: dict = field(default_factory=dict)
 
     @property
@@ -207,6 +222,8 @@ def collect_decoders(models: Sequence[str], results: Sequence[DecoderSweeps]) ->
             runs.acc_norm[name, task] = float(done.acc_norm[task])
         if done.plan is not None:
             runs.plans[name] = done.plan
+        for task, c in done.plan_correct.items():
+            runs.plan_correct[name, task] = c
         runs.work = {k: v + done.work[k] for k, v in runs.work.items()}
     runs.relevance = pd.concat(rows, ignore_index=True)
     return runs
@@ -221,6 +238,25 @@ def pruning_curves_table(runs: DecoderRuns, tasks: Sequence[str]) -> pd.DataFram
     frames = [pruning_table(plan, float(np.mean([runs.correct[model, t][0].mean() for t in tasks])), tasks)
               .assign(model=model)[cols] for model, plan in runs.plans.items()]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
+
+
+#: Columns of :func:`pruning_items_table`.
+PRUNING_ITEM_COLUMNS = ["model", "task", "rule", "seed", "k", "item", "correct"]
+
+
+def pruning_items_table(runs: DecoderRuns) -> pd.DataFrame:
+    """Every pruned model's per-item correctness on every task, for each plan row:
+    :data:`PRUNING_ITEM_COLUMNS` (``k`` blocks removed by ``rule``, ``seed`` of a random order)."""
+    frames = []
+    for (model, task), correct in runs.plan_correct.items():
+        plan = runs.plans[model]
+        n_rows, n_items = correct.shape
+        frames.append(pd.DataFrame({"model": model, "task": task,
+                                    "rule": np.repeat(plan["rule"].to_numpy(object), n_items),
+                                    "seed": np.repeat(plan["seed"].to_numpy(), n_items),
+                                    "k": np.repeat(plan["k"].to_numpy(), n_items),
+                                    "item": np.tile(np.arange(n_items), n_rows), "correct": correct.ravel()}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PRUNING_ITEM_COLUMNS)
 
 
 def encoder_tables(encoders: Sequence[str], results: Sequence[EncoderRemoval], task: str) -> tuple[pd.DataFrame, pd.DataFrame]:

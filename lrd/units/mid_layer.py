@@ -96,17 +96,19 @@ def mid_layer_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
 
 
 def _mid_layer_states(model: LoadedModel, *, tasks: Sequence[str], n_samples: int, pooling: str, aug_task: str,
-                      n_aug_prompts: int, n_views: int, **_) -> None:
+                      n_aug_prompts: int, n_views: int, token_task: str = "", n_token_prompts: int = 0, **_) -> None:
     """The ``prepare`` step of a :func:`mid_layer_model` unit: the pooled states it reads, cached
     (every task with its final-norm variant where the model has one, and the augmented views).
     ``lrd book`` runs it with every core before the units score their layers on one-thread
-    workers (:data:`lrd.units.sweep.SINGLE_THREADED`); the token states of ``token_task`` are
-    not cached, so that one pass runs again in the unit."""
+    workers (:data:`lrd.units.sweep.SINGLE_THREADED`). ``token_task`` is left to the unit: its
+    token states are not cached, so the unit runs that pass whatever is cached, and the same
+    pass caches its pooled states."""
     from lrd.methods.suite import task_pass, view_states
 
     texts = {t: load_task(t, n=n_samples).texts for t in tasks}
     for t in tasks:
-        task_pass(model, texts[t], pooling=pooling, final_norm=model.has_final_norm)
+        if not (t == token_task and n_token_prompts):
+            task_pass(model, texts[t], pooling=pooling, final_norm=model.has_final_norm)
     view_states(model, texts[aug_task][:n_aug_prompts], n_views=n_views, pooling=pooling)
 
 

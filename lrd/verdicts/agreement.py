@@ -72,7 +72,7 @@ from scipy import stats as _sp
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import COSINE_MISESTIMATE_SHARE
 from lrd.verdicts.record import ALPHA, Verdict, per_model_count
-from lrd.verdicts.stats import holm, mean_interval, sign_flip_test
+from lrd.verdicts.stats import crossed_t_test, holm, mean_interval, sign_flip_test
 
 __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spearman_brown", "corrected_correlation",
            "estimation_shares", "agreement_table", "task_agreement_table", "chance_table", "agreement_summary",
@@ -868,8 +868,71 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
                                                             f"resampled; Holm over the {len(p_claim)} decoders)"))
 
 
+#: Columns of :func:`pruning_model_tests`.
+PRUNING_MODEL_COLUMNS = ["model", "tasks", "items", "difference", "low", "high", "p", "p (Holm)"]
+
+
+def pruning_model_tests(items: pd.DataFrame, chance: pd.DataFrame | None = None, *,
+                        better: str = "accuracy (calibration)", worse: str = "cosine (BI)",
+                        alpha: float = ALPHA) -> pd.DataFrame:
+    r"""Per pruned model, does the ``better`` ranking prune better than the ``worse`` one, over
+    the model's test items?
+
+    For model :math:`m`, task :math:`t` and test item :math:`i`,
+    :math:`x_{ti} = \frac1K\sum_k (c_{ti}(\text{better}, k) - c_{ti}(\text{worse}, k))`, the
+    difference in 0/1 correctness averaged over the :math:`K` budgets (the statistic of
+    :func:`judge_pruning` per item). The model's effect :math:`\bar d = \frac1T\sum_t \bar x_t`
+    is tested one-sided ("better above worse") by Student's t with the items as the unit
+    (:func:`lrd.verdicts.stats.crossed_t_test`; both rules are deterministic, so each task is one
+    row of items); Holm adjusts over the models. Tasks whose intact model is not above measured
+    chance (``chance``, :func:`chance_table`) are left out, as in the chapter's other per-model
+    tests; a model with none is left out.
+
+    Parameters
+    ----------
+    items : DataFrame
+        ``model, task, rule, seed, k, item, correct`` (:func:`lrd.units.cosine_vs_ablation.pruning_items_table`).
+    chance : DataFrame, optional
+        :func:`chance_table`.
+
+    Returns
+    -------
+    DataFrame :data:`PRUNING_MODEL_COLUMNS` (``low, high``: the two-sided 95% t-interval).
+
+    Examples
+    --------
+    >>> items = pd.DataFrame({"model": "m", "task": "t", "rule": np.repeat(["accuracy (calibration)", "cosine (BI)"], 4),
+    ...                       "seed": 0, "k": 1, "item": [0, 1, 2, 3] * 2, "correct": [1, 1, 1, 0, 0, 1, 0, 0]})
+    >>> pruning_model_tests(items)[["difference", "items"]].values.tolist()
+    [[0.5, 4.0]]
+    """
+    need = {"model", "task", "rule", "seed", "k", "item", "correct"}
+    if not need <= set(items.columns):
+        raise ValueError(f"items need columns {sorted(need)}, got {sorted(items.columns)}")
+    if chance is not None and len(items):
+        items = _above_chance(items, chance, alpha)
+    rows = []
+    kept = items[items["rule"].isin([better, worse]) & (items["k"] > 0)]
+    for model, part in kept.groupby("model", sort=False):
+        tables = []
+        for task, cell in part.groupby("task", sort=False):
+            grid = cell.pivot_table(index=["k", "item"], columns="rule", values="correct", aggfunc="mean")
+            if not {better, worse} <= set(grid.columns):
+                raise ValueError(f"{model} / {task}: the items need both rules {better!r} and {worse!r}")
+            diff = (grid[better] - grid[worse]).groupby(level="item").mean().to_numpy(dtype=float)
+            tables.append(diff[None, :])
+        if not tables:
+            continue
+        t = crossed_t_test(tables)
+        rows.append({"model": model, "tasks": len(tables), "items": sum(x.shape[1] for x in tables),
+                     "difference": t["mean"], "low": t["low"], "high": t["high"], "p": t["p"]})
+    table = pd.DataFrame(rows, columns=PRUNING_MODEL_COLUMNS[:-1])
+    return table.assign(**{"p (Holm)": holm(table["p"].to_numpy()) if len(table) else []})
+
+
 def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)", worse: str = "cosine (BI)",
-                  random: str = "random", note: str = "") -> Verdict:
+                  random: str = "random", note: str = "", items: pd.DataFrame | None = None,
+                  chance: pd.DataFrame | None = None) -> Verdict:
     r"""Verdict on "pruning by the accuracy drop beats pruning by cosine" (abstract, Sec. 6).
 
     Per pruned model :math:`m`, :math:`d_m` is the mean over budgets :math:`k > 0` of the
@@ -881,6 +944,11 @@ def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)
     Parameters
     ----------
     curves : DataFrame with columns ``model, rule, seed, k, acc``
+    items : DataFrame, optional
+        The pruned models' per-item correctness (:func:`lrd.units.cosine_vs_ablation.pruning_items_table`):
+        the evidence per model beside the verdict (:func:`pruning_model_tests`, Holm over the models).
+    chance : DataFrame, optional
+        :func:`chance_table`: the tasks the per-model tests keep.
     """
     need = {"model", "rule", "seed", "k", "acc"}
     if not need <= set(curves.columns):
@@ -905,8 +973,16 @@ def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)
              for model, r in by.items()]
     test, against = sign_flip_test(d), sign_flip_test(-d)
     budgets = sorted(pruned["k"].unique().tolist())
+    per_model = {}
+    if items is not None and len(items):
+        table = pruning_model_tests(items, chance, better=better, worse=worse)
+        per_model = per_model_count(
+            table["p (Holm)"], f"pruned decoders in which the accuracy-drop ranking prunes better than cosine's over "
+                               f"their multiple-choice test items (difference in correctness averaged over the "
+                               f"budgets, t-test with items as the unit, tasks above measured chance; Holm over the "
+                               f"{len(table)} decoders)")
     return Verdict(claim, "test", f"evaluation accuracy, mean over budgets of {budgets} blocks removed, accuracy-drop "
-                                  f"ranking vs cosine ranking: {'; '.join(parts)}",
+                                  f"ranking vs cosine ranking: {'; '.join(parts)}", **per_model,
                    test=f"exact one-sided sign-flip test over {len(d)} pruned model(s)",
                    statistic=float(d.mean()), p_value=test.p_value, p_against=against.p_value,
                    against="the cosine ranking prunes better", p_min=test.p_min, effect=float(d.mean()),

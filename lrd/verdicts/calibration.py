@@ -184,6 +184,23 @@ def _design_key(design: Mapping[str, Any] | None) -> tuple:
     return tuple(sorted((design or {}).items()))
 
 
+def _outcome_chunk(claim_id: str, which: str, design: tuple, seed: int, start: int, stop: int) -> tuple[str, ...]:
+    """The verdicts' outcomes on panels ``start`` to ``stop - 1`` drawn by the claim's null model's
+    ``which`` simulation at ``design``. Panel :math:`i` draws from the generator of
+    ``SeedSequence(seed, spawn_key=(i,))``, the :math:`i`-th child of ``SeedSequence(seed).spawn``,
+    so a table computed in chunks, in any order and by any number of processes, is the table
+    computed in one piece."""
+    model = null_model(claim_id)
+    draw = _bind(getattr(model, which), dict(design))
+    out = []
+    for i in range(start, stop):
+        verdict = model.judge(**draw(np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(i,)))))
+        if verdict.claim != claim_id:
+            raise ValueError(f"{NULL_MODELS[claim_id]}: the judge returned a verdict on {verdict.claim!r}")
+        out.append(verdict.outcome)
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=64)
 def _outcomes(claim_id: str, simulate: Callable, design: tuple, n: int, seed: int) -> tuple[str, ...]:
     """The verdicts' outcomes on ``n`` panels drawn by ``simulate`` (one of the claim's null
@@ -191,14 +208,8 @@ def _outcomes(claim_id: str, simulate: Callable, design: tuple, n: int, seed: in
     same panels where the effect simulation is the same; keyed by the simulation itself, so a
     null model replaced at run time is simulated afresh)."""
     model = null_model(claim_id)
-    draw = _bind(simulate, dict(design))
-    out = []
-    for rng in (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)):
-        verdict = model.judge(**draw(rng))
-        if verdict.claim != claim_id:
-            raise ValueError(f"{NULL_MODELS[claim_id]}: the judge returned a verdict on {verdict.claim!r}")
-        out.append(verdict.outcome)
-    return tuple(out)
+    which = next(w for w in ("simulate", "effect", "power_effect") if getattr(model, w) is simulate)
+    return _outcome_chunk(claim_id, which, design, seed, 0, n)
 
 
 def _rate(claim_id: str, which: str, outcome: str, n: int, seed: int, design: Mapping[str, Any] | None) -> float | None:
@@ -254,20 +265,38 @@ def monte_carlo_bound(n: int, alpha: float = ALPHA, k: float = 3.0) -> float:
 DEFAULT_DESIGN = "default panel (restated)"
 
 
-def _calibration_row(claim_id: str, n: int, seed: int, k: float, design: Mapping[str, Any] | None,
-                     source: str) -> dict:
-    """One claim's row of :func:`calibration_table` (its three rates share its panels' cache)."""
+#: Panels per job of :func:`calibration_table`: small enough that no claim's simulations leave one
+#: process working alone at the end, large enough that a job's overhead is negligible.
+CHUNK = 100
+
+
+def _simulations(claim_id: str) -> dict[str, str]:
+    """Each of ``simulate``, ``effect`` and ``power_effect`` the claim registers -> the first of
+    them with the same simulation (their panels are drawn once)."""
+    model = null_model(claim_id)
+    present = [w for w in ("simulate", "effect", "power_effect") if getattr(model, w) is not None]
+    return {w: next(v for v in present if getattr(model, v) is getattr(model, w)) for w in present}
+
+
+def _calibration_row(claim_id: str, n: int, seed: int, k: float, design: Mapping[str, Any] | None, source: str,
+                     outcomes: Mapping[str, tuple[str, ...]] | None = None) -> dict:
+    """One claim's row of :func:`calibration_table` from its simulations' ``outcomes`` (each
+    simulation's n outcomes; simulated here, in one piece, where not given)."""
     model = null_model(claim_id).at(**(design or {}))
-    rate = null_calibration(claim_id, n=n, seed=seed, design=design)
-    against = contradiction_rate(claim_id, n=n, seed=seed, design=design)
-    strength = power(claim_id, n=n, seed=seed, design=design)
+    same = _simulations(claim_id)
+    if outcomes is None:
+        outcomes = {w: _outcome_chunk(claim_id, w, _design_key(model.design), seed, 0, n) for w in set(same.values())}
+
+    def rate(which, outcome):
+        return outcomes[same[which]].count(outcome) / n if which in same else float("nan")
+
     return {"claim": claim_id, "label": CLAIMS[claim_id].label, "simulated panel": model.describe("panel"),
             "design": (source if model.design and (source != DEFAULT_DESIGN or not model.design_label)
                        else model.design_label or "fixed"),
-            "simulations": n, "rate reproduced": rate,
+            "simulations": n, "rate reproduced": rate("simulate", "reproduced"),
             "effect panel": model.describe("effect_panel") or "not simulated yet",
-            "rate contradicted": float("nan") if against is None else against,
-            "power": float("nan") if strength is None else strength,
+            "rate contradicted": rate("effect", "contradicted"),
+            "power": rate("power_effect", "reproduced"),
             "power panel": model.describe("power_panel") or "not simulated yet",
             "MC standard error": math.sqrt(ALPHA * (1 - ALPHA) / n), "bound": monte_carlo_bound(n, k=k)}
 
@@ -284,8 +313,10 @@ def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0, workers: i
     (:func:`lrd.book.designs.executed_designs`); the "design" column says, per claim, that source,
     "default panel (restated)" where the claim has none, or "fixed".
 
-    ``workers`` processes share the claims (joblib; 0: one per core). Every simulated panel draws
-    from its own generator spawned from ``seed``, so the table does not depend on ``workers``.
+    ``workers`` processes share the simulations (joblib; 0: one per core) in chunks of
+    :data:`CHUNK` panels, so that no claim's simulations leave one process working alone at the
+    end. Every simulated panel draws from its own generator spawned from ``seed``
+    (:func:`_outcome_chunk`), so the table depends neither on ``workers`` nor on the chunks.
     """
     import pandas as pd
     from joblib import Parallel, delayed
@@ -299,8 +330,17 @@ def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0, workers: i
     for claim, (design, _) in designs.items():
         null_model(claim).at(**design)  # an unknown parameter fails before any simulation
     claims = [c for c in CLAIMS if c in NULL_MODELS]
-    n_jobs = min(workers or os.cpu_count() or 1, len(claims)) or 1
-    rows = Parallel(n_jobs=n_jobs, batch_size=1)(
-        delayed(_calibration_row)(c, n, seed, k, *designs.get(c, (None, DEFAULT_DESIGN))) for c in claims)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    keys = {c: _design_key(null_model(c).at(**designs.get(c, (None, ""))[0] or {}).design) for c in claims}
+    jobs = [(c, which, start, min(start + CHUNK, n)) for c in claims for which in sorted(set(_simulations(c).values()))
+            for start in range(0, n, CHUNK)]
+    n_jobs = min(workers or os.cpu_count() or 1, len(jobs)) or 1
+    chunks = Parallel(n_jobs=n_jobs, batch_size=1)(
+        delayed(_outcome_chunk)(c, which, keys[c], seed, start, stop) for c, which, start, stop in jobs)
+    outcomes: dict = {c: {} for c in claims}
+    for (c, which, *_), chunk in zip(jobs, chunks):  # jobs in order: each claim's chunks in order of their panels
+        outcomes[c][which] = outcomes[c].get(which, ()) + chunk
+    rows = [_calibration_row(c, n, seed, k, *designs.get(c, (None, DEFAULT_DESIGN)), outcomes[c]) for c in claims]
     return pd.DataFrame(rows)
 
