@@ -19,8 +19,8 @@ from lrd.aggregation.summary import cell_wins, layer_graphs, paper_summary, summ
 from lrd.verdicts.claims import ILSE_TABLE_ROWS
 from lrd.verdicts.fusion import (judge_baselines, judge_cayley_efficiency, judge_cayley_performance, judge_fc,
                                  judge_few_shot, judge_gain, judge_mapping, judge_parameters, model_differences,
-                                 gain_headroom, in_param_scope, mapping_components, sparser_from)
-from lrd.verdicts.stats import sign_flip_test
+                                 gain_headroom, gain_model_tests, in_param_scope, mapping_components, sparser_from)
+from lrd.verdicts.stats import holm, sign_flip_test
 
 
 def scores_table(gains: dict[str, list[float]], *, n_tasks: int = 2, seeds=(0, 1, 2), base: float = 0.6,
@@ -201,6 +201,28 @@ def test_gain_credits_no_selection_among_many_cells_at_the_paper_number():
     cells = {(f"m{i}", f"t{j}"): 0.4 for i in range(5) for j in range(4)}
     v = judge_gain(items_table(cells, noise=True, n_items=100, seeds=(0,)), n_boot=500)
     assert v.effect > 45 and v.outcome != "reproduced"
+
+
+def test_gain_per_model_is_the_max_statistic_test_over_the_model_s_own_cells():
+    """Model a has a 60-point cell, b only 10-point ones: a shows it, b does not; the p-values
+    are the verdict's own test restricted to each model (one cell each: the per-cell bootstrap
+    p), Holm over the two models; and the count sits beside the verdict."""
+    items = items_table({("a", "x"): 0.6, ("b", "x"): 0.1, ("b", "y"): 0.1}, n_items=300, noise=True)
+    table = gain_model_tests(items, n_boot=199)
+    assert table["model"].tolist() == ["a", "b"] and table["cells"].tolist() == [1, 2]
+    assert table.loc[0, "p"] == 1 / 200 and table.loc[1, "p"] == 1.0
+    assert table.loc[0, "largest gain"] == pytest.approx(items.query("model == 'a'").pipe(
+        lambda d: 100 * (d[d.method == "cayley"].correct.mean() - d[d.method == "last"].correct.mean())))
+    assert table.loc[0, "low"] > 40 > table.loc[1, "low"]
+    np.testing.assert_allclose(table["p (Holm)"], holm(table["p"].to_numpy()))
+    v = judge_gain(items, n_boot=199)
+    assert v.per_model == (1, 2) and "Holm over the 2 models" in v.per_model_label
+    # under the null at its edge (every cell at exactly 40) a model shows it at most alpha of the time
+    rng = np.random.default_rng(5)
+    hits = [gain_model_tests(items_table({("a", "x"): 0.4, ("a", "y"): 0.4}, n_items=100, noise=True,
+                                         seed=int(rng.integers(1 << 30))), n_boot=199)["p"].iloc[0] <= 0.05
+            for _ in range(150)]
+    assert np.mean(hits) <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 150)
 
 
 def test_gain_needs_both_methods_and_a_valid_bootstrap():

@@ -59,7 +59,7 @@ from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, interse
 
 __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "model_differences",
            "judge_fc", "judge_cayley_performance", "judge_baselines", "judge_few_shot", "judge_gain", "judge_mapping",
-           "judge_parameters", "judge_cayley_efficiency", "gain_design", "mapping_model_tests", "majority_accuracy", "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
+           "judge_parameters", "judge_cayley_efficiency", "gain_design", "gain_model_tests", "GAIN_MODEL_COLUMNS", "mapping_model_tests", "majority_accuracy", "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
            "FEW_SHOT_NULL", "GAIN_NULL", "MAPPING_NULL"]
 
 #: The approaches the FC-Encoder is said to beat: the best single layer, a learned weighting of
@@ -585,6 +585,86 @@ def gain_design(items: pd.DataFrame, *, method: str = "cayley", reference: str =
             "n_seeds": int(kept[0][1].shape[0]), "n_items": int(np.median(list(per_task.values())))}
 
 
+def _gain_bootstrap(cells: list, mats: list, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each cell's gain :math:`\hat g_c` in points and its ``n_boot`` pigeonhole-bootstrap
+    replicates, shape (B, cells): seeds resampled once for all cells, test items once per task
+    (the models of a task share them); and the number of seeds."""
+    rng = np.random.default_rng(seed)
+    n_seeds = {m.shape[0] for m in mats}
+    if len(n_seeds) != 1:
+        raise ValueError(f"cells have different numbers of seeds {sorted(n_seeds)}; run every method with the "
+                         f"same seeds")
+    (s,) = n_seeds
+    seed_w = rng.multinomial(s, np.full(s, 1 / s), size=n_boot)  # (B, s), shared by all cells
+    item_w = {}
+    for (_, task), m in zip(cells, mats):
+        if task not in item_w:
+            item_w[task] = rng.multinomial(m.shape[1], np.full(m.shape[1], 1 / m.shape[1]), size=n_boot)
+        elif item_w[task].shape[1] != m.shape[1]:
+            raise ValueError(f"task {task!r} has test sets of different sizes across models")
+    g = np.array([m.mean() for m in mats]) * _POINTS
+    boot = np.stack([((seed_w @ m) * item_w[task]).sum(1) / m.size for (_, task), m in zip(cells, mats)], 1) * _POINTS
+    return g, boot, s
+
+
+#: Columns of :func:`gain_model_tests`.
+GAIN_MODEL_COLUMNS = ["model", "cells", "largest gain", "low", "p", "p (Holm)"]
+
+
+def _gain_model_rows(cells: list, g: np.ndarray, boot: np.ndarray, paper_pp: float) -> pd.DataFrame:
+    """Per model, :func:`judge_gain`'s max-statistic test over the model's own cells, from the
+    verdict's replicates; Holm over the models."""
+    rows = []
+    for model in dict.fromkeys(m for m, _ in cells):
+        idx = [i for i, (m, _) in enumerate(cells) if m == model]
+        top = float(g[idx].max())
+        over = (boot[:, idx] - g[idx]).max(1)
+        rows.append({"model": model, "cells": len(idx), "largest gain": top,
+                     "low": top - float(np.quantile(over, 0.95)),
+                     "p": (1 + int((over >= top - paper_pp - 1e-9).sum())) / (1 + len(boot))})
+    table = pd.DataFrame(rows, columns=GAIN_MODEL_COLUMNS[:-1])
+    return table.assign(**{"p (Holm)": holm(table["p"].to_numpy()) if len(table) else []})
+
+
+def _in_scope_gains(items: pd.DataFrame, method: str, reference: str, min_headroom_pp: float) -> tuple[list, list, list]:
+    """:func:`_gain_cells` split by the headroom scope: the in-scope cells, their matrices, and
+    the out-of-scope cells as words ("model / task (points left)")."""
+    cells, mats, room = _gain_cells(items, method, reference)
+    inside = [room[c] >= min_headroom_pp for c in cells]
+    outside = [f"{m} / {t} ({room[m, t]:.0f})" for (m, t), ok in zip(cells, inside) if not ok]
+    return ([c for c, ok in zip(cells, inside) if ok], [m for m, ok in zip(mats, inside) if ok], outside)
+
+
+def gain_model_tests(items: pd.DataFrame, *, method: str = "cayley", reference: str = "last",
+                     paper_pp: float = ILSE_MAX_GAIN_PP, n_boot: int = 2000, seed: int = 0,
+                     min_headroom_pp: float = ILSE_MIN_HEADROOM_PP) -> pd.DataFrame:
+    r"""Per model, does some in-scope cell gain more than ``paper_pp`` points over the last layer?
+
+    :func:`judge_gain`'s test restricted to the model's own cells (classification tasks whose
+    last layer leaves ``min_headroom_pp`` points): the largest gain :math:`\hat g_{m,\max}`, the
+    max-statistic p-value of "every cell of the model gains at most ``paper_pp``" from the same
+    pigeonhole bootstrap over test items and seeds (same ``seed``, same replicates as the
+    verdict), its one-sided 95% simultaneous lower bound ``low``, and Holm over the models.
+    Models without an in-scope cell are not listed.
+
+    Returns
+    -------
+    DataFrame :data:`GAIN_MODEL_COLUMNS`
+
+    Examples
+    --------
+    >>> items = pd.DataFrame({"model": "a", "task": "x", "method": np.repeat(["last", "cayley"], 4), "seed": 0,
+    ...                       "item": [0, 1, 2, 3] * 2, "correct": [0, 0, 0, 0, 1, 1, 1, 0]})
+    >>> gain_model_tests(items, n_boot=99)[["model", "cells", "largest gain"]].values.tolist()
+    [['a', 1, 75.0]]
+    """
+    cells, mats, _ = _in_scope_gains(items, method, reference, min_headroom_pp)
+    if not cells:
+        return pd.DataFrame(columns=GAIN_MODEL_COLUMNS)
+    g, boot, _ = _gain_bootstrap(cells, mats, n_boot, seed)
+    return _gain_model_rows(cells, g, boot, paper_pp)
+
+
 def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = "last",
                paper_pp: float = ILSE_MAX_GAIN_PP, n_boot: int = 2000, seed: int = 0,
                min_headroom_pp: float = ILSE_MIN_HEADROOM_PP) -> Verdict:
@@ -638,37 +718,20 @@ def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = 
     claim = "ilse.gain"
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 19:
         raise ValueError(f"n_boot must be an integer >= 19 (so that p can reach 0.05), got {n_boot!r}")
-    cells, mats, room = _gain_cells(items, method, reference)
-    if not cells:
+    cells, mats, outside = _in_scope_gains(items, method, reference, min_headroom_pp)
+    if not cells and not outside:
         return Verdict.untestable(claim, f"{_label(method)} and {_label(reference)} were not both run on a "
                                          f"classification task")
-    inside = [room[c] >= min_headroom_pp for c in cells]
-    outside = [f"{m} / {t} ({room[m, t]:.0f})" for (m, t), ok in zip(cells, inside) if not ok]
     out_words = (f"; {OUT_OF_SCOPE} (last layer leaves under {min_headroom_pp:g} points, shown, not counted): "
                  f"{', '.join(outside)}" if outside else "")
-    if not any(inside):
+    if not cells:
         return Verdict.untestable(
             claim, f"no cell's last layer leaves the paper's {min_headroom_pp:g} points of headroom (points left "
                    f"above the last layer: {', '.join(outside)}): a gain of {paper_pp:g} points is impossible there, "
                    f"so the claim is not tested", paper_effect=f"up to {paper_pp:g} points",
             note=_claim(claim).scope.text)
-    cells = [c for c, ok in zip(cells, inside) if ok]
-    mats = [m for m, ok in zip(mats, inside) if ok]
-    rng = np.random.default_rng(seed)
-    n_seeds = {m.shape[0] for m in mats}
-    if len(n_seeds) != 1:
-        raise ValueError(f"cells have different numbers of seeds {sorted(n_seeds)}; run every method with the "
-                         f"same seeds")
-    (s,) = n_seeds
-    seed_w = rng.multinomial(s, np.full(s, 1 / s), size=n_boot)  # (B, s), shared by all cells
-    item_w = {}
-    for (_, task), m in zip(cells, mats):
-        if task not in item_w:
-            item_w[task] = rng.multinomial(m.shape[1], np.full(m.shape[1], 1 / m.shape[1]), size=n_boot)
-        elif item_w[task].shape[1] != m.shape[1]:
-            raise ValueError(f"task {task!r} has test sets of different sizes across models")
-    g = np.array([m.mean() for m in mats]) * _POINTS
-    boot = np.stack([((seed_w @ m) * item_w[task]).sum(1) / m.size for (_, task), m in zip(cells, mats)], 1) * _POINTS
+    g, boot, s = _gain_bootstrap(cells, mats, n_boot, seed)
+    per_model = _gain_model_rows(cells, g, boot, paper_pp)
     top = int(np.argmax(g))
     over = (boot - g).max(1)  # (B,): max over cells of the centred replicates
     tol = 1e-9
@@ -685,6 +748,10 @@ def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = 
         test=(f"bootstrap over test items and {s} seeds ({n_boot} replicates): max-statistic test of every cell's gain "
               f"<= {paper_pp:g} points; against: intersection-union of per-cell tests of gain >= {paper_pp:g}"),
         statistic=float(g[top]), p_value=float(p_value), p_against=float(p_cells.max()),
+        **per_model_count(per_model["p (Holm)"],
+                          f"models with a cell in the paper's scope gaining more than {paper_pp:g} points (the "
+                          f"max-statistic test over the model's own cells, same bootstrap; Holm over the "
+                          f"{len(per_model)} model{'s' if len(per_model) != 1 else ''})"),
         against=f"every cell's gain below the paper's {paper_pp:g} points", p_min=1 / (1 + n_boot),
         effect=float(g[top]), ci=(min(low, float(g[top])), max(high, float(g[top]))),
         effect_label="largest cell gain over the last layer, points (95% simultaneous interval)",
