@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.results.is_dir():
         parser.error(f"--results {args.results}: no such folder (build the book first: make book)")
-    commit, date = _build_commit_and_date(args.results)
+    commit, date = (args.commit, args.date) if args.commit and args.date else _build_commit_and_date(args.results)
     snap = snapshot(args.results, commit=args.commit or commit, date=args.date or date, chapters=book.chapters(),
                     profile=build_profile(args.results, book.chapters()))
     SNAPSHOT.write_text(json.dumps(snap, indent=1, sort_keys=True) + "\n")
