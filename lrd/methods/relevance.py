@@ -491,15 +491,15 @@ def relevance_rows(sweep: SweepResult, requests: MCRequests, *, model: str, task
     return rows, correct
 
 
-def pruning_accuracy(sweep: SweepResult, requests: MCRequests, plan: pd.DataFrame, *,
-                     metric: str = "acc") -> np.ndarray:
-    """Mean ``metric`` of each row of a :func:`lrd.methods.pruning.pruning_sets` plan, from a sweep
-    run with ``sets = plan["removed"]``; shape (len(plan),)."""
+def pruning_correct(sweep: SweepResult, requests: MCRequests, plan: pd.DataFrame, *,
+                    metric: str = "acc") -> np.ndarray:
+    """Per-item 0/1 ``metric`` of each row of a :func:`lrd.methods.pruning.pruning_sets` plan, from
+    a sweep run with ``sets = plan["removed"]``; shape (len(plan), n_items)."""
     from lrd.engine.scoring import mc_accuracy
 
     where = {s: i for i, s in enumerate(sweep.sets)}
-    acc = mc_accuracy(sweep.lls, requests)[metric].mean(1)
-    return np.array([acc[where[tuple(s)]] for s in plan["removed"]])
+    per_item = mc_accuracy(sweep.lls, requests)[metric]
+    return np.stack([per_item[where[tuple(s)]] for s in plan["removed"]])
 
 
 def calibration_plan(model: LoadedModel, calibration: dict[str, MCRequests], ks: Sequence[int], *,

@@ -91,7 +91,7 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
     :func:`lrd.engine.scoring.permuted_gold_accuracy`) and, for the pruning model (``pruning``), the
     calibration plan with each task's pruned accuracies; plus the work done (``block forwards``,
     ``token passes``, ``seconds``)."""
-    from lrd.methods.relevance import calibration_plan, pruning_accuracy, relevance_rows, removal_sweep
+    from lrd.methods.relevance import calibration_plan, pruning_correct, relevance_rows, removal_sweep
     from lrd.engine.scoring import build_requests, mc_accuracy, permuted_gold_accuracy
 
     name = model.name
@@ -123,10 +123,9 @@ def ablation_decoder(model: LoadedModel, *, tasks: Sequence[str], n_items: int, 
         acc_norm[task] = mc_accuracy(sweep.lls[:1], req)["acc_norm"].mean()
         chance[task] = permuted_gold_accuracy(sweep.lls[0], req, n_permutations=n_chance, seed=0)
         if pruning:
-            plan[task] = pruning_accuracy(sweep, req, plan)
-            where = {s: i for i, s in enumerate(sweep.sets)}
-            item_acc = mc_accuracy(sweep.lls, req)["acc"]
-            plan_correct[task] = np.stack([item_acc[where[tuple(s)]] for s in plan["removed"]]).astype(np.int8)
+            item_correct = pruning_correct(sweep, req, plan)
+            plan[task] = item_correct.mean(1)
+            plan_correct[task] = item_correct.astype(np.int8)
     return DecoderSweeps(rows, correct, acc_norm, chance, plan, work, plan_correct)
 
 

@@ -212,9 +212,14 @@ def _outcomes(claim_id: str, simulate: Callable, design: tuple, n: int, seed: in
     return _outcome_chunk(claim_id, which, design, seed, 0, n)
 
 
-def _rate(claim_id: str, which: str, outcome: str, n: int, seed: int, design: Mapping[str, Any] | None) -> float | None:
+def _check_n(n: int) -> None:
+    """``n`` simulated panels must be a positive integer."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
+
+
+def _rate(claim_id: str, which: str, outcome: str, n: int, seed: int, design: Mapping[str, Any] | None) -> float | None:
+    _check_n(n)
     model = null_model(claim_id).at(**(design or {}))  # an unknown design parameter fails here, early
     simulate = getattr(model, which)
     if simulate is None:
@@ -330,8 +335,7 @@ def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0, workers: i
     for claim, (design, _) in designs.items():
         null_model(claim).at(**design)  # an unknown parameter fails before any simulation
     claims = [c for c in CLAIMS if c in NULL_MODELS]
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+    _check_n(n)
     keys = {c: _design_key(null_model(c).at(**designs.get(c, (None, ""))[0] or {}).design) for c in claims}
     jobs = [(c, which, start, min(start + CHUNK, n)) for c in claims for which in sorted(set(_simulations(c).values()))
             for start in range(0, n, CHUNK)]

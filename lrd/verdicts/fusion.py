@@ -552,17 +552,6 @@ def gain_headroom(items: pd.DataFrame, *, reference: str = "last") -> pd.DataFra
     return acc.assign(headroom_pp=(1 - acc["accuracy"]) * _POINTS)
 
 
-def _gain_cells(items: pd.DataFrame, method: str, reference: str) -> tuple[list, list, dict]:
-    """The cells :func:`judge_gain` and :func:`gain_design` read: every (model, task) with both
-    methods, its (seeds, items) matrix of correctness differences, and the points its
-    reference leaves below 100 (:func:`gain_headroom`), by cell."""
-    if not len(items):
-        return [], [], {}
-    cells, mats = _item_matrices(items, method, reference)
-    room = {(r.model, r.task): r.headroom_pp for r in gain_headroom(items, reference=reference).itertuples()}
-    return cells, mats, room
-
-
 def gain_design(items: pd.DataFrame, *, method: str = "cayley", reference: str = "last",
                 min_headroom_pp: float = ILSE_MIN_HEADROOM_PP) -> dict[str, int]:
     """The design :func:`judge_gain` judges on ``items``: its in-scope cells' distinct models and
@@ -576,8 +565,7 @@ def gain_design(items: pd.DataFrame, *, method: str = "cayley", reference: str =
     >>> gain_design(items)
     {'n_models': 1, 'n_tasks': 1, 'n_seeds': 1, 'n_items': 4}
     """
-    cells, mats, room = _gain_cells(items, method, reference)
-    kept = [(c, m) for c, m in zip(cells, mats) if room[c] >= min_headroom_pp]
+    kept = list(zip(*_in_scope_gains(items, method, reference, min_headroom_pp)[:2]))
     if not kept:
         return {"n_models": 0, "n_tasks": 0, "n_seeds": 0, "n_items": 0}
     per_task = {t: m.shape[1] for (_, t), m in kept}
@@ -611,25 +599,38 @@ def _gain_bootstrap(cells: list, mats: list, n_boot: int, seed: int) -> tuple[np
 GAIN_MODEL_COLUMNS = ["model", "cells", "largest gain", "low", "p", "p (Holm)"]
 
 
+def _max_statistic(g: np.ndarray, boot: np.ndarray, paper_pp: float) -> tuple[float, np.ndarray, float]:
+    r"""The max-statistic (Romano-Wolf) test of "every cell's gain is at most ``paper_pp``" over the
+    cells of ``g`` (replicates ``boot``, shape (B, cells)): the largest gain, the (B,) maxima of
+    the centred replicates :math:`\max_c(\hat g^*_c - \hat g_c)`, and
+    :math:`p = (1 + \#\{\max_c(\hat g^*_c - \hat g_c) \ge \hat g_{\max} - \text{paper}\})/(1 + B)`."""
+    top = float(g.max())
+    over = (boot - g).max(1)
+    return top, over, (1 + int((over >= top - paper_pp - 1e-9).sum())) / (1 + len(boot))
+
+
 def _gain_model_rows(cells: list, g: np.ndarray, boot: np.ndarray, paper_pp: float) -> pd.DataFrame:
     """Per model, :func:`judge_gain`'s max-statistic test over the model's own cells, from the
     verdict's replicates; Holm over the models."""
     rows = []
     for model in dict.fromkeys(m for m, _ in cells):
         idx = [i for i, (m, _) in enumerate(cells) if m == model]
-        top = float(g[idx].max())
-        over = (boot[:, idx] - g[idx]).max(1)
+        top, over, p = _max_statistic(g[idx], boot[:, idx], paper_pp)
         rows.append({"model": model, "cells": len(idx), "largest gain": top,
-                     "low": top - float(np.quantile(over, 0.95)),
-                     "p": (1 + int((over >= top - paper_pp - 1e-9).sum())) / (1 + len(boot))})
+                     "low": top - float(np.quantile(over, 0.95)), "p": p})
     table = pd.DataFrame(rows, columns=GAIN_MODEL_COLUMNS[:-1])
     return table.assign(**{"p (Holm)": holm(table["p"].to_numpy()) if len(table) else []})
 
 
 def _in_scope_gains(items: pd.DataFrame, method: str, reference: str, min_headroom_pp: float) -> tuple[list, list, list]:
-    """:func:`_gain_cells` split by the headroom scope: the in-scope cells, their matrices, and
-    the out-of-scope cells as words ("model / task (points left)")."""
-    cells, mats, room = _gain_cells(items, method, reference)
+    """The cells :func:`judge_gain` and :func:`gain_design` read, split by the headroom scope: every
+    (model, task) with both methods whose reference leaves ``min_headroom_pp`` points below 100
+    (:func:`gain_headroom`), its (seeds, items) matrix of correctness differences, and the
+    out-of-scope cells as words ("model / task (points left)")."""
+    if not len(items):
+        return [], [], []
+    cells, mats = _item_matrices(items, method, reference)
+    room = {(r.model, r.task): r.headroom_pp for r in gain_headroom(items, reference=reference).itertuples()}
     inside = [room[c] >= min_headroom_pp for c in cells]
     outside = [f"{m} / {t} ({room[m, t]:.0f})" for (m, t), ok in zip(cells, inside) if not ok]
     return ([c for c, ok in zip(cells, inside) if ok], [m for m, ok in zip(mats, inside) if ok], outside)
@@ -733,10 +734,8 @@ def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = 
     g, boot, s = _gain_bootstrap(cells, mats, n_boot, seed)
     per_model = _gain_model_rows(cells, g, boot, paper_pp)
     top = int(np.argmax(g))
-    over = (boot - g).max(1)  # (B,): max over cells of the centred replicates
-    tol = 1e-9
-    p_value = (1 + int((over >= g[top] - paper_pp - tol).sum())) / (1 + n_boot)
-    p_cells = (1 + ((g - boot) >= (paper_pp - g) - tol).sum(0)) / (1 + n_boot)
+    _, over, p_value = _max_statistic(g, boot, paper_pp)
+    p_cells = (1 + ((g - boot) >= (paper_pp - g) - 1e-9).sum(0)) / (1 + n_boot)
     low = float(g[top] - np.quantile(over, 0.975))
     high = float((g + np.quantile(g - boot, 0.975, axis=0)).max())
     model, task = cells[top]
