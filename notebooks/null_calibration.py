@@ -65,6 +65,7 @@
 
 # %% tags=["parameters"]
 n_simulations = 900  # panels per claim and column: from 845 on, 0.05 + 2 standard errors is below 6.5%
+n_power_simulations = 300  # panels of a power simulation of its own (no bound to meet: standard error at most 2.9 points)
 seed = 0
 workers = 0  # processes sharing the claims, 0 for one per core (the rates do not depend on it)
 results_dir = "results"
@@ -77,7 +78,8 @@ from lrd.verdicts.calibration import calibration_table, monte_carlo_bound, simul
 
 glue = lrd.book.open_chapter("null_calibration", globals())  # an appendix: it checks the verdicts, it judges no claim
 designs = lrd.book.executed_designs(results_dir)  # the designs the executed chapters ran, where they glued them
-table = calibration_table(n=n_simulations, seed=seed, k=2.0, workers=workers, designs=designs)
+table = calibration_table(n=n_simulations, seed=seed, k=2.0, workers=workers, designs=designs,
+                          n_power=min(n_power_simulations, n_simulations))
 glue("n_executed", len(designs))
 glue("sim_resamples", SIMULATED_RESAMPLES)
 glue("n_simulations", n_simulations)
@@ -92,6 +94,9 @@ glue("worst_against", f"{table.loc[simulated, 'rate contradicted'].max():.1%}" i
 glue("n_within_against", int((table.loc[simulated, "rate contradicted"] <= table.loc[simulated, "bound"]).sum()))
 powered = table["power"].notna()
 glue("n_power", int(powered.sum()))
+glue("n_power_simulations", int(table.loc[powered, "power simulations"].min()) if powered.any() else 0)
+glue("power_se", f"{0.5 / max(int(table.loc[powered, 'power simulations'].min()), 1) ** 0.5:.1%}"
+     if powered.any() else "n/a")
 glue("power_range", f"{table.loc[powered, 'power'].min():.0%} to {table.loc[powered, 'power'].max():.0%}"
      if powered.any() else "n/a")
 
@@ -108,7 +113,10 @@ glue("power_range", f"{table.loc[powered, 'power'].min():.0%} to {table.loc[powe
 # {glue:text}`null_calibration-n_effect` claims whose effect is simulated,
 # {glue:text}`null_calibration-n_within_against` stay within it for "contradicted" (largest
 # {glue:text}`null_calibration-worst_against`). For the {glue:text}`null_calibration-n_power`
-# claims whose power is simulated, it ranges from {glue:text}`null_calibration-power_range`.
+# claims whose power is simulated, it ranges from {glue:text}`null_calibration-power_range`. A power
+# needs no bound, only its precision: where the power's panels are not the effect's, it is read off
+# the first {glue:text}`null_calibration-n_power_simulations` panels of its own simulation (column
+# "power simulations"; standard error at most {glue:text}`null_calibration-power_se`).
 
 # %% tags=["hide-input"]
 table.assign(**{"rate reproduced": table["rate reproduced"].map("{:.1%}".format),

@@ -514,6 +514,26 @@ def test_the_calibration_table_does_not_depend_on_its_workers(monkeypatch):
         calibration.calibration_table(n=12, workers=-1)
 
 
+def test_the_power_reads_its_own_panels_only_where_the_effect_s_are_not_the_same(monkeypatch):
+    """``n_power``: a power simulation of its own draws its first n_power panels (the same panels
+    as at n, so its rate is the rate of those); a power read off the effect's panels keeps all n."""
+    few = {c: NULL_MODELS[c] for c in ["lrd.task", "lrd.pruning_nrs"]}
+    monkeypatch.setattr(calibration, "NULL_MODELS", few)
+    own = {c: calibration._simulations(c)["power_effect"] == "power_effect" for c in few}
+    assert own == {"lrd.task": True, "lrd.pruning_nrs": False}  # the second reads the effect's panels
+    full = calibration.calibration_table(n=12, seed=3).set_index("claim")
+    cut = calibration.calibration_table(n=12, seed=3, n_power=5).set_index("claim")
+    for claim in few:
+        expected = calibration.power(claim, n=5 if own[claim] else 12, seed=3)
+        assert cut.loc[claim, "power"] == expected
+        assert cut.loc[claim, "power simulations"] == (5 if own[claim] else 12)
+        assert full.loc[claim, "power simulations"] == 12
+    pd.testing.assert_frame_equal(full.drop(columns=["power", "power simulations"]),
+                                  cut.drop(columns=["power", "power simulations"]))
+    with pytest.raises(ValueError, match="positive integer"):
+        calibration.calibration_table(n=12, n_power=0)
+
+
 def test_min_p_sign_flip_is_westfall_young_over_joint_flips():
     d = np.array([[0.3, -0.1], [0.2, 0.4], [-0.05, 0.1], [0.4, 0.2], [0.1, 0.3]])
     patterns = np.array(list(itertools.product((1, -1), repeat=5)), dtype=float)

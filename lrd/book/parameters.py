@@ -302,6 +302,8 @@ RULES: dict[str, dict[str, Rule]] = {
     },
     "null_calibration": {
         "n_simulations": Rule("null panels per claim; the Monte Carlo bound needs some", at_least=10),
+        "n_power_simulations": Rule("panels of a power simulation of its own (at most n_simulations are used)",
+                                    at_least=1),
         "seed": Rule("seed of the simulated null panels; numpy takes seeds 0 to 2**32 - 1", at_least=0,
                      below=SEED_BELOW),
         "workers": Rule("processes sharing the simulations; 0 for one per core", at_least=0),

@@ -293,7 +293,8 @@ def _calibration_row(claim_id: str, n: int, seed: int, k: float, design: Mapping
         outcomes = {w: _outcome_chunk(claim_id, w, _design_key(model.design), seed, 0, n) for w in set(same.values())}
 
     def rate(which, outcome):
-        return outcomes[same[which]].count(outcome) / n if which in same else float("nan")
+        drawn = outcomes[same[which]] if which in same else ()
+        return drawn.count(outcome) / len(drawn) if drawn else float("nan")
 
     return {"claim": claim_id, "label": CLAIMS[claim_id].label, "simulated panel": model.describe("panel"),
             "design": (source if model.design and (source != DEFAULT_DESIGN or not model.design_label)
@@ -302,12 +303,13 @@ def _calibration_row(claim_id: str, n: int, seed: int, k: float, design: Mapping
             "effect panel": model.describe("effect_panel") or "not simulated yet",
             "rate contradicted": rate("effect", "contradicted"),
             "power": rate("power_effect", "reproduced"),
+            "power simulations": len(outcomes[same["power_effect"]]) if "power_effect" in same else 0,
             "power panel": model.describe("power_panel") or "not simulated yet",
             "MC standard error": math.sqrt(ALPHA * (1 - ALPHA) / n), "bound": monte_carlo_bound(n, k=k)}
 
 
 def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0, workers: int = 1,
-                      designs: Mapping[str, tuple[Mapping[str, Any], str]] | None = None):
+                      designs: Mapping[str, tuple[Mapping[str, Any], str]] | None = None, n_power: int | None = None):
     r"""One row per registered claim: its panels, the rates of a false "reproduced" (under the
     null) and of a false "contradicted" (at the paper's effect; NaN where not simulated), the
     power (the rate of "reproduced" at the paper's effect, :func:`power`; NaN where not simulated), the
@@ -317,6 +319,12 @@ def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0, workers: i
     :attr:`NullModel.design` that an executed chapter ran, and where they were read
     (:func:`lrd.book.designs.executed_designs`); the "design" column says, per claim, that source,
     "default panel (restated)" where the claim has none, or "fixed".
+
+    ``n_power`` (default ``n``): the panels of a power simulation that is neither the null's nor
+    the effect's (whose ``n`` panels the power reads where they are the same simulation). The
+    power needs no Monte Carlo bound, only a standard error it shows
+    (:math:`\le 0.5/\sqrt{n_{power}}`); column "power simulations" says how many panels each
+    power came from (0: not simulated).
 
     ``workers`` processes share the simulations (joblib; 0: one per core) in chunks of
     :data:`CHUNK` panels, so that no claim's simulations leave one process working alone at the
@@ -336,9 +344,15 @@ def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0, workers: i
         null_model(claim).at(**design)  # an unknown parameter fails before any simulation
     claims = [c for c in CLAIMS if c in NULL_MODELS]
     _check_n(n)
+    n_power = n if n_power is None else n_power
+    _check_n(n_power)
     keys = {c: _design_key(null_model(c).at(**designs.get(c, (None, ""))[0] or {}).design) for c in claims}
-    jobs = [(c, which, start, min(start + CHUNK, n)) for c in claims for which in sorted(set(_simulations(c).values()))
-            for start in range(0, n, CHUNK)]
+
+    def panels(c, which):  # a simulation that only the power reads needs n_power panels
+        return n_power if which == "power_effect" else n
+
+    jobs = [(c, which, start, min(start + CHUNK, panels(c, which))) for c in claims
+            for which in sorted(set(_simulations(c).values())) for start in range(0, panels(c, which), CHUNK)]
     n_jobs = min(workers or os.cpu_count() or 1, len(jobs)) or 1
     chunks = Parallel(n_jobs=n_jobs, batch_size=1)(
         delayed(_outcome_chunk)(c, which, keys[c], seed, start, stop) for c, which, start, stop in jobs)

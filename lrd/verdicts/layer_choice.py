@@ -321,19 +321,25 @@ def prompt_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_
     needed = {"model", "kind", "prompt", "layer", "value"}
     if not needed <= set(prompts.columns):
         raise ValueError(f"prompts need the columns {sorted(needed)}")
-    out = []
-    for (model, kind), rows in prompts.groupby(["model", "kind"], sort=False):
-        prompt, layer = rows["prompt"].to_numpy(), rows["layer"].to_numpy()
-        ids, layers = np.unique(prompt), np.unique(layer)
-        order = np.lexsort((layer, prompt))
-        if len(rows) != len(ids) * len(layers) or np.unique(prompt * (layer.max() + 1) + layer).size != len(rows):
+    codes, groups = pd.MultiIndex.from_arrays([prompts["model"], prompts["kind"]]).factorize()  # as groupby(sort=False)
+    prompt, layer = prompts["prompt"].to_numpy(), prompts["layer"].to_numpy()
+    value = prompts["value"].to_numpy(dtype=float)
+    order = np.lexsort((layer, prompt, codes))
+    starts = np.searchsorted(codes[order], np.arange(len(groups) + 1))
+    found: dict[str, list] = {"model": [], "kind": [], "prompt": [], "valley": []}
+    for g, (model, kind) in enumerate(groups):
+        rows = order[starts[g]:starts[g + 1]]  # this model's rows, by prompt then layer
+        p, l = prompt[rows], layer[rows]
+        ids, layers = np.unique(p), np.unique(l)
+        if len(rows) != len(ids) * len(layers) or np.unique(p * (l.max() + 1) + l).size != len(rows):
             raise ValueError(f"model {model!r}: every prompt needs exactly one value at every layer")
         if not _has_band(len(layers), band):
             continue  # too few blocks for a mid band: left out, as in valley_depths
-        grid = rows["value"].to_numpy(dtype=float)[order].reshape(len(ids), len(layers))
-        out.append(pd.DataFrame({"model": model, "kind": kind, "prompt": ids, "valley": valley_contrast(grid, band)}))
-    return (pd.concat(out, ignore_index=True) if out
-            else pd.DataFrame(columns=["model", "kind", "prompt", "valley"]))
+        grid = value[rows].reshape(len(ids), len(layers))
+        for key, part in (("model", [model] * len(ids)), ("kind", [kind] * len(ids)), ("prompt", ids),
+                          ("valley", valley_contrast(grid, band))):
+            found[key].extend(part)
+    return pd.DataFrame(found) if found["model"] else pd.DataFrame(columns=["model", "kind", "prompt", "valley"])
 
 
 def per_model_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_BAND,
@@ -1013,7 +1019,7 @@ def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESI
         :data:`lrd.tables.RESULT_COLUMNS` rows of ``"score"``, both halves and, for decoders,
         :data:`FINAL_NORM_SCORE` and its halves (:data:`FINAL_NORM_HALVES`).
     """
-    frames = []
+    columns: dict[str, list] = {k: [] for k in ("model", "task", "measurement", "layer", "depth", "value")}
     for i, (n_blocks, kind) in enumerate(zip(design.layers, design.kinds)):
         layers = np.arange(n_blocks + 1)
         in_band = np.zeros(n_blocks + 1, dtype=bool)
@@ -1030,11 +1036,15 @@ def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESI
             normed_fits = rng.normal(0, design.fit_sd, (1 if design.shared_fit else 2, *shape))
             values[FINAL_NORM_HALVES[0]] = true + rows[0] + normed_fits[0]
             values[FINAL_NORM_HALVES[1]] = true + rows[1] + normed_fits[-1]
-        for measurement, v in values.items():
-            frames.append(pd.DataFrame({"model": f"m{i}", "task": np.repeat([f"t{t}" for t in range(k)], n_blocks + 1),
-                                        "measurement": measurement, "layer": np.tile(layers, k),
-                                        "depth": np.tile(layers / n_blocks, k), "value": v.ravel()}))
-    return pd.concat(frames, ignore_index=True)
+        size = k * (n_blocks + 1)
+        tasks = np.repeat(np.array([f"t{t}" for t in range(k)], dtype=object), n_blocks + 1)
+        for measurement, v in values.items():  # one frame at the end: building one per model was most of the cost
+            for key, part in (("model", np.full(size, f"m{i}", dtype=object)), ("task", tasks),
+                              ("measurement", np.full(size, measurement, dtype=object)),
+                              ("layer", np.tile(layers, k)), ("depth", np.tile(layers / n_blocks, k)),
+                              ("value", v.ravel())):
+                columns[key].append(part)
+    return pd.DataFrame({key: np.concatenate(parts) for key, parts in columns.items()})
 
 
 #: The parameters of the mid-layer null models' design (``NullModel.design``): the default book's,
@@ -1076,7 +1086,10 @@ def simulate_valleys(rng: np.random.Generator, *, decoder_valley: float, encoder
     the contrast is the one asked for; each prompt adds its own noise per layer (``prompt_sd``).
     Returns the judge's keyword arguments: ``results`` (each model's mean curve) and ``prompts``.
     """
-    frames, curves = [], []
+    names = ("model", "kind", "task", "prompt", "layer", "depth", "value")
+    frames: dict[str, list] = {k: [] for k in names}
+    curves: dict[str, list] = {k: [] for k in names if k != "prompt"}
+    n_prompts = design["n_prompts"]
     for i, (n_blocks, kind) in enumerate(zip(design["layers"], design["kinds"])):
         layers = np.arange(n_blocks + 1)
         true = 0.7 + rng.normal(0, design["rough_sd"], n_blocks + 1)
@@ -1086,14 +1099,22 @@ def simulate_valleys(rng: np.random.Generator, *, decoder_valley: float, encoder
         target = decoder_valley if kind == "decoder" else encoder_valley
         true = true - (target - valley_contrast(true)) * mid  # lowering the band by x raises v by x
         values = true + rng.normal(0, design["prompt_sd"], (design["n_prompts"], n_blocks + 1))
-        model = f"m{i}"
-        frames.append(pd.DataFrame({"model": model, "kind": kind, "task": "t0",
-                                    "prompt": np.repeat(np.arange(design["n_prompts"]), n_blocks + 1),
-                                    "layer": np.tile(layers, design["n_prompts"]),
-                                    "depth": np.tile(depth, design["n_prompts"]), "value": values.ravel()}))
-        curves.append(pd.DataFrame({"model": model, "kind": kind, "task": "t0", "measurement": "prompt entropy",
-                                    "layer": layers, "depth": depth, "value": values.mean(0)}))
-    return {"results": pd.concat(curves, ignore_index=True), "prompts": pd.concat(frames, ignore_index=True)}
+        size = n_prompts * (n_blocks + 1)
+        for key, part in (("model", np.full(size, f"m{i}", dtype=object)), ("kind", np.full(size, kind, dtype=object)),
+                          ("task", np.full(size, "t0", dtype=object)),
+                          ("prompt", np.repeat(np.arange(n_prompts), n_blocks + 1)),
+                          ("layer", np.tile(layers, n_prompts)), ("depth", np.tile(depth, n_prompts)),
+                          ("value", values.ravel())):
+            frames[key].append(part)
+        for key, part in (("model", np.full(n_blocks + 1, f"m{i}", dtype=object)),
+                          ("kind", np.full(n_blocks + 1, kind, dtype=object)),
+                          ("task", np.full(n_blocks + 1, "t0", dtype=object)), ("layer", layers), ("depth", depth),
+                          ("value", values.mean(0))):
+            curves[key].append(part)
+    results = pd.DataFrame({key: np.concatenate(parts) for key, parts in curves.items()})
+    results.insert(3, "measurement", "prompt entropy")
+    return {"results": results,  # one frame per table: a frame per model was most of the cost
+            "prompts": pd.DataFrame({key: np.concatenate(parts) for key, parts in frames.items()})}
 
 
 def _valley_design(**panel) -> dict:

@@ -33,9 +33,8 @@ correlations", Psychometrika 65 (2000) 23-28 (the interval of :func:`spearman_in
 
 from __future__ import annotations
 
-import itertools
 import math
-from functools import partial
+from functools import lru_cache, partial
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -44,7 +43,7 @@ from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
-from lrd.verdicts.stats import PermutationTest, _rank_rows, sign_flip_test, spearman_permutation_test
+from lrd.verdicts.stats import PermutationTest, _all_orderings, _rank_rows, sign_flip_test, spearman_permutation_test
 
 __all__ = ["LRD_SCORES", "selection_table", "spearman_difference_test", "spearman_interval", "judge_selection",
            "judge_selection_strongest", "judge_selection_llm", "SELECTION_NULL", "STRONGEST_NULL", "SELECTION_LLM_NULL"]
@@ -184,6 +183,25 @@ def _all_positive(x: np.ndarray, y: np.ndarray) -> tuple[PermutationTest, Permut
             ranks[:-1] @ ranks[-1], ranks)
 
 
+@lru_cache(maxsize=16)
+def _exact_stratified_orderings(strata: tuple) -> np.ndarray:
+    """Every ordering that permutes only within strata (the product of the strata's
+    factorials), read-only: computed once per strata and process (each simulated panel of the
+    appendix asks for the same). Rows in the order of the strata's lexicographic permutations,
+    the first stratum's slowest."""
+    strata = np.asarray(strata)
+    groups = [np.flatnonzero(strata == g) for g in dict.fromkeys(strata.tolist())]
+    out = np.tile(np.arange(len(strata)), (math.prod(math.factorial(len(g)) for g in groups), 1))
+    block = 1
+    for g in reversed(groups):  # the last stratum varies fastest, as itertools.product
+        perms = g[_all_orderings(len(g))]  # (len(g)!, len(g))
+        rows = len(out) // (block * len(perms))
+        out[:, g] = np.tile(np.repeat(perms, block, axis=0), (rows, 1))
+        block *= len(perms)
+    out.flags.writeable = False
+    return out
+
+
 def _stratified_orderings(strata: np.ndarray, *, max_exact: int = 40320, n_permutations: int = 20000,
                           seed: int = 0) -> tuple[np.ndarray, bool]:
     """Orderings of the units that permute only within each stratum: all of them (the product of
@@ -193,11 +211,7 @@ def _stratified_orderings(strata: np.ndarray, *, max_exact: int = 40320, n_permu
     n = len(strata)
     total = math.prod(math.factorial(len(g)) for g in groups)
     if total <= max_exact:
-        out = np.tile(np.arange(n), (total, 1))
-        for rows, combo in enumerate(itertools.product(*(itertools.permutations(g) for g in groups))):
-            for g, perm in zip(groups, combo):
-                out[rows, g] = perm
-        return out, True
+        return _exact_stratified_orderings(tuple(strata.tolist())), True
     rng = np.random.default_rng(seed)
     out = np.tile(np.arange(n), (n_permutations, 1))
     for g in groups:

@@ -621,9 +621,24 @@ def _rank_rows(x: np.ndarray) -> np.ndarray:
     return np.divide(r, norm, out=np.zeros_like(r), where=norm > 0)
 
 
+@functools.lru_cache(maxsize=16)
+def _all_orderings(n: int) -> np.ndarray:
+    """Every ordering of ``0..n-1`` in lexicographic order, shape (n!, n), read-only (computed once
+    per ``n`` and process: a verdict's exact permutation test and each of the appendix's
+    simulated panels enumerate the same 8! = 40320 orderings).
+
+    >>> _all_orderings(3).tolist()
+    [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]
+    """
+    out = np.fromiter(itertools.chain.from_iterable(itertools.permutations(range(n))), dtype=np.intp,
+                      count=math.factorial(n) * n).reshape(-1, n)
+    out.flags.writeable = False
+    return out
+
+
 def _orderings(n: int, *, max_exact: int, n_permutations: int, seed: int) -> tuple[np.ndarray, bool]:
     if math.factorial(n) <= max_exact:
-        return np.array(list(itertools.permutations(range(n)))), True
+        return _all_orderings(n), True
     rng = np.random.default_rng(seed)
     return np.argsort(rng.random((n_permutations, n)), axis=1), False
 
