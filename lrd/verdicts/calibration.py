@@ -348,11 +348,11 @@ def calibration_table(n: int = 200, seed: int = 0, *, k: float = 3.0, workers: i
     _check_n(n_power)
     keys = {c: _design_key(null_model(c).at(**designs.get(c, (None, ""))[0] or {}).design) for c in claims}
 
-    def panels(c, which):  # a simulation that only the power reads needs n_power panels
+    def panels(which):  # a simulation that only the power reads needs n_power panels
         return n_power if which == "power_effect" else n
 
-    jobs = [(c, which, start, min(start + CHUNK, panels(c, which))) for c in claims
-            for which in sorted(set(_simulations(c).values())) for start in range(0, panels(c, which), CHUNK)]
+    jobs = [(c, which, start, min(start + CHUNK, panels(which))) for c in claims
+            for which in sorted(set(_simulations(c).values())) for start in range(0, panels(which), CHUNK)]
     n_jobs = min(workers or os.cpu_count() or 1, len(jobs)) or 1
     chunks = Parallel(n_jobs=n_jobs, batch_size=1)(
         delayed(_outcome_chunk)(c, which, keys[c], seed, start, stop) for c, which, start, stop in jobs)

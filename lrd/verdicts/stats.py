@@ -592,7 +592,7 @@ def within_block_permutation_test(scores: pd.DataFrame, measures: list[str], *, 
         raise ValueError(f"need at least two values of {factor!r}, got {n_levels}")
     n_distinct = math.factorial(n_levels) ** (n_blocks - 1)
     if n_distinct <= max_exact:
-        orders = np.array(list(itertools.permutations(range(n_levels))))
+        orders = _all_orderings(n_levels)
         choice = np.array(list(itertools.product(range(len(orders)), repeat=n_blocks - 1)), dtype=int)
         choice = choice.reshape(n_distinct, n_blocks - 1)
         perms = np.concatenate([np.broadcast_to(np.arange(n_levels), (len(choice), 1, n_levels)), orders[choice]], 1)
