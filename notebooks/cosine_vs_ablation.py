@@ -211,6 +211,10 @@ lrd.tables.rounded(estimation_by_margin(reps).rename(columns={"ours": "share mis
 # permutation test of the share, intersection-union). The opposite, "no better than random",
 # cannot be shown from measured drops: item noise alone pulls the share towards the unrelated
 # rankings' share, so a verdict here is "contradicted" or "inconclusive", never "reproduced".
+# No other statistic would mend that, in one decoder or across them: blocks whose removal costs
+# nearly the same are ordered by differences that no feasible number of items resolves, and
+# ordering them as cosine does leaves the data unchanged, so the dashboard shows no per-model
+# count for this claim ("n/a").
 # The difference from unrelated rankings is shown with its bootstrap interval (resamples whose
 # ranking reliability is below {glue:text}`cosine_vs_ablation-min_reliability` left out).
 # **Verdict:**

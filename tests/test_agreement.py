@@ -184,6 +184,8 @@ def test_misestimation_is_judged_against_unrelated_rankings():
         assert v.outcome == outcome, v.evidence
     # "no better than random" is never credited: item noise alone pulls the share there
     assert v.p_value == 1.0 and "permutation p = 0.005" in v.evidence
+    # so there is no per-model count either, and the verdict says why
+    assert v.per_model is None and "not identifiable" in v.per_model_label
 
 
 def test_misestimation_of_unrelated_rankings_is_not_contradicted():

@@ -226,15 +226,18 @@ def _status_kind(status: str) -> str:
 def per_model_text(row: dict) -> str:
     """Beside the cross-model outcome, the per-model evidence in a few characters ("k/M" models
     in which the per-model test, Holm-adjusted over the panel, shows the effect), its label on
-    hover; "" for a claim that has none.
+    hover; "n/a" with the reason on hover for a per-model claim that cannot have one; "" for a
+    population claim.
 
     >>> per_model_text({"per_model": [3, 8], "per_model_label": "shown in 3 of 8 models (Holm)"})
     ' {abbr}`3/8 (shown in 3 of 8 models [Holm])`'
     >>> per_model_text({"per_model": None})
     ''
+    >>> per_model_text({"per_model": None, "per_model_label": "no per-model test: not identifiable"})
+    ' {abbr}`n/a (no per-model test: not identifiable)`'
     """
     if row.get("per_model") is None:
-        return ""
+        return f" {{abbr}}`n/a ({_role_text(row['per_model_label'])})`" if row.get("per_model_label") else ""
     k, m = row["per_model"]
     return f" {{abbr}}`{k}/{m} ({_role_text(row.get('per_model_label') or 'models in which the effect shows')})`"
 

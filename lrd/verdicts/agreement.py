@@ -71,7 +71,7 @@ from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import COSINE_MISESTIMATE_SHARE
-from lrd.verdicts.record import ALPHA, Verdict, per_model_count
+from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
 from lrd.verdicts.stats import crossed_t_test, holm, mean_interval, sign_flip_test
 
 __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spearman_brown", "corrected_correlation",
@@ -95,6 +95,12 @@ MIN_RELIABILITY = 0.7
 #: Noise-corrected between-task correlation above which two tasks' relevance counts as the
 #: same (the claim "relevance depends on the dataset" is then contradicted).
 SAME_RELEVANCE = 0.9
+
+#: Why ``cosine.misestimate`` has no per-model count (see :func:`judge_misestimate`).
+MISESTIMATE_PER_MODEL = ("no per-model test: 'no better than unrelated rankings' is not identifiable from item-noisy "
+                         "drops (near-tied blocks ordered as cosine orders them give the same data as unrelated ones); "
+                         "per decoder the chapter shows the share, its difference from unrelated rankings and the "
+                         "permutation p against the claim")
 
 #: What the paper's language models are, for the note that every cosine verdict carries.
 PAPER_MODELS = "the paper's LLMs include OLMo and LLaMA-3-8B"
@@ -711,7 +717,7 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
                                   f"paper's correlation procedure is not in the text we have",
                    note=note, **_holm_count(p_claim, alpha, f"decoders whose noise-corrected correlation is shown "
                                                             f"within +-{margin} (the equivalence test above, items "
-                                                            f"resampled; Holm over the {len(p_claim)} decoders)"))
+                                                            f"resampled; {holm_over(len(p_claim), 'decoder')})"))
 
 
 def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: pd.DataFrame, *,
@@ -734,7 +740,13 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
       reproduce that pull (simulated at the edge :math:`s = u - 0.105`, 64 items: the measured
       :math:`d = s - u` averages -0.067, its resamples -0.059; a bootstrap equivalence test says
       "reproduced" on 13% of such panels). So :math:`p = 1`: the verdict is "contradicted" or
-      "inconclusive", and the difference with its bootstrap interval is shown as evidence;
+      "inconclusive", and the difference with its bootstrap interval is shown as evidence. No
+      other statistic mends this, per model or across models: blocks whose removal costs nearly
+      the same (most blocks of a small decoder) are ordered by differences far below what a few
+      hundred items resolve, so a panel whose true share is well below :math:`u - \delta` (those
+      near-ties ordered as cosine orders them) gives the same data, in law, as one at :math:`u`;
+      a test valid at that least favourable null cannot exceed its size anywhere else. So the
+      verdict carries no per-model count, and says why (``per_model_label``);
     * **contradicted** (cosine ranks blocks better than unrelated rankings): the permutation test
       of the share, :math:`p_\text{against} = (1 + \#\{k: \bar s_k \le s\})/(1 + K)` with
       :math:`\bar s_k` the mean over tasks of :func:`unrelated_draws` (exact under independence);
@@ -800,6 +812,7 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
                    effect_label="share mis-estimated minus the unrelated rankings' share, mean over decoders",
                    effect_format="{:+.0%}",
                    paper_effect=f"> {share:.0%} of cases (the paper's description; its margin is not in our text)",
+                   per_model_label=MISESTIMATE_PER_MODEL,
                    reconstruction=(f"over/under-estimation is our reconstruction (percentile ranks more than a margin "
                                    f"apart); the paper's {share:.0%} is read as 'no better than unrelated rankings, up "
                                    f"to the {delta:.0%} of cases it leaves', because the share itself depends on the "
@@ -865,7 +878,7 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
                                   f"against the split-half ceiling) and the {same} margin for 'the same' are ours",
                    note=note, **_holm_count(p_claim, alpha, f"decoders whose corrected between-task correlation is "
                                                             f"shown below {same} (the bootstrap test above, items "
-                                                            f"resampled; Holm over the {len(p_claim)} decoders)"))
+                                                            f"resampled; {holm_over(len(p_claim), 'decoder')})"))
 
 
 #: Columns of :func:`pruning_model_tests`.
@@ -979,8 +992,8 @@ def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)
         per_model = per_model_count(
             table["p (Holm)"], f"pruned decoders in which the accuracy-drop ranking prunes better than cosine's over "
                                f"their multiple-choice test items (difference in correctness averaged over the "
-                               f"budgets, t-test with items as the unit, tasks above measured chance; Holm over the "
-                               f"{len(table)} decoders)")
+                               f"budgets, t-test with items as the unit, tasks above measured chance; "
+                               f"{holm_over(len(table), 'decoder')})")
     return Verdict(claim, "test", f"evaluation accuracy, mean over budgets of {budgets} blocks removed, accuracy-drop "
                                   f"ranking vs cosine ranking: {'; '.join(parts)}", **per_model,
                    test=f"exact one-sided sign-flip test over {len(d)} pruned model(s)",

@@ -38,7 +38,7 @@ import pandas as pd
 from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
-from lrd.verdicts.record import ALPHA, Verdict, per_model_count
+from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
 from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, intersection_union_by_model, mean_interval, partial_eta_squared, score_grid,
                                 separation_counts, separation_test, separation_tests, sign_flip_min_p_test,
                                 variance_explained, within_block_permutation_test)
@@ -472,7 +472,7 @@ def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORE
                 table["p (Holm)"], f"models whose {' or '.join(measures)} differ between tasks beyond the sampling of "
                                    f"texts ({int(table['groups'].iloc[0])} disjoint groups of "
                                    f"{int(table['texts per group'].iloc[0])} texts per task as replicates, permutation "
-                                   f"of groups between tasks; Holm over the {len(table)} models; the 'beyond the final "
+                                   f"of groups between tasks; {holm_over(len(table))}; the 'beyond the final "
                                    f"layer' part has no per-model test)")
     return Verdict(claim, "test", evidence, test=described, **per_model,
                    statistic=test.statistic, p_value=p_value, p_min=p_min, effect=test.statistic, ci=ci,
@@ -756,7 +756,7 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
         by_model["p (all, Holm)"], f"models whose every pair of families stays below {margin:g} (mean |rho| "
                                    + ("corrected for the curves' noise " if corrected else "")
                                    + f"over their tasks as replicates, one-sided t-test per pair, intersection-union "
-                                     f"over the {len(pairs)} pairs; Holm over the {len(by_model)} models)")
+                                     f"over the {len(pairs)} pairs; {holm_over(len(by_model))})")
     what = ("mean |Spearman| across layers, corrected for the curves' noise over the texts (split-group "
             "reliability),") if corrected else "mean |Spearman| across layers (uncorrected for the curves' noise),"
     evidence = (f"{what} over {_plural(n, 'model')}: {listed}; every pair below {margin:g}: "

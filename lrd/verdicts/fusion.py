@@ -53,7 +53,7 @@ from lrd.aggregation.cayley import cayley_graph, smallest_n
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
                                  ILSE_PAPER_STATES, ILSE_TABLE_ROWS, Scope, claim as _claim)
-from lrd.verdicts.record import ALPHA, Verdict, per_model_count
+from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
 from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, intersection_union_by_model, mean_interval,
                                 sign_flip_min_p_test, sign_flip_power, sign_flip_test)
 
@@ -316,7 +316,7 @@ def _per_model_count(table: pd.DataFrame, label: str, alpha: float = 0.05) -> di
     if table.empty:
         return {}
     per = table.drop_duplicates("model")
-    return per_model_count(per["p (all, Holm)"], f"{label}; Holm over the {len(per)} models)", alpha=alpha)
+    return per_model_count(per["p (all, Holm)"], f"{label}; {holm_over(len(per))})", alpha=alpha)
 
 
 def _per_model_fields(items: pd.DataFrame | None, method: str, references: Sequence[str]) -> dict:
@@ -749,8 +749,8 @@ def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = 
         statistic=float(g[top]), p_value=float(p_value), p_against=float(p_cells.max()),
         **per_model_count(per_model["p (Holm)"],
                           f"models with a cell in the paper's scope gaining more than {paper_pp:g} points (the "
-                          f"max-statistic test over the model's own cells, same bootstrap; Holm over the "
-                          f"{len(per_model)} model{'s' if len(per_model) != 1 else ''})"),
+                          f"max-statistic test over the model's own cells, same bootstrap; "
+                          f"{holm_over(len(per_model))})"),
         against=f"every cell's gain below the paper's {paper_pp:g} points", p_min=1 / (1 + n_boot),
         effect=float(g[top]), ci=(min(low, float(g[top])), max(high, float(g[top]))),
         effect_label="largest cell gain over the last layer, points (95% simultaneous interval)",
@@ -869,8 +869,8 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
         grid = f"{int(table['mappings'].min())} mappings x {int(table['seeds'].min())} seeds"
         per_model = per_model_count(
             inside["p (Holm)"], f"models whose mapping component is below {paper_std_pp:g} points on their own "
-                                f"mapping x seed grid ({grid}; the same chi-square bound per model; Holm over the "
-                                f"{len(inside)} models whose encoder learns the task"
+                                f"mapping x seed grid ({grid}; the same chi-square bound per model; "
+                                f"{holm_over(len(inside), 'model', ' whose encoder learns the task')}"
                                 + (f"; {OUT_OF_SCOPE}, mean score not {paper_std_pp:g} points above the majority "
                                    f"class: {', '.join(out)}" if out else "") + ")")
     return Verdict(

@@ -51,7 +51,7 @@ import pandas as pd
 
 from lrd.methods.pruning import MEASUREMENT_RULES
 from lrd.verdicts.calibration import NullModel
-from lrd.verdicts.record import ALPHA, Verdict, per_model_count
+from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
 from lrd.verdicts.stats import (PermutationTest, accuracy_permutation_test, crossed_t_test, equivalence_sign_flip_test,
                                 holm, intersection_union_by_model, mean_interval, sign_flip_test)
 
@@ -386,8 +386,9 @@ def _per_model(items: pd.DataFrame | None, comparisons: Sequence[tuple[str, str,
     per = table.drop_duplicates("model")
     return per_model_count(per["p (all, Holm)"], f"pruned decoders in which {label}, over their multiple-choice test "
                                                  f"items (crossed-factor t-test per model, random's orders as the "
-                                                 f"second factor; largest p over the comparisons; Holm over the "
-                                                 f"{len(per)} decoders above measured chance; encoders' scores have "
+                                                 f"second factor; largest p over the comparisons; "
+                                                 f"{holm_over(len(per), 'decoder', ' above measured chance')}; "
+                                                 f"encoders' scores have "
                                                  f"no items)", alpha=alpha)
 
 

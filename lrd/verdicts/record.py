@@ -28,7 +28,7 @@ from typing import Literal
 from lrd.verdicts.claims import CLAIM_GROUPINGS, CLAIMS
 from lrd.verdicts.stats import holm
 
-__all__ = ["ALPHA", "OUTCOMES", "OUTCOME_RULES", "Verdict", "decide", "multiplicity", "per_model_count"]
+__all__ = ["ALPHA", "OUTCOMES", "OUTCOME_RULES", "Verdict", "decide", "holm_over", "multiplicity", "per_model_count"]
 
 ALPHA = 0.05
 OUTCOMES = ("reproduced", "contradicted", "inconclusive", "not testable", "demonstrated")
@@ -160,6 +160,7 @@ class Verdict:
         the M; ``per_model_label`` says which test and which models ("shown in 3 of 4 decoders
         (Holm; prompts as the unit)"). None for population claims.
     per_model_label : str, optional
+        With ``per_model`` None, why a per-model phenomenon has no per-model test.
 
     Examples
     --------
@@ -269,6 +270,21 @@ def per_model_count(p_holm, label: str, *, alpha: float = ALPHA) -> dict:
     if not p:
         return {}
     return {"per_model": (sum(x <= alpha for x in p), len(p)), "per_model_label": label}
+
+
+def holm_over(n: int, noun: str = "model", qualifier: str = "") -> str:
+    """How a per-model label names its multiplicity adjustment: Holm over ``n`` units, or none for one.
+
+    Examples
+    --------
+    >>> holm_over(3, "decoder")
+    'Holm over the 3 decoders'
+    >>> holm_over(1, "model", " whose encoder learns the task")
+    'one model whose encoder learns the task, so no Holm adjustment'
+    """
+    if n == 1:
+        return f"one {noun}{qualifier}, so no Holm adjustment"
+    return f"Holm over the {n} {noun}s{qualifier}"
 
 
 def multiplicity(records, *, alpha: float = ALPHA) -> dict:
