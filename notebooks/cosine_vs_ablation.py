@@ -71,7 +71,7 @@ from lrd.methods.relevance import ENCODER_SCORER_DESCRIPTIONS
 from lrd.book.glue import save_results
 from lrd.engine.models import model_kinds, model_sources
 from lrd.engine.packs import MODEL_PACKS
-from lrd.verdicts.claims import grouping_table
+from lrd.verdicts.claims import COSINE_MISESTIMATE_SHARE, grouping_table
 from lrd.units import compute
 from lrd.units.cosine_vs_ablation import (collect_decoders, cosine_vs_ablation_units, encoder_tables,
                                           pruning_curves_table, pruning_items_table)
@@ -205,15 +205,19 @@ lrd.tables.rounded(estimation_by_margin(reps).rename(columns={"ours": "share mis
 # %% [markdown]
 # **The test** (`judge_misestimate`): unrelated rankings already reach most of any share, so
 # the paper's 90% is its description, not our threshold (above it cosine would have to be worse
-# than random). Per decoder, the share at the chosen margin averaged over its tasks above
-# chance is compared with the unrelated rankings' share: "contradicted" when cosine places the
-# blocks better than random assignments of the measured relevance in every decoder (a
-# permutation test of the share, intersection-union). The opposite, "no better than random",
+# than random). We read the claim as: cosine places blocks no better than unrelated rankings, up
+# to the {glue:text}`cosine_vs_ablation-misestimate_delta` of the blocks that the paper's share
+# leaves. Per decoder, the share at the chosen margin averaged over its tasks above chance is
+# compared with the unrelated rankings' share: "contradicted" when cosine's share is below theirs
+# by more than {glue:text}`cosine_vs_ablation-misestimate_delta` in every decoder (a one-sided
+# bootstrap test over items, intersection-union; item noise pulls the share towards the unrelated
+# rankings', so this errs towards "inconclusive"). The permutation test of "better than random at
+# all", which the claim allows, is shown beside it. The opposite, "no better than random",
 # cannot be shown from measured drops: item noise alone pulls the share towards the unrelated
 # rankings' share, so a verdict here is "contradicted" or "inconclusive", never "reproduced".
 # No other statistic would mend that, in one decoder or across them: blocks whose removal costs
 # nearly the same are ordered by differences that no feasible number of items resolves, and
-# ordering them as cosine does leaves the data unchanged, so the dashboard shows no per-model
+# ordering them as cosine does barely changes the data, so the dashboard shows no per-model
 # count for this claim ("n/a").
 # The difference from unrelated rankings is shown with its bootstrap interval (resamples whose
 # ranking reliability is below {glue:text}`cosine_vs_ablation-min_reliability` left out).
@@ -222,6 +226,7 @@ lrd.tables.rounded(estimation_by_margin(reps).rename(columns={"ours": "share mis
 
 # %% tags=["hide-input"]
 glue("min_reliability", min_reliability)
+glue("misestimate_delta", f"{1 - COSINE_MISESTIMATE_SHARE:.0%}")
 unrelated = unrelated_draws(reps, margin=margin, n_perm=n_boot)
 glue.verdict(judge_misestimate(agreement, chance, unrelated, min_reliability=min_reliability, note=note),
              section="does-cosine-mis-estimate-more-than-90-of-the-blocks")
