@@ -98,7 +98,7 @@ from lrd.engine.models import model_kinds
 from lrd.verdicts.claims import grouping_table
 from lrd.units import compute
 from lrd.units.mid_layer import mid_layer_tables, mid_layer_units
-from lrd.verdicts.claims import SKEAN_GAIN_RANGE
+from lrd.verdicts.claims import SKEAN_GAIN_RANGE, claim
 from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
                                        judge_metrics_track, judge_valley, label_free_choice, model_correlations,
                                        model_gains, panel_note, paper_gain, per_model_band_gains, per_model_valleys,
@@ -329,14 +329,17 @@ lrd.book.plots.correlation_heatmap(model_correlations(results), title="metric vs
 # highest DiME on {glue:text}`mid_layer-aug_task`, used for every task, against the last layer,
 # both scored on the halves the gain uses and averaged over tasks (relative gain of the
 # task-mean score: the paper's "3%" does not say whether relative or in points). DiME uses no
-# labels, so choosing by it needs no cross-fitting. **Test**: exact one-sided sign-flip test
-# over models; against it, the same test of the chosen layer scoring below the last. Per model
-# (the table's `p` and `p (Holm)`): the chosen layer against the last on the model's (task,
-# half) replicates.
+# labels, so choosing by it needs no cross-fitting. **Scope**: {glue:text}`mid_layer-choice_scope`.
+# Only those models count; the others are shown (`in scope` false) and never counted for or
+# against the claim. **Test**: exact one-sided sign-flip
+# test over the models in scope; against it, the same test of the chosen layer scoring below the
+# last. Per model (the table's `p` and `p (Holm)`, Holm over the models in scope): the chosen
+# layer against the last on the model's (task, half) replicates.
 
 # %% tags=["hide-input"]
+glue("choice_scope", claim("skean.choice").scope.text)
 glue.verdict(judge_choice(results, metric="DiME", note=note), section="choosing-a-layer-without-labels")
-lrd.tables.rounded(label_free_choice(results, metric="DiME"))
+lrd.tables.rounded(label_free_choice(results, metric="DiME", scope=claim("skean.choice").scope))
 
 # %% [markdown]
 # **Verdict**: {glue:text}`mid_layer-verdict_choice`.

@@ -9,6 +9,7 @@ import pytest
 
 from lrd.tables import per_layer
 from lrd.methods.crossfit import FINAL_NORM_SCORE
+from lrd.verdicts.claims import claim
 from lrd.verdicts.layer_choice import (BOOK_DESIGN, BOOK_MODELS, FINAL_NORM_HALVES, band_layers, holm, paper_gain,
                                        per_model_band_gains, per_model_valleys,
                                        simulate_design, valley_contrast,
@@ -396,15 +397,33 @@ def test_metrics_track_both_reversed_is_contradicted():
 # ---- skean.choice -------------------------------------------------------------------------------
 
 
-def _choice_panel(n_models, *, good: bool):
+def _choice_panel(n_models, *, good: bool, kind: str = "decoder", prefix: str = "m"):
     """Layer 2 scores 0.6 and the last 0.5; DiME peaks at layer 2 (``good``) or at layer 1 (0.4)."""
     parts = []
     curve = np.array([0.3, 0.4, 0.6, 0.45, 0.5])
     for i in range(n_models):
-        parts += _scores(f"m{i}", curve, curve)
+        parts += _scores(f"{prefix}{i}", curve, curve)
         dime = np.array([0.0, 0.2, 1.0, 0.3, 0.0]) if good else np.array([0.0, 1.0, 0.2, 0.3, 0.0])
-        parts.append(per_layer(dime, model=f"m{i}", task="cls", measurement="DiME"))
-    return pd.concat(parts, ignore_index=True)
+        parts.append(per_layer(dime, model=f"{prefix}{i}", task="cls", measurement="DiME"))
+    return pd.concat(parts, ignore_index=True).assign(kind=kind)
+
+
+def test_choice_counts_only_the_models_of_the_papers_scope():
+    """The paper's number is Pythia's (an autoregressive LM): sentence embedders are shown, never
+    counted. Four decoders and four encoders whose chosen layer all lose: the old judge said
+    "contradicted" (sign flips over 8 models, p = 1/256); four decoders cannot reach 0.05."""
+    losing = pd.concat([_choice_panel(4, good=False), _choice_panel(4, good=False, kind="encoder", prefix="e")])
+    v = judge_choice(losing)
+    assert v.outcome == "not testable" and v.p_min == 1 / 16 and v.per_model[1] == 4
+    assert "out of the paper's scope (shown, not counted): e0 -20.0%" in v.evidence
+    # five decoders gaining decide it, whatever the embedders do
+    mixed = pd.concat([_choice_panel(5, good=True), _choice_panel(3, good=False, kind="encoder", prefix="e")])
+    assert judge_choice(mixed).outcome == "reproduced"
+    table = label_free_choice(mixed, scope=claim("skean.choice").scope)
+    assert table["in scope"].sum() == 5 and table.loc["e0", "p (Holm)"] != table.loc["e0", "p (Holm)"]  # NaN
+    assert judge_choice(_choice_panel(5, good=True, kind="encoder")).outcome == "not testable"
+    with pytest.raises(ValueError, match="'kind' column"):
+        judge_choice(_choice_panel(5, good=True).drop(columns="kind"))
 
 
 def test_choice_table_closed_form():

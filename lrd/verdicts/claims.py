@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal, Sequence
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Paper", "Scope", "Claim", "CLAIMS", "PAPERS", "claim", "claims_of", "LRD", "SKEAN", "ABLATION", "ILSE",
+__all__ = ["Paper", "Scope", "OUT_OF_SCOPE", "Claim", "CLAIMS", "PAPERS", "claim", "claims_of", "LRD", "SKEAN", "ABLATION", "ILSE",
            "SKEAN_GAIN_RANGE", "ILSE_MAX_GAIN_PP", "ILSE_MAX_PARAM_SHARE", "ILSE_MAPPING_STD_PP", "ILSE_PYTHIA_410M",
            "ILSE_DEFAULTS",
            "ILSE_TABLE_ROWS", "COSINE_MISESTIMATE_SHARE", "ILSE_PARAMS_RANGE", "ILSE_MIN_HEADROOM_PP",
@@ -36,6 +36,10 @@ class Paper:
 
     def cite(self) -> str:
         return f"{self.authors}, “{self.title}”, {self.venue}"
+
+
+#: How a verdict labels the models or cells it shows but does not count.
+OUT_OF_SCOPE = "out of the paper's scope"
 
 
 @dataclass(frozen=True)
@@ -57,12 +61,16 @@ class Scope:
     sparser_graph : bool
         Only layer counts at which the construction is sparser than the complete graph, as
         every model of the paper is (the threshold is arithmetic: :func:`lrd.verdicts.fusion.sparser_from`).
+    kinds : tuple of str, optional
+        Only models of these kinds (the results' ``kind`` column: ``"decoder"`` for the
+        autoregressive language models, ``"encoder"`` for the sentence embedders).
     """
 
     text: str
     params: tuple[float, float] | None = None
     min_headroom_pp: float | None = None
     sparser_graph: bool = False
+    kinds: tuple[str, ...] | None = None
 
     def in_params(self, base_params: float) -> bool:
         """Whether a model of ``base_params`` parameters is within :attr:`params` (True without bounds)."""
@@ -262,7 +270,10 @@ _CLAIMS = [
           "Pythia's intermediate layer chosen by DiME scores 3% above the final layer on the MTEB average.",
           "report digest (shared/papers/002), main results 1 (our translation)",
           paper_effect="+3% (Pythia, DiME-chosen layer, MTEB average)",
-          panel=_MODELS_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+          scope=Scope("autoregressive language models, as the paper's Pythia (report digest 002, Sec. 3.1); sentence "
+                      "embedders, whose last layer is trained as the embedding, are outside it", kinds=("decoder",)),
+          panel="at least 5 autoregressive language models (exact sign-flip over models: p >= 2^-n)",
+          sweep=_sweep("mid_layer", _BASE_LLMS)),
     # Hinostroza et al. 2026 (Beyond cosine)
     Claim("cosine.theory", ABLATION, "cosine_vs_ablation", "a block can have ~0 cosine relevance yet be crucial",
           "Our theoretical analysis shows that a layer can exhibit an arbitrarily low cosine similarity score "

@@ -51,7 +51,7 @@ from scipy import stats as _sp
 
 from lrd.aggregation.cayley import cayley_graph, smallest_n
 from lrd.verdicts.calibration import NullModel
-from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
+from lrd.verdicts.claims import (OUT_OF_SCOPE, ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
                                  ILSE_PAPER_STATES, ILSE_TABLE_ROWS, Scope, claim as _claim)
 from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
 from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, intersection_union_by_model, mean_interval,
@@ -76,8 +76,6 @@ _LABELS = {"last": "Last layer", "best": "Best layer", "mean": "Mean of layers",
 _POINTS = 100.0  # scores are fractions (accuracy, Spearman); the paper reports points
 _MODEL_LEVEL = ("model-level score: a model's seed means averaged over its tasks (accuracy and Spearman points "
                 "alike); the paper reports cells and states no test")
-#: How a model or cell outside the paper's scope is labelled wherever it is shown.
-OUT_OF_SCOPE = "out of the paper's scope"
 _PANEL_NOTE = ("The unit is the model. The paper used base LLMs of 410M to 8B parameters; our offline decoders are "
                "small dequantised GGUF checkpoints (some instruction-tuned) and our encoders sentence embedders.")
 

@@ -51,8 +51,8 @@ from scipy import stats as _sp
 
 from lrd.methods.crossfit import FINAL_NORM_SCORE
 from lrd.verdicts.calibration import NullModel
-from lrd.verdicts.claims import SKEAN_GAIN_RANGE
-from lrd.verdicts.record import ALPHA, Verdict
+from lrd.verdicts.claims import OUT_OF_SCOPE, SKEAN_GAIN_RANGE, Scope, claim as _claim
+from lrd.verdicts.record import ALPHA, Verdict, holm_over
 from lrd.tables import RESULT_COLUMNS
 from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_min_p_test,
                                 sign_flip_power, sign_flip_test,
@@ -63,7 +63,7 @@ __all__ = ["FINAL_NORM_HALVES", "per_model_band_gains", "VALLEY_BAND", "VALLEY_M
            "HALVES", "METRICS", "PAPER_DIRECTIONS", "valley_drop", "valley_depths", "cross_fitted_gain",
            "model_gains", "metric_correlations", "model_correlations", "label_free_choice", "chance_table", "FinalNormComparison", "final_norm_comparison", "panel_note",
            "judge_gain", "judge_valley",
-           "judge_metrics_track", "judge_choice", "GAIN_NULL", "VALLEY_NULL", "METRICS_TRACK_NULL", "CHOICE_NULL"]
+           "judge_metrics_track", "judge_choice", "in_scope_models", "GAIN_NULL", "VALLEY_NULL", "METRICS_TRACK_NULL", "CHOICE_NULL"]
 
 #: The measurements holding each layer's score on the two halves of a task's evaluation rows.
 HALVES = ("score half 1", "score half 2")
@@ -471,7 +471,26 @@ def model_correlations(results: pd.DataFrame, *, metrics=METRICS) -> pd.DataFram
     return table[[m for m in metrics if m in table.columns]]
 
 
-def label_free_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_better: bool = True) -> pd.DataFrame:
+def in_scope_models(results: pd.DataFrame, scope: Scope | None) -> dict[str, bool]:
+    """Per model of ``results``, whether it lies in ``scope`` (its :attr:`Scope.kinds`, read from
+    the results' ``kind`` column); every model when the scope names no kinds.
+
+    >>> r = pd.DataFrame({"model": ["a", "a", "b"], "kind": ["encoder", "encoder", "decoder"]})
+    >>> in_scope_models(r, Scope("autoregressive models", kinds=("decoder",)))
+    {'a': False, 'b': True}
+    """
+    models = list(dict.fromkeys(results["model"]))
+    if scope is None or scope.kinds is None:
+        return dict.fromkeys(models, True)
+    if "kind" not in results.columns:
+        raise ValueError(f"the claim's scope ({scope.text}) needs the results' 'kind' column (encoder or decoder "
+                         f"per model), as the mid_layer unit writes it")
+    kinds = results.groupby("model", sort=False)["kind"].first()
+    return {m: kinds[m] in scope.kinds for m in models}
+
+
+def label_free_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_better: bool = True,
+                      scope: Scope | None = None) -> pd.DataFrame:
     """Choose each model's layer by a label-free metric; its score against the last layer's.
 
     The metric's curve (mean over the tasks it was measured on) picks one intermediate layer per
@@ -482,13 +501,14 @@ def label_free_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_
     Per model, the evidence of that model alone: ``p``, the exact one-sided sign-flip test over
     its (task, half) replicates of "the chosen layer scores above the last" (each half scored
     with fits of its own rows, :mod:`lrd.methods.crossfit`, so the replicates are independent
-    given the model; :math:`p \ge 2^{-2T}`), and ``p (Holm)`` adjusted over the models.
+    given the model; :math:`p \ge 2^{-2T}`), and ``p (Holm)`` adjusted over the models in
+    ``scope`` (:func:`in_scope_models`; NaN for the others, which are shown, not counted).
 
     Returns
     -------
     DataFrame
         Index ``model``; ``chosen layer``, ``chosen depth``, ``chosen``, ``last`` (mean scores),
-        ``replicates``, ``p``, ``relative gain`` and ``p (Holm)``.
+        ``replicates``, ``p``, ``relative gain``, ``in scope`` and ``p (Holm)``.
     """
     scores = _per_model(results, HALVES)
     if not (results["measurement"] == metric).any():
@@ -510,7 +530,11 @@ def label_free_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_
                     "chosen": mean[j], "last": mean[-1], "replicates": len(d), "p": test.p_value})
     table = pd.DataFrame(out).set_index("model")
     table["relative gain"] = _relative(table["chosen"].to_numpy(), table["last"].to_numpy(), table.index)
-    table["p (Holm)"] = holm(table["p"].to_numpy())
+    inside = in_scope_models(results, scope)
+    table["in scope"] = [inside[m] for m in table.index]
+    table["p (Holm)"] = np.nan
+    if table["in scope"].any():
+        table.loc[table["in scope"], "p (Holm)"] = holm(table.loc[table["in scope"], "p"].to_numpy())
     return table
 
 
@@ -880,7 +904,7 @@ def judge_metrics_track(results: pd.DataFrame, *, directions: dict[str, int] | N
 
 
 def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_better: bool = True,
-                 note: str | None = None) -> Verdict:
+                 note: str | None = None, scope: Scope | None = None) -> Verdict:
     r"""``skean.choice``: the layer a label-free metric (DiME) chooses scores above the last layer.
 
     :func:`label_free_choice` picks one intermediate layer per model by the metric (no labels,
@@ -891,23 +915,36 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
     t-interval, beside the paper's +3% (Pythia). Power: the probability of "reproduced" if every
     model's chosen layer gained the paper's 3%, with the spread across models observed here.
 
+    **Scope** (:attr:`lrd.verdicts.claims.Claim.scope`, default the claim's): the paper states the
+    number for Pythia, an autoregressive language model; only models of the scope's kinds are
+    tested, the others (sentence embedders, whose last layer is trained as the embedding) are
+    shown with their gains and never counted.
+
     Paper: results on the MTEB average (report digest ``shared/papers/002`` Sec. 3.1).
     """
-    table = label_free_choice(results, metric=metric, higher_is_better=higher_is_better)
+    scope = scope or _claim("skean.choice").scope
+    full = label_free_choice(results, metric=metric, higher_is_better=higher_is_better, scope=scope)
+    table, outside = full[full["in scope"]], full[~full["in scope"]]
+    out_words = ("; " + OUT_OF_SCOPE + " (shown, not counted): "
+                 + ", ".join(f"{m} {g:+.1%}" for m, g in outside["relative gain"].items())) if len(outside) else ""
+    if table.empty:
+        return Verdict.untestable("skean.choice", f"no model of the paper's scope ({scope.text}) in the panel"
+                                  + out_words, note=note)
     g = table["relative gain"].to_numpy()
     test, worse = sign_flip_test(g), sign_flip_test(-g)
     n, wins = len(g), int((g > 0).sum())
     evidence = (f"the {metric}-chosen layer (mean depth {table['chosen depth'].mean():.2f}) scores {g.mean():+.1%} "
-                f"relative to the last layer (mean over {_models(n)}; above the last for {wins} of {n})")
+                f"relative to the last layer (mean over {_models(n)} in the paper's scope; above the last for {wins} "
+                f"of {n})")
     spread = float(g.std(ddof=1)) if n > 1 else None
     power = sign_flip_power(PAPER_CHOICE_GAIN, spread, n) if spread is not None else None
     shown = (int((table["p (Holm)"] <= ALPHA).sum()), n)
-    evidence += f"; shown in {shown[0]} of {n} models over their (task, half) replicates (Holm)"
+    evidence += f"; shown in {shown[0]} of {n} models over their (task, half) replicates (Holm)" + out_words
     return Verdict("skean.choice", "test", evidence,
                    per_model=shown,
-                   per_model_label=(f"models whose {metric}-chosen layer scores above the last over their (task, half) "
-                                    "replicates (disjoint rows and fits; exact sign-flip test per model, Holm over "
-                                    "the models)"),
+                   per_model_label=(f"models of the paper's scope whose {metric}-chosen layer scores above the last "
+                                    "over their (task, half) replicates (disjoint rows and fits; exact sign-flip test "
+                                    f"per model, {holm_over(n)})"),
                    test=f"exact one-sided sign-flip test over {_models(n)} (tasks averaged per model)",
                    power=power,
                    power_label=(f"if the chosen layer scored the paper's {PAPER_CHOICE_GAIN:.0%} above the last in every "
@@ -1016,10 +1053,11 @@ def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESI
     Returns
     -------
     DataFrame
-        :data:`lrd.tables.RESULT_COLUMNS` rows of ``"score"``, both halves and, for decoders,
-        :data:`FINAL_NORM_SCORE` and its halves (:data:`FINAL_NORM_HALVES`).
+        :data:`lrd.tables.RESULT_COLUMNS` and ``kind`` (as the chapter's results), rows of
+        ``"score"``, both halves and, for decoders, :data:`FINAL_NORM_SCORE` and its halves
+        (:data:`FINAL_NORM_HALVES`).
     """
-    columns: dict[str, list] = {k: [] for k in ("model", "task", "measurement", "layer", "depth", "value")}
+    columns: dict[str, list] = {k: [] for k in ("model", "task", "measurement", "layer", "depth", "value", "kind")}
     for i, (n_blocks, kind) in enumerate(zip(design.layers, design.kinds)):
         layers = np.arange(n_blocks + 1)
         in_band = np.zeros(n_blocks + 1, dtype=bool)
@@ -1042,7 +1080,7 @@ def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESI
             for key, part in (("model", np.full(size, f"m{i}", dtype=object)), ("task", tasks),
                               ("measurement", np.full(size, measurement, dtype=object)),
                               ("layer", np.tile(layers, k)), ("depth", np.tile(layers / n_blocks, k)),
-                              ("value", v.ravel())):
+                              ("value", v.ravel()), ("kind", np.full(size, kind, dtype=object))):
                 columns[key].append(part)
     return pd.DataFrame({key: np.concatenate(parts) for key, parts in columns.items()})
 
@@ -1164,7 +1202,7 @@ def _design_metric(rng: np.random.Generator, design: MidLayerDesign, metric: str
         value = rng.normal(size=n_blocks + 1)
         value[band_layers(layers, band)] += peak
         frames.append(pd.DataFrame({"model": f"m{i}", "task": "t0", "measurement": metric, "layer": layers,
-                                    "depth": layers / n_blocks, "value": value}))
+                                    "depth": layers / n_blocks, "value": value, "kind": design.kinds[i]}))
     return pd.concat(frames, ignore_index=True)
 
 
