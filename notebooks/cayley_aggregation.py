@@ -115,12 +115,12 @@ from lrd.aggregation.training import TrainConfig
 from lrd.units import compute
 from lrd.units.cayley_aggregation import cayley_aggregation_units, cayley_tables
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_PYTHIA_410M,
-                                 ILSE_TABLE_ROWS)
+                                 ILSE_TABLE_ROWS, claim)
 from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, judge_baselines,
                                  judge_cayley_efficiency, judge_cayley_performance, judge_fc, judge_few_shot,
                                  gain_design, gain_model_tests, judge_gain, judge_mapping, judge_parameters, majority_accuracy,
                                  mapping_model_tests,
-                                 in_param_scope, OUT_OF_SCOPE,
+                                 in_param_scope, size_scope, OUT_OF_SCOPE,
                                  few_shot_item_tests, per_model_item_tests)
 from lrd.verdicts.stats import sign_flip_p_min
 
@@ -183,6 +183,21 @@ graphs.set_index("model")
 grouping_table(model_kinds(models), "cayley_aggregation")
 
 # %% [markdown]
+# **The paper's scope.** The paper states its aggregator claims for
+# {glue:text}`cayley_aggregation-ilse_models`. Of this panel, {glue:text}`cayley_aggregation-n_models_in_scope`
+# models lie in that range ({glue:text}`cayley_aggregation-models_in_scope`): the tests of the
+# FC- and Cayley-Encoders against the other methods, of few-shot training and of the gains over
+# the last layer count only those. The others are shown in every table and named in each
+# verdict, never counted for or against a claim.
+
+# %% tags=["hide-input"]
+base_params = dict(zip(shares["model"], shares["base_params"]))  # the scope of the aggregator claims
+(in_scope,), _ = size_scope("ilse.fc", base_params, shares)
+glue("ilse_models", claim("ilse.fc").scope.text.removeprefix("the paper's "))
+glue("n_models_in_scope", len(in_scope))
+_ = glue("models_in_scope", ", ".join(in_scope["model"]) or "none")
+
+# %% [markdown]
 # ## Every method on every model and task
 #
 # Extraction is shared with the other embedding chapters (`lrd.engine.extract`, mean pooling,
@@ -240,7 +255,8 @@ lrd.book.plots.method_scores(summary, ylabel="accuracy / Spearman")
 
 # %% tags=["hide-input"]
 methods_section = "fc-encoder-against-the-existing-approaches"
-_ = glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES, items=items), section=methods_section)
+_ = glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES, items=items, base_params=base_params),
+                 section=methods_section)
 
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_fc`
@@ -250,10 +266,11 @@ _ = glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES, items=items), se
 # interval, and a one-sided t-test whose variance has both crossed factors, the seeds' training
 # noise and the test items' sampling (`lrd.verdicts.fusion.crossed_mean_test`); `p (all)` is the
 # largest over the approaches (above all three), Holm-adjusted over the models in
-# `p (all, Holm)`. The dashboard's count beside the verdict is the models with that at most 0.05.
+# `p (all, Holm)`; the models of the paper's scope only. The dashboard's count beside the verdict is the models with that at most 0.05.
 
 # %% tags=["hide-input"]
-per_model_item_tests(items, "fc", EXISTING_APPROACHES).round(4)
+(items_in_scope,), _ = size_scope("ilse.fc", base_params, items)
+per_model_item_tests(items_in_scope, "fc", EXISTING_APPROACHES).round(4)
 
 # %% [markdown]
 #
@@ -266,8 +283,9 @@ per_model_item_tests(items, "fc", EXISTING_APPROACHES).round(4)
 
 # %% tags=["hide-input"]
 baselines_section = "cayley-encoder-against-fc-and-the-baselines"
-glue.verdict(judge_cayley_performance(scores, items=items), section=baselines_section)
-_ = glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES, items=items), section=baselines_section)
+glue.verdict(judge_cayley_performance(scores, items=items, base_params=base_params), section=baselines_section)
+_ = glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES, items=items, base_params=base_params),
+                 section=baselines_section)
 
 # %% [markdown]
 # Cayley against FC: {glue:text}`cayley_aggregation-verdict_cayley_performance`
@@ -278,10 +296,10 @@ _ = glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES, items=items)
 # above all three).
 
 # %% tags=["hide-input"]
-per_model_item_tests(items, "cayley", ["fc"]).round(4)
+per_model_item_tests(items_in_scope, "cayley", ["fc"]).round(4)
 
 # %% tags=["hide-input"]
-per_model_item_tests(items, "cayley", PAPER_BASELINES).round(4)
+per_model_item_tests(items_in_scope, "cayley", PAPER_BASELINES).round(4)
 
 # %% [markdown]
 #
@@ -310,12 +328,13 @@ per_model_item_tests(items, "cayley", PAPER_BASELINES).round(4)
 # %% tags=["hide-input"]
 glue("paper_gain", ILSE_MAX_GAIN_PP)
 glue("n_boot", n_boot)
-_ = glue.verdict(judge_gain(items, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot), section="gains-over-the-last-layer")
-for key, value in gain_design(items).items():  # the in-scope design, for the appendix's calibration
+_ = glue.verdict(judge_gain(items, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot, base_params=base_params),
+                 section="gains-over-the-last-layer")
+for key, value in gain_design(items, base_params=base_params).items():  # the in-scope design, for the appendix's calibration
     glue(f"gain_{key}", value)
 
 # %% tags=["hide-input"]
-lrd.tables.rounded(gain_model_tests(items, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot), 3)
+lrd.tables.rounded(gain_model_tests(items, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot, base_params=base_params), 3)
 
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_gain`
@@ -446,7 +465,7 @@ glue("few_shot", " / ".join(str(k) for k in few_shot))
 shots = tables.few_shot
 shot_summary = summarize(shots, by=("model", "task", "shots", "method"))
 glue.verdict(judge_few_shot(shots, scores, references=FEW_SHOT_REFERENCES, shots=(8, 32),
-                            few_shot_items=tables.few_shot_items, items=items), section="few-shot")
+                            few_shot_items=tables.few_shot_items, items=items, base_params=base_params), section="few-shot")
 full_data = summary[summary["task"].isin(few_shot_tasks) & summary["method"].isin(FEW_SHOT_REFERENCES)]
 references = full_data.groupby(["task", "method"], sort=False)["mean"].mean().reset_index()
 lrd.book.plots.few_shot_curves(shot_summary, references=references) if len(shot_summary) else None
@@ -461,7 +480,8 @@ lrd.book.plots.few_shot_curves(shot_summary, references=references) if len(shot_
 # the models in `p (all, Holm)`.
 
 # %% tags=["hide-input"]
-few_shot_item_tests(tables.few_shot_items, items, references=FEW_SHOT_REFERENCES, shots=(8, 32)).round(4)
+(few_items_in_scope,), _ = size_scope("ilse.few_shot", base_params, tables.few_shot_items)
+few_shot_item_tests(few_items_in_scope, items_in_scope, references=FEW_SHOT_REFERENCES, shots=(8, 32)).round(4)
 
 # %% [markdown]
 # ### Token-level graphs: memory as the sequence grows

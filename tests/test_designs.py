@@ -76,7 +76,9 @@ def test_the_ci_reference_results_give_the_ci_panel():
     assert source.endswith("(results/lrd_families.json): n_encoders, n_decoders, n_tasks")
     cayley = json.loads((NBVAL_RESULTS / "cayley_aggregation.json").read_text())
     designs = executed_designs(NBVAL_RESULTS)
-    n_models, n_seeds = cayley["cayley_aggregation-n_models"], cayley["cayley_aggregation-n_seeds"]
+    # the aggregator claims are calibrated at the models of the paper's sizes only
+    n_models, n_seeds = cayley["cayley_aggregation-n_models_in_scope"], cayley["cayley_aggregation-n_seeds"]
+    assert n_models < cayley["cayley_aggregation-n_models"]  # the ci panel's minilm is far below 410M
     assert designs["ilse.fc"][0] == {"n_models": n_models, "n_tasks": cayley["cayley_aggregation-n_tasks"],
                                      "n_seeds": n_seeds}
     assert designs["ilse.few_shot"][0]["n_tasks"] == cayley["cayley_aggregation-n_few_shot_tasks"]

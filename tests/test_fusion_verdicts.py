@@ -104,6 +104,28 @@ def test_too_few_models_are_not_testable():
     assert v.p_value == v.p_min == 1 / 8 and v.outcome == "not testable"
 
 
+def test_the_aggregator_claims_count_only_models_of_the_papers_sizes():
+    """The paper's claims are stated for LLMs of 410M to 8B parameters. Six small models losing
+    to FC and two in-range ones: the old judge said "contradicted" (p_against 1/256); two
+    models in scope cannot reach 0.05, and the small ones are named, not counted."""
+    scores = scores_table({"fc": [-0.05] * 8})
+    sizes = {f"m{i}": (1.5e9 if i < 2 else 2.3e7) for i in range(8)}
+    assert judge_cayley_performance(scores).outcome == "contradicted"
+    v = judge_cayley_performance(scores, base_params=sizes)
+    assert v.outcome == "not testable" and v.p_min == 1 / 4
+    assert "out of the paper's scope (outside its 405.3M-8.0B parameters; shown, not counted): m2 (23.0M)" in v.evidence
+    # five models in range decide it, whatever the small ones do
+    mixed = scores_table({"last": [0.1] * 5 + [-0.2] * 3, "best": [0.05] * 5 + [-0.2] * 3,
+                          "dwatt": [0.02] * 5 + [-0.2] * 3})
+    sizes = {f"m{i}": (1.0e9 if i < 5 else 1.0e8) for i in range(8)}
+    assert judge_baselines(mixed).outcome == "inconclusive"  # the small models hid it
+    assert judge_baselines(mixed, base_params=sizes).outcome == "reproduced"
+    assert judge_fc(scores_table({"best": [0.1] * 3}, method="fc"), existing=("best",),
+                    base_params=dict.fromkeys(["m0", "m1", "m2"], 1e8)).outcome == "not testable"
+    with pytest.raises(ValueError, match="no parameter count"):
+        judge_fc(scores_table({"best": [0.1] * 3}, method="fc"), existing=("best",), base_params={"m0": 1e9})
+
+
 def test_tasks_of_one_model_are_not_units():
     """Five tasks of two models: p_min is 1/4 (two models), not 1/32."""
     v = judge_cayley_performance(scores_table({"fc": [0.1, 0.1]}, n_tasks=5))

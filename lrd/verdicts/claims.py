@@ -179,8 +179,13 @@ _ILSE_MODELS = ("base LLMs of 410M to 8B parameters (Pythia-410M, Gemma2-2B, Lla
                 "limitations: 'experiments cover up to 8B')")
 _ILSE_PARAMS_SCOPE = Scope("the abstract's share is stated for the paper's " + _ILSE_MODELS, params=ILSE_PARAMS_RANGE)
 _ILSE_GAIN_SCOPE = Scope("cells whose last layer leaves at least 40 points of headroom (last-layer accuracy <= 60%), "
-                         "as the paper's Emotion and Poem Sentiment cells (last layer 27-43%, Table 1)",
-                         min_headroom_pp=ILSE_MIN_HEADROOM_PP)
+                         "as the paper's Emotion and Poem Sentiment cells (last layer 27-43%, Table 1), of the "
+                         "paper's " + _ILSE_MODELS, min_headroom_pp=ILSE_MIN_HEADROOM_PP, params=ILSE_PARAMS_RANGE)
+#: The aggregator claims are stated for the paper's models: the panel's are counted within their sizes.
+_ILSE_SIZE_SCOPE = Scope("the paper's " + _ILSE_MODELS, params=ILSE_PARAMS_RANGE)
+_ILSE_LLMS = ('"EleutherAI/pythia-410m", "EleutherAI/pythia-1b", "Qwen/Qwen2.5-0.5B", "Qwen/Qwen2.5-1.5B", '
+              '"google/gemma-2-2b"')
+_ILSE_PANEL = "at least 5 LLMs of 410M to 8B parameters (exact sign-flip over models: p >= 2^-n)"
 _ILSE_GRAPH_SCOPE = Scope("layer counts at which the SL(2, Z_n) graph has fewer edges than the complete graph of the "
                           "states, as every model of the paper (25 to 33 states: Pythia-410M, Gemma2-2B, Llama3-8B)",
                           sparser_graph=True)
@@ -317,13 +322,13 @@ _CLAIMS = [
     Claim("ilse.fc", ILSE, "cayley_aggregation", "an FC-graph GNN beats the existing aggregations",
           "a lightweight Graph Neural Network over a fully connected graph of LLM layers is more efficient and "
           "achieves significantly stronger predictive performance than existing approaches.", "abstract (v3)",
-          paper_effect="FC above Best layer and DWAtt (Table 1: 3 models x 5 tasks)", panel=_MODELS_PANEL,
-          sweep=_sweep("cayley_aggregation", _BASE_LLMS)),
+          paper_effect="FC above Best layer and DWAtt (Table 1: 3 models x 5 tasks)", scope=_ILSE_SIZE_SCOPE, panel=_ILSE_PANEL,
+          sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
     Claim("ilse.cayley_performance", ILSE, "cayley_aggregation", "Cayley-Encoder predicts better than FC",
           "We then introduce the Cayley-Encoder, which further improves both efficiency and predictive performance "
           "by replacing the fully connected graph with a Cayley graph over SL(2, Z_n).", "abstract (v3)",
-          paper_effect="Cayley against FC per cell (Table 1)", panel=_MODELS_PANEL,
-          sweep=_sweep("cayley_aggregation", _BASE_LLMS)),
+          paper_effect="Cayley against FC per cell (Table 1)", scope=_ILSE_SIZE_SCOPE, panel=_ILSE_PANEL,
+          sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
     Claim("ilse.cayley_efficiency", ILSE, "cayley_aggregation", "the Cayley graph is sparser and lighter than FC",
           "[...] further improves both efficiency [...] by replacing the fully connected graph with a Cayley graph "
           "over SL(2, Z_n).", "abstract (v3); memory: token-level ablation (digest)", kind="demonstration",
@@ -331,7 +336,7 @@ _CLAIMS = [
     Claim("ilse.baselines", ILSE, "cayley_aggregation", "Cayley-Encoder beats every baseline",
           "In an evaluation of Cayley-Encoder across 13 tasks and 9 LLMs, Cayley-Encoder consistently outperforms "
           "baselines [...]", "abstract (v3)", paper_effect="above Last, Best layer and DWAtt (Table 1)",
-          panel=_MODELS_PANEL, sweep=_sweep("cayley_aggregation", _BASE_LLMS)),
+          scope=_ILSE_SIZE_SCOPE, panel=_ILSE_PANEL, sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
     Claim("ilse.gain", ILSE, "cayley_aggregation", "gains of up to 40 points over the last layer",
           "[...] achieving improvements of up to 40 percentage points in accuracy [...]", "abstract (v3)",
           paper_effect="up to 40 points", scope=_ILSE_GAIN_SCOPE, panel="a task where the last layer is far from the best (e.g. Emotion)",
@@ -343,7 +348,7 @@ _CLAIMS = [
           "Strong few-shot learning: on Banking77 and MTOP, the Cayley-Encoder needs only 8-32 labelled examples "
           "per class for its accuracy to exceed the DWAtt and Last Layer baselines trained on the full data.",
           "Key findings (our translation of the digest)", paper_effect="8-32 shots > full-data DWAtt, Last",
-          panel=_MODELS_PANEL, sweep=_sweep("cayley_aggregation", _BASE_LLMS)),
+          scope=_ILSE_SIZE_SCOPE, panel=_ILSE_PANEL, sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
     Claim("ilse.mapping", ILSE, "cayley_aggregation", "robust to the layer-to-node mapping (std <= 1.5 points)",
           "The layer-to-node mapping is robust to permutation: over 10 random layer-node mappings at fixed "
           "hyper-parameters, every standard deviation stays within 1.5%, so the gain comes from the graph's "

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -59,7 +59,7 @@ from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, interse
 
 __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "model_differences",
            "judge_fc", "judge_cayley_performance", "judge_baselines", "judge_few_shot", "judge_gain", "judge_mapping",
-           "judge_parameters", "judge_cayley_efficiency", "gain_design", "gain_model_tests", "GAIN_MODEL_COLUMNS", "mapping_model_tests", "majority_accuracy", "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
+           "judge_parameters", "judge_cayley_efficiency", "gain_design", "gain_model_tests", "GAIN_MODEL_COLUMNS", "mapping_model_tests", "majority_accuracy", "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "crossed_mean_test", "paper_mean_difference", "sparser_from", "in_param_scope", "size_scope", "OUT_OF_SCOPE", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL",
            "FEW_SHOT_NULL", "GAIN_NULL", "MAPPING_NULL"]
 
 #: The approaches the FC-Encoder is said to beat: the best single layer, a learned weighting of
@@ -328,9 +328,45 @@ def _per_model_fields(items: pd.DataFrame | None, method: str, references: Seque
                             f"{', largest p over the references' if len(references) > 1 else ''}")
 
 
+def _size(n: float) -> str:
+    """A parameter count in words: ``"22.7M"``, ``"1.5B"``."""
+    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.1f}M"
+
+
+def size_scope(claim: str, base_params: Mapping[str, float] | None, *frames: pd.DataFrame | None
+               ) -> tuple[list[pd.DataFrame | None], str]:
+    """``frames`` restricted to the models within the claim's parameter range
+    (:attr:`lrd.verdicts.claims.Scope.params`), and the evidence's words for the others.
+
+    ``base_params`` maps every model of the frames to its base-model parameter count (the
+    chapter's ``shares`` table); None counts every model, as for a panel chosen in scope.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"model": ["tiny", "llm"], "score": [0.1, 0.2]})
+    >>> (kept,), words = size_scope("ilse.fc", {"tiny": 2.3e7, "llm": 1.5e9}, f)
+    >>> kept["model"].tolist(), words
+    (['llm'], "; out of the paper's scope (outside its 405.3M-8.0B parameters; shown, not counted): tiny (23.0M)")
+    """
+    scope = _claim(claim).scope
+    if base_params is None or scope is None or scope.params is None:
+        return list(frames), ""
+    models = list(dict.fromkeys(m for f in frames if f is not None for m in f["model"]))
+    missing = [m for m in models if m not in base_params]
+    if missing:
+        raise ValueError(f"{claim}: no parameter count for {missing}; base_params needs every model of the panel "
+                         f"(the chapter's shares table: model -> base_params)")
+    outside = [m for m in models if not scope.in_params(float(base_params[m]))]
+    kept = [None if f is None else f[~f["model"].isin(outside)] for f in frames]
+    lo, hi = scope.params
+    words = (f"; {OUT_OF_SCOPE} (outside its {_size(lo)}-{_size(hi)} parameters; shown, not counted): "
+             + ", ".join(f"{m} ({_size(float(base_params[m]))})" for m in outside)) if outside else ""
+    return kept, words
+
+
 def _judge_above(claim: str, method: str, differences: dict[str, tuple[list, np.ndarray]], *, what: str,
                  reconstruction: str | None = None, per_model: dict | None = None,
-                 paper: dict[str, float | None] | None = None) -> Verdict:
+                 paper: dict[str, float | None] | None = None, out_of_scope: str = "") -> Verdict:
     """``method`` above every reference: one-sided sign-flip test per reference, p = max.
 
     ``differences``: reference label -> (models, per-model differences in score units); a
@@ -339,8 +375,10 @@ def _judge_above(claim: str, method: str, differences: dict[str, tuple[list, np.
     skipped = [k for k, dv in differences.items() if not len(dv[1])]
     differences = {k: dv for k, dv in differences.items() if len(dv[1])}
     if not differences:
-        return Verdict.untestable(claim, f"{what}: the methods to compare were not both run on any model",
-                                  reconstruction=reconstruction)
+        why = ("no model of the paper's scope in the panel" if out_of_scope
+               else "the methods to compare were not both run on any model")
+        return Verdict.untestable(claim, f"{what}: {why}{out_of_scope}", reconstruction=reconstruction,
+                                  note=_PANEL_NOTE)
     values = {k: v for k, (_, v) in differences.items()}
     ups = {k: sign_flip_test(d) for k, d in values.items()}
     binding = max(ups, key=lambda k: (ups[k].p_value, -values[k].mean()))
@@ -355,7 +393,8 @@ def _judge_above(claim: str, method: str, differences: dict[str, tuple[list, np.
     parts = [f"{ref} {x.mean() * _POINTS:+.1f} points ({int((x > 0).sum())}/{len(x)} models above)"
              for ref, x in values.items()]
     many = k > 1
-    evidence = f"{_label(method)} minus {'; '.join(parts)}" + (f"; not run: {', '.join(skipped)}" if skipped else "")
+    evidence = (f"{_label(method)} minus {'; '.join(parts)}" + (f"; not run: {', '.join(skipped)}" if skipped else "")
+                + out_of_scope)
     kind = "exact" if ups[binding].exact else "Monte Carlo"
     test = f"{kind} one-sided sign-flip test over {n_models} models (task means of seed means)"
     if many:
@@ -375,7 +414,7 @@ def _judge_above(claim: str, method: str, differences: dict[str, tuple[list, np.
 
 
 def judge_fc(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROACHES,
-             items: pd.DataFrame | None = None) -> Verdict:
+             items: pd.DataFrame | None = None, base_params: Mapping[str, float] | None = None) -> Verdict:
     r"""ilse.fc: the FC-Encoder predicts better than every existing approach.
 
     For each approach :math:`b`, the per-model differences :math:`d_m = \text{FC} - b`
@@ -392,57 +431,68 @@ def judge_fc(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROAC
     items : DataFrame, optional
         Per-item correctness (``model, task, method, seed, item, correct``): with it, the evidence
         per model beside the verdict (:func:`per_model_item_tests`, Holm over the models).
+    base_params : mapping, optional
+        Model -> base-model parameters: only models within the paper's sizes are counted
+        (:func:`size_scope`; the claim's :attr:`~lrd.verdicts.claims.Claim.scope`), the others are
+        named in the evidence. None counts every model.
 
     References
     ----------
     Ulanovski et al., abstract (v3) and Table 1.
     """
+    (scores, items), out = size_scope("ilse.fc", base_params, scores, items)
     cells, labels = _cell_means(scores)
     diffs = {_label(b): _differences(cells, labels, "fc", b) for b in existing}
     return _judge_above("ilse.fc", "fc", diffs, what="FC-Encoder against the existing approaches",
                         per_model=_per_model_fields(items, "fc", existing),
-                        paper={_label(b): paper_mean_difference("fc", b) for b in existing})
+                        paper={_label(b): paper_mean_difference("fc", b) for b in existing}, out_of_scope=out)
 
 
-def judge_cayley_performance(scores: pd.DataFrame, *, items: pd.DataFrame | None = None) -> Verdict:
+def judge_cayley_performance(scores: pd.DataFrame, *, items: pd.DataFrame | None = None,
+                             base_params: Mapping[str, float] | None = None) -> Verdict:
     r"""ilse.cayley_performance: the Cayley-Encoder predicts better than the FC-Encoder.
 
     Exact one-sided sign-flip test of the per-model differences Cayley - FC (task means of
     seed means); null: exchangeable within a model. Unit: the model. With ``items``, the
-    evidence per model (:func:`per_model_item_tests`).
+    evidence per model (:func:`per_model_item_tests`); with ``base_params``, only the models of
+    the paper's sizes (:func:`size_scope`), as in :func:`judge_fc`.
 
     References
     ----------
     Ulanovski et al., abstract (v3): "further improves both efficiency and predictive performance".
     """
+    (scores, items), out = size_scope("ilse.cayley_performance", base_params, scores, items)
     diffs = {_label("fc"): _differences(*_cell_means(scores), "cayley", "fc")}
     return _judge_above("ilse.cayley_performance", "cayley", diffs, what="Cayley- against FC-Encoder",
                         per_model=_per_model_fields(items, "cayley", ("fc",)),
-                        paper={_label("fc"): paper_mean_difference("cayley", "fc")})
+                        paper={_label("fc"): paper_mean_difference("cayley", "fc")}, out_of_scope=out)
 
 
 def judge_baselines(scores: pd.DataFrame, *, baselines: Sequence[str] = PAPER_BASELINES,
-                    items: pd.DataFrame | None = None) -> Verdict:
+                    items: pd.DataFrame | None = None, base_params: Mapping[str, float] | None = None) -> Verdict:
     r"""ilse.baselines: the Cayley-Encoder beats every baseline.
 
     As :func:`judge_fc`, for Cayley against each baseline (default the paper's Table 1
     baselines, :data:`PAPER_BASELINES`); intersection-union, p = max. Unit: the model. With
-    ``items``, the evidence per model (:func:`per_model_item_tests`).
+    ``items``, the evidence per model (:func:`per_model_item_tests`); with ``base_params``, only
+    the models of the paper's sizes (:func:`size_scope`).
 
     References
     ----------
     Ulanovski et al., abstract (v3): "consistently outperforms baselines"; Table 1.
     """
+    (scores, items), out = size_scope("ilse.baselines", base_params, scores, items)
     cells, labels = _cell_means(scores)
     diffs = {_label(b): _differences(cells, labels, "cayley", b) for b in baselines}
     return _judge_above("ilse.baselines", "cayley", diffs, what="Cayley-Encoder against the baselines",
                         per_model=_per_model_fields(items, "cayley", baselines),
-                        paper={_label(b): paper_mean_difference("cayley", b) for b in baselines})
+                        paper={_label(b): paper_mean_difference("cayley", b) for b in baselines}, out_of_scope=out)
 
 
 def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str = "cayley",
                    references: Sequence[str] = FEW_SHOT_REFERENCES, shots: tuple[int, int] = (8, 32),
-                   few_shot_items: pd.DataFrame | None = None, items: pd.DataFrame | None = None) -> Verdict:
+                   few_shot_items: pd.DataFrame | None = None, items: pd.DataFrame | None = None,
+                   base_params: Mapping[str, float] | None = None) -> Verdict:
     r"""ilse.few_shot: with 8-32 examples per class, Cayley beats DWAtt and Last trained on the full data.
 
     For every reference :math:`r` (full data) and every shot count :math:`k` in ``shots``
@@ -466,6 +516,9 @@ def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str 
         Per-item correctness of the few-shot and the full-data runs: with both, the evidence per
         model (:func:`few_shot_item_tests`: test items and seeds as the unit, Holm over the
         models) goes beside the cross-model verdict.
+    base_params : mapping, optional
+        Model -> base-model parameters: only the models of the paper's sizes are counted
+        (:func:`size_scope`).
 
     References
     ----------
@@ -475,6 +528,10 @@ def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str 
     """
     claim = "ilse.few_shot"
     _require(few_shot, {"model", "task", "shots", "method", "score"}, "few_shot")
+    (few_shot, scores, few_shot_items, items), out = size_scope(claim, base_params, few_shot, scores, few_shot_items,
+                                                                items)
+    if scores.empty and out:
+        return Verdict.untestable(claim, f"no model of the paper's scope in the panel{out}", note=_PANEL_NOTE)
     full, labels = _cell_means(scores)
     missing = [r for r in references if r not in labels["method"]]
     if missing:
@@ -502,7 +559,7 @@ def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str 
     return _judge_above(claim, method, diffs, what="few-shot Cayley-Encoder against full-data references",
                         reconstruction=(f"model-level score: a model's seed means averaged over the few-shot tasks; "
                                         f"the claim must hold at every shot count from {shots[0]} to {shots[1]} "
-                                        f"against both references"), per_model=per_model)
+                                        f"against both references"), per_model=per_model, out_of_scope=out)
 
 
 # --- ilse.gain: the largest cell gain -------------------------------------------------------------
@@ -551,10 +608,12 @@ def gain_headroom(items: pd.DataFrame, *, reference: str = "last") -> pd.DataFra
 
 
 def gain_design(items: pd.DataFrame, *, method: str = "cayley", reference: str = "last",
-                min_headroom_pp: float = ILSE_MIN_HEADROOM_PP) -> dict[str, int]:
+                min_headroom_pp: float = ILSE_MIN_HEADROOM_PP,
+                base_params: Mapping[str, float] | None = None) -> dict[str, int]:
     """The design :func:`judge_gain` judges on ``items``: its in-scope cells' distinct models and
     tasks, their seeds, and the median number of test items per in-scope task (the appendix
-    simulates the claim at it, as a grid of models x tasks).
+    simulates the claim at it, as a grid of models x tasks). With ``base_params``, only the
+    models of the paper's sizes (:func:`size_scope`).
 
     Examples
     --------
@@ -563,6 +622,7 @@ def gain_design(items: pd.DataFrame, *, method: str = "cayley", reference: str =
     >>> gain_design(items)
     {'n_models': 1, 'n_tasks': 1, 'n_seeds': 1, 'n_items': 4}
     """
+    (items,), _ = size_scope("ilse.gain", base_params, items)
     kept = list(zip(*_in_scope_gains(items, method, reference, min_headroom_pp)[:2]))
     if not kept:
         return {"n_models": 0, "n_tasks": 0, "n_seeds": 0, "n_items": 0}
@@ -636,7 +696,8 @@ def _in_scope_gains(items: pd.DataFrame, method: str, reference: str, min_headro
 
 def gain_model_tests(items: pd.DataFrame, *, method: str = "cayley", reference: str = "last",
                      paper_pp: float = ILSE_MAX_GAIN_PP, n_boot: int = 2000, seed: int = 0,
-                     min_headroom_pp: float = ILSE_MIN_HEADROOM_PP) -> pd.DataFrame:
+                     min_headroom_pp: float = ILSE_MIN_HEADROOM_PP,
+                     base_params: Mapping[str, float] | None = None) -> pd.DataFrame:
     r"""Per model, does some in-scope cell gain more than ``paper_pp`` points over the last layer?
 
     :func:`judge_gain`'s test restricted to the model's own cells (classification tasks whose
@@ -644,7 +705,8 @@ def gain_model_tests(items: pd.DataFrame, *, method: str = "cayley", reference: 
     max-statistic p-value of "every cell of the model gains at most ``paper_pp``" from the same
     pigeonhole bootstrap over test items and seeds (same ``seed``, same replicates as the
     verdict), its one-sided 95% simultaneous lower bound ``low``, and Holm over the models.
-    Models without an in-scope cell are not listed.
+    Models without an in-scope cell are not listed; with ``base_params``, neither are models
+    outside the paper's sizes (:func:`size_scope`).
 
     Returns
     -------
@@ -657,6 +719,7 @@ def gain_model_tests(items: pd.DataFrame, *, method: str = "cayley", reference: 
     >>> gain_model_tests(items, n_boot=99)[["model", "cells", "largest gain"]].values.tolist()
     [['a', 1, 75.0]]
     """
+    (items,), _ = size_scope("ilse.gain", base_params, items)
     cells, mats, _ = _in_scope_gains(items, method, reference, min_headroom_pp)
     if not cells:
         return pd.DataFrame(columns=GAIN_MODEL_COLUMNS)
@@ -666,7 +729,8 @@ def gain_model_tests(items: pd.DataFrame, *, method: str = "cayley", reference: 
 
 def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = "last",
                paper_pp: float = ILSE_MAX_GAIN_PP, n_boot: int = 2000, seed: int = 0,
-               min_headroom_pp: float = ILSE_MIN_HEADROOM_PP) -> Verdict:
+               min_headroom_pp: float = ILSE_MIN_HEADROOM_PP,
+               base_params: Mapping[str, float] | None = None) -> Verdict:
     r"""ilse.gain: gains "of up to 40 points" in accuracy over the last layer.
 
     The effect is the largest cell gain :math:`\hat g_{\max} = \max_c \hat g_c`, with
@@ -709,25 +773,30 @@ def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = 
     min_headroom_pp : float
         The headroom a cell needs to be in scope (default
         :data:`lrd.verdicts.claims.ILSE_MIN_HEADROOM_PP`, the paper's 40 points).
+    base_params : mapping, optional
+        Model -> base-model parameters: only the cells of models within the paper's sizes are
+        counted (:func:`size_scope`); None counts every model.
 
     References
     ----------
     Ulanovski et al., abstract (v3): "improvements of up to 40 percentage points in accuracy".
     """
     claim = "ilse.gain"
+    (items,), size_words = size_scope(claim, base_params, items)
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 19:
         raise ValueError(f"n_boot must be an integer >= 19 (so that p can reach 0.05), got {n_boot!r}")
     cells, mats, outside = _in_scope_gains(items, method, reference, min_headroom_pp)
     if not cells and not outside:
-        return Verdict.untestable(claim, f"{_label(method)} and {_label(reference)} were not both run on a "
-                                         f"classification task")
+        why = ("no model of the paper's scope in the panel" + size_words if size_words else
+               f"{_label(method)} and {_label(reference)} were not both run on a classification task")
+        return Verdict.untestable(claim, why, note=_claim(claim).scope.text)
     out_words = (f"; {OUT_OF_SCOPE} (last layer leaves under {min_headroom_pp:g} points, shown, not counted): "
-                 f"{', '.join(outside)}" if outside else "")
+                 f"{', '.join(outside)}" if outside else "") + size_words
     if not cells:
         return Verdict.untestable(
             claim, f"no cell's last layer leaves the paper's {min_headroom_pp:g} points of headroom (points left "
                    f"above the last layer: {', '.join(outside)}): a gain of {paper_pp:g} points is impossible there, "
-                   f"so the claim is not tested", paper_effect=f"up to {paper_pp:g} points",
+                   f"so the claim is not tested{size_words}", paper_effect=f"up to {paper_pp:g} points",
             note=_claim(claim).scope.text)
     g, boot, s = _gain_bootstrap(cells, mats, n_boot, seed)
     per_model = _gain_model_rows(cells, g, boot, paper_pp)
