@@ -590,3 +590,23 @@ def test_mapping_per_model_leaves_out_an_encoder_that_learns_nothing():
     v = judge_mapping(mapping_table(learns), mappings=grids, chance=0.531)
     assert v.per_model == (1, 1) and "stuck" in v.per_model_label
     assert judge_mapping(mapping_table(stuck), chance=0.531).outcome == "not testable"
+
+
+def test_mapping_is_tested_only_on_models_of_the_papers_sizes():
+    """The paper's ablation is on its LLMs of 410M-8B: an ablation model of 110M is not tested
+    (the old judge said "reproduced" on this grid), and a small model's own grid is shown, not
+    counted."""
+    from lrd.verdicts.fusion import mapping_model_tests
+
+    rng = np.random.default_rng(0)
+    flat = 0.8 + 0.001 * rng.normal(size=(10, 3))
+    sizes = {"small": 1.1e8, "llm": 4.9e8}
+    grids = pd.concat([mapping_table(flat).assign(model=m) for m in sizes])
+    assert judge_mapping(mapping_table(flat), model="small").outcome == "reproduced"  # no sizes: every model counts
+    v = judge_mapping(mapping_table(flat), mappings=grids, model="small", base_params=sizes)
+    assert v.outcome == "not testable" and "small (110.0M)" in v.evidence and v.per_model == (1, 1)
+    assert judge_mapping(mapping_table(flat), model="llm", base_params=sizes).outcome == "reproduced"
+    table = mapping_model_tests(grids, base_params=sizes).set_index("model")
+    assert table["in scope"].to_dict() == {"small": False, "llm": True}
+    with pytest.raises(ValueError, match="ablation model"):
+        judge_mapping(mapping_table(flat), base_params=sizes)

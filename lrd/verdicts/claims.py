@@ -356,7 +356,8 @@ _CLAIMS = [
           "Key findings (our translation of the digest)", paper_effect="std <= 1.5 points over 10 mappings",
           scope=Scope("the mapping's own share of the spread (a variance component on a mapping x seed grid, "
                       "against the seed noise), at the paper's fixed hyper-parameters, on models whose encoder "
-                      "learns the task (mean score 1.5 points above the majority class)"),
+                      "learns the task (mean score 1.5 points above the majority class), of the paper's "
+                      + _ILSE_MODELS, params=ILSE_PARAMS_RANGE),
           panel="at least 2 mappings x 2 seeds (variance component of the mapping; 10+ mappings for power)",
           sweep="lrd sweep cayley_aggregation -p n_mappings 20"),
 ]

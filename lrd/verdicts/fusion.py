@@ -867,7 +867,8 @@ def mapping_components(runs: np.ndarray) -> dict:
 
 def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_STD_PP,
                   prefix: str = "random mapping", n_draws: int = 20000, seed: int = 0,
-                  mappings: pd.DataFrame | None = None, chance: float | None = None) -> Verdict:
+                  mappings: pd.DataFrame | None = None, chance: float | None = None,
+                  model: str | None = None, base_params: Mapping[str, float] | None = None) -> Verdict:
     r"""ilse.mapping: the layer-to-node mapping moves the score by at most 1.5 points (std).
 
     The paper's 1.5% is the spread of one run per mapping; with ~150 test rows and ~128 training
@@ -899,6 +900,10 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
     chance : float, optional
         The majority class's accuracy on the task's test items: the scope of the per-model
         evidence (:func:`mapping_model_tests`).
+    model, base_params : str and mapping, optional
+        The ablation model and every model's base parameter count: with them, a model outside
+        the paper's sizes (the claim's :attr:`~lrd.verdicts.claims.Claim.scope`) is not tested
+        ("not testable" for the ablation model), as in :func:`size_scope`.
 
     References
     ----------
@@ -909,6 +914,27 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
     """
     claim = "ilse.mapping"
     _require(ablation, {"variant", "seed", "score"}, "ablation")
+    per_model = {}
+    if mappings is not None and len(mappings):
+        table = mapping_model_tests(mappings, paper_std_pp=paper_std_pp, prefix=prefix, chance=chance,
+                                    base_params=base_params)
+        inside = table[table["in scope"]]
+        out = table.loc[~table["in scope"], "model"].tolist()
+        grid = f"{int(table['mappings'].min())} mappings x {int(table['seeds'].min())} seeds"
+        per_model = per_model_count(
+            inside["p (Holm)"], f"models whose mapping component is below {paper_std_pp:g} points on their own "
+                                f"mapping x seed grid ({grid}; the same chi-square bound per model; "
+                                f"{holm_over(len(inside), 'model', ' whose encoder learns the task')}"
+                                + (f"; {OUT_OF_SCOPE} (mean score not {paper_std_pp:g} points above the majority "
+                                   f"class, or outside the paper's sizes): {', '.join(out)}" if out else "") + ")")
+    if base_params is not None:
+        if model is None:
+            raise ValueError("judge_mapping: base_params needs the ablation model's name (model=)")
+        (kept,), out_words = size_scope(claim, base_params, pd.DataFrame({"model": [model]}))
+        if kept.empty:
+            return Verdict.untestable(claim, f"the ablation model is not a model of the paper's sizes{out_words}; "
+                                             f"the chapter's `ablation_model` must be one", note=_claim(claim).scope.text,
+                                      **per_model)
     runs = _mapping_grid(ablation, prefix)
     m, n_seeds = runs.shape
     if m < 2 or n_seeds < 1:
@@ -928,18 +954,6 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
                      f"points (F-test of any mapping effect against the seed noise p = {t['f_p']:.2g})")
     else:
         evidence += "; one seed: the mapping cannot be told from the training noise, only an upper bound is tested"
-    per_model = {}
-    if mappings is not None and len(mappings):
-        table = mapping_model_tests(mappings, paper_std_pp=paper_std_pp, prefix=prefix, chance=chance)
-        inside = table[table["in scope"]]
-        out = table.loc[~table["in scope"], "model"].tolist()
-        grid = f"{int(table['mappings'].min())} mappings x {int(table['seeds'].min())} seeds"
-        per_model = per_model_count(
-            inside["p (Holm)"], f"models whose mapping component is below {paper_std_pp:g} points on their own "
-                                f"mapping x seed grid ({grid}; the same chi-square bound per model; "
-                                f"{holm_over(len(inside), 'model', ' whose encoder learns the task')}"
-                                + (f"; {OUT_OF_SCOPE}, mean score not {paper_std_pp:g} points above the majority "
-                                   f"class: {', '.join(out)}" if out else "") + ")")
     return Verdict(
         claim, "test", evidence,
         test=(f"variance component of the mapping on a {m} x {n_seeds} mapping x seed grid against {paper_std_pp:g} "
@@ -1012,7 +1026,7 @@ def majority_accuracy(task) -> float:
 
 def mapping_model_tests(mappings: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_STD_PP,
                         prefix: str = "random mapping", chance: float | None = None, n_draws: int = 20000,
-                        seed: int = 0) -> pd.DataFrame:
+                        seed: int = 0, base_params: Mapping[str, float] | None = None) -> pd.DataFrame:
     r"""Per model, is the layer-to-node mapping's own component below the paper's bound?
 
     Each model's (mappings, seeds) grid of scores is judged as :func:`judge_mapping` judges the
@@ -1026,7 +1040,8 @@ def mapping_model_tests(mappings: pd.DataFrame, *, paper_std_pp: float = ILSE_MA
     task; an encoder that predicts one class for every mapping has no spread to show. With
     ``chance`` (the majority class's accuracy, :func:`lrd.aggregation.scores.majority_accuracy`),
     a model whose grid's mean score is not above ``chance`` by ``paper_std_pp`` points (our
-    reconstruction of "learns") is shown, out of scope, and left out of Holm.
+    reconstruction of "learns") is shown, out of scope, and left out of Holm; so is, with
+    ``base_params``, a model outside the paper's sizes (:func:`size_scope`).
 
     Returns
     -------
@@ -1035,6 +1050,8 @@ def mapping_model_tests(mappings: pd.DataFrame, *, paper_std_pp: float = ILSE_MA
     common seed are left out.
     """
     _require(mappings, {"model", "variant", "seed", "score"}, "mappings")
+    (sized,), _ = size_scope("ilse.mapping", base_params, mappings)
+    in_size = set(sized["model"])
     columns = ["model", "mappings", "seeds", "mean score", "in scope", "component (points)", "low", "high", "p"]
     rows = []
     for model, grid in mappings.groupby("model", sort=False):
@@ -1045,7 +1062,7 @@ def mapping_model_tests(mappings: pd.DataFrame, *, paper_std_pp: float = ILSE_MA
         low, high = t["ci"] if t["ci"] is not None else (math.nan, math.nan)
         mean = float(runs.mean()) / _POINTS
         rows.append({"model": model, "mappings": runs.shape[0], "seeds": runs.shape[1], "mean score": mean,
-                     "in scope": chance is None or mean >= chance + paper_std_pp / _POINTS,
+                     "in scope": (chance is None or mean >= chance + paper_std_pp / _POINTS) and model in in_size,
                      "component (points)": t["effect"], "low": low, "high": high, "p": t["p"]})
     table = pd.DataFrame(rows, columns=columns)
     adjusted = np.full(len(table), np.nan)
