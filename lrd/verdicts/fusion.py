@@ -918,6 +918,7 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
     if mappings is not None and len(mappings):
         table = mapping_model_tests(mappings, paper_std_pp=paper_std_pp, prefix=prefix, chance=chance,
                                     base_params=base_params)
+    if mappings is not None and len(mappings) and len(table):  # a model's grid needs 2+ mappings
         inside = table[table["in scope"]]
         out = table.loc[~table["in scope"], "model"].tolist()
         grid = f"{int(table['mappings'].min())} mappings x {int(table['seeds'].min())} seeds"
@@ -927,19 +928,20 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
                                 f"{holm_over(len(inside), 'model', ' whose encoder learns the task')}"
                                 + (f"; {OUT_OF_SCOPE} (mean score not {paper_std_pp:g} points above the majority "
                                    f"class, or outside the paper's sizes): {', '.join(out)}" if out else "") + ")")
+    if base_params is not None and model is None:
+        raise ValueError("judge_mapping: base_params needs the ablation model's name (model=)")
+    runs = _mapping_grid(ablation, prefix)
+    m, n_seeds = runs.shape
+    if m < 2 or n_seeds < 1:
+        return Verdict.untestable(claim, f"{m} random mapping{'s were' if m != 1 else ' was'} trained; a spread "
+                                         f"needs at least 2 (the chapter's `n_mappings`, on an `ablation_model` of "
+                                         f"the panel)", **per_model)
     if base_params is not None:
-        if model is None:
-            raise ValueError("judge_mapping: base_params needs the ablation model's name (model=)")
         (kept,), out_words = size_scope(claim, base_params, pd.DataFrame({"model": [model]}))
         if kept.empty:
             return Verdict.untestable(claim, f"the ablation model is not a model of the paper's sizes{out_words}; "
                                              f"the chapter's `ablation_model` must be one", note=_claim(claim).scope.text,
                                       **per_model)
-    runs = _mapping_grid(ablation, prefix)
-    m, n_seeds = runs.shape
-    if m < 2 or n_seeds < 1:
-        return Verdict.untestable(claim, f"{m} random mapping{'s were' if m != 1 else ' was'} trained; a spread "
-                                         f"needs at least 2 (the chapter's `n_mappings`)")
     if chance is not None and runs.mean() < (chance * _POINTS + paper_std_pp):
         return Verdict.untestable(claim, f"the Cayley-Encoder's mean score over the mappings, {runs.mean():.1f} points, is "
                                          f"not {paper_std_pp:g} points above the majority class's {chance * _POINTS:.1f}: "
