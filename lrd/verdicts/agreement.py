@@ -62,7 +62,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Callable, Mapping
 
 import numpy as np
@@ -1130,6 +1130,23 @@ def _simulate_correlation(rng: np.random.Generator, r: float = STRONG_CORRELATIO
     return {"agreement": agreement_table(reps), "chance": _sim_chance(reps)}
 
 
+def _misestimate_panel(rng: np.random.Generator, cosine: dict, drops: dict, *, n_items: int, n_splits: int) -> dict:
+    """What :func:`judge_misestimate` reads, simulated for ``cosine`` against expected ``drops``."""
+    reps = _sim_replicates(rng, cosine, drops, n_items=n_items, n_splits=n_splits, ranks=True)
+    return {"agreement": agreement_table(reps, margin=ESTIMATION_MARGIN), "chance": _sim_chance(reps),
+            "unrelated": unrelated_draws(reps, margin=ESTIMATION_MARGIN, n_perm=199, seed=int(rng.integers(2 ** 31)))}
+
+
+@lru_cache(maxsize=None)
+def _edge_cosine(n_blocks: int) -> np.ndarray:
+    """The cosine relevance at the claim's edge against drops evenly spread over ``n_blocks``
+    blocks (:func:`_at_share`; deterministic, so computed once per block count; read-only)."""
+    drop = np.linspace(0.0, 0.5, n_blocks)
+    out = _at_share(drop, _unrelated_share(drop, drop, ESTIMATION_MARGIN) - (1 - COSINE_MISESTIMATE_SHARE))
+    out.setflags(write=False)
+    return out
+
+
 def _simulate_misestimate_effect(rng: np.random.Generator, *, layers: tuple = COSINE_DESIGN["layers"],
                                  n_tasks: int = COSINE_DESIGN["n_tasks"], n_items: int = COSINE_DESIGN["n_items"],
                                  n_splits: int = COSINE_DESIGN["n_splits"]) -> dict:
@@ -1137,9 +1154,7 @@ def _simulate_misestimate_effect(rng: np.random.Generator, *, layers: tuple = CO
     keys = _panel_keys(layers, n_tasks)
     drops = {key: np.linspace(0.0, 0.5, n) for _, key, n in keys}
     cosine = {key: rng.permutation(n).astype(float) for _, key, n in keys}
-    reps = _sim_replicates(rng, cosine, drops, n_items=n_items, n_splits=n_splits, ranks=True)
-    return {"agreement": agreement_table(reps, margin=ESTIMATION_MARGIN), "chance": _sim_chance(reps),
-            "unrelated": unrelated_draws(reps, margin=ESTIMATION_MARGIN, n_perm=199, seed=int(rng.integers(2 ** 31)))}
+    return _misestimate_panel(rng, cosine, drops, n_items=n_items, n_splits=n_splits)
 
 
 def _simulate_misestimate_edge(rng: np.random.Generator, *, layers: tuple = COSINE_DESIGN["layers"],
@@ -1149,14 +1164,10 @@ def _simulate_misestimate_edge(rng: np.random.Generator, *, layers: tuple = COSI
     edge (cosine's share of mis-estimated blocks exactly :math:`\delta` below the unrelated
     rankings', the nearest a draw gets from above), the others ranking blocks as removal does
     (contradicting the claim without doubt). Drops evenly spread, so that item noise pulls little."""
-    delta = 1 - COSINE_MISESTIMATE_SHARE
     keys = _panel_keys(layers, n_tasks)
     drops = {key: np.linspace(0.0, 0.5, n) for _, key, n in keys}
-    cosine = {key: (_at_share(drops[key], _unrelated_share(drops[key], drops[key], ESTIMATION_MARGIN) - delta)
-                    if i == 0 else drops[key].copy()) for i, key, n in keys}
-    reps = _sim_replicates(rng, cosine, drops, n_items=n_items, n_splits=n_splits, ranks=True)
-    return {"agreement": agreement_table(reps, margin=ESTIMATION_MARGIN), "chance": _sim_chance(reps),
-            "unrelated": unrelated_draws(reps, margin=ESTIMATION_MARGIN, n_perm=199, seed=int(rng.integers(2 ** 31)))}
+    cosine = {key: _edge_cosine(n) if i == 0 else drops[key].copy() for i, key, n in keys}
+    return _misestimate_panel(rng, cosine, drops, n_items=n_items, n_splits=n_splits)
 
 
 #: The correlation between two tasks' expected drops in the power simulation of ``cosine.dataset``

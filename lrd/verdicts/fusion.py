@@ -915,10 +915,9 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
     claim = "ilse.mapping"
     _require(ablation, {"variant", "seed", "score"}, "ablation")
     per_model = {}
-    if mappings is not None and len(mappings):
-        table = mapping_model_tests(mappings, paper_std_pp=paper_std_pp, prefix=prefix, chance=chance,
-                                    base_params=base_params)
-    if mappings is not None and len(mappings) and len(table):  # a model's grid needs 2+ mappings
+    table = (mapping_model_tests(mappings, paper_std_pp=paper_std_pp, prefix=prefix, chance=chance,
+                                 base_params=base_params) if mappings is not None and len(mappings) else None)
+    if table is not None and len(table):  # a model's grid needs 2+ mappings
         inside = table[table["in scope"]]
         out = table.loc[~table["in scope"], "model"].tolist()
         grid = f"{int(table['mappings'].min())} mappings x {int(table['seeds'].min())} seeds"
