@@ -64,7 +64,12 @@ class Rule:
     task_types : tuple of str, optional
         Each value names a task of one of these types (:data:`lrd.engine.tasks.TASK_TYPES`).
     model_kind : {"encoder", "decoder", "any"}, optional
-        Each value names a model (an offline key, an existing folder or a hub id) of this kind.
+        Each value names a model (an offline key, an existing folder or a hub id) of this kind;
+        a local folder must also load as it is (:func:`lrd.engine.models.checkpoint_problem`:
+        valid config, no custom code, every weight of the architecture in the checkpoint).
+    lm_head : bool
+        A decoder among the values is scored with its language-model head, so its checkpoint
+        must have one (a base model saved without ``lm_head.weight`` is refused).
     one_of : str, optional
         Each value must be an item of this other (list) parameter.
     empty_ok : bool
@@ -91,6 +96,7 @@ class Rule:
     choices: Callable[[], Sequence[str]] | None = None
     task_types: tuple[str, ...] | None = None
     model_kind: str | None = None
+    lm_head: bool = False
     one_of: str | None = None
     empty_ok: bool = False
     distinct: bool = True
@@ -131,33 +137,9 @@ def _device_problem(name: str, device: str) -> str | None:
     ``"cpu"`` is answered without importing torch (about a second otherwise)."""
     if device == "cpu":
         return None
-    import torch
+    from lrd.engine.models import device_problem  # load_model's own check
 
-    fix = f"pass -p {name} cpu"
-    try:
-        parsed = torch.device(device)
-    except (RuntimeError, ValueError, TypeError) as err:  # torch's text lists every device type it parses
-        why = "a kind, then an optional :index" if "Expected one of" in str(err) else str(err).strip().split("\n")[0]
-        return f"{name} {device!r} is not a device torch can parse ({why}); {fix}, or cuda, cuda:1, mps"
-    backends = {"cuda": ("CUDA", torch.cuda), "xpu": ("XPU", getattr(torch, "xpu", None)),
-                "mps": ("MPS (Apple GPU)", None)}
-    if parsed.type == "cpu":
-        return None
-    if parsed.type not in backends:
-        return f"{name} {device!r}: lrd computes on cpu, cuda, mps or xpu, not on {parsed.type}; {fix}"
-    label, backend = backends[parsed.type]
-    if parsed.type == "mps":
-        count = 1 if torch.backends.mps.is_available() else 0
-    else:
-        count = backend.device_count() if backend is not None and backend.is_available() else 0
-    if count == 0:
-        built = " (this torch is built without CUDA)" if parsed.type == "cuda" and torch.version.cuda is None else ""
-        return f"{name} {device!r}: no {label} device is available on this machine{built}; {fix}"
-    if parsed.index is not None and parsed.index >= count:
-        have = f"{parsed.type}:0" if count == 1 else f"{parsed.type}:0 to {parsed.type}:{count - 1}"
-        return (f"{name} {device!r}: this machine has {count} {label} device{'s' if count > 1 else ''} ({have}); "
-                f"pass -p {name} {parsed.type}:0, or {parsed.type}")
-    return None
+    return device_problem(device, name=name, fix=f"pass -p {name} {{}}")
 
 
 # ---- rules shared by several chapters --------------------------------------------------------
@@ -225,11 +207,12 @@ RULES: dict[str, dict[str, Rule]] = {
         "device": DEVICE,
         "dtype": DTYPE,
         "models": Rule("accuracy relevance scores answer continuations with a language-model head",
-                       non_empty=True, model_kind="decoder"),
+                       non_empty=True, model_kind="decoder", lm_head=True),
         "tasks": Rule("accuracy relevance is multiple-choice accuracy", non_empty=True, task_types=MULTIPLE_CHOICE),
         "n_items": Rule("the bootstrap resamples the evaluation items", at_least=2),
         "n_calibration": N_CALIBRATION,
-        "pruning_models": Rule("the decoders pruned by every relevance score (may be empty)", model_kind="decoder"),
+        "pruning_models": Rule("the decoders pruned by every relevance score (may be empty)", model_kind="decoder",
+                               lm_head=True),
         "pruning_ks": Rule("numbers of blocks removed together", non_empty=True, at_least=1),
         "n_random": N_RANDOM,
         "encoders": Rule("the encoder section scores sentence embeddings", non_empty=True, model_kind="encoder"),
@@ -272,7 +255,8 @@ RULES: dict[str, dict[str, Rule]] = {
     "selection_and_pruning": {
         "device": DEVICE,
         "dtype": DTYPE,
-        "models": MODELS,
+        "models": Rule("the chapter measures each model; a decoder's downstream score is multiple-choice accuracy, "
+                       "read from its language-model head", non_empty=True, model_kind="any", lm_head=True),
         "tasks": EMBEDDING_TASK_LIST,
         "n_samples": EMBEDDING_TEXTS,
         "pooling": POOLING,
@@ -288,7 +272,8 @@ RULES: dict[str, dict[str, Rule]] = {
         "n_calibration": N_CALIBRATION,
         "calibration_task": Rule("the encoders' labelled prune rules rank blocks by its MTEB score",
                                  task_types=EMBEDDING_TASKS),
-        "pruning_models": Rule(model_kind="any"),
+        "pruning_models": Rule("a pruned decoder is scored by multiple-choice accuracy, read from its "
+                               "language-model head", model_kind="any", lm_head=True),
         "n_encoder_calibration": Rule("rows of calibration_task, split into train and test halves", at_least=8),
         "budgets": Rule("shares of the blocks removed", non_empty=True, above=0, below=1),
         "n_random": N_RANDOM,
@@ -532,6 +517,11 @@ def _model_problem(name: str, model: str, rule: Rule) -> str | None:
             return (f"{name}: cannot find model {model!r}: it is not an offline key, not a local folder, and not in "
                     f"the local Hugging Face cache while the hub is unreachable.{suggest(model, list(MODEL_PACKS))} "
                     f"Offline, pass an offline key ({', '.join(MODEL_PACKS)}) or a folder written by save_pretrained")
+    if model not in MODEL_PACKS and folder.is_dir():  # loads as it is? (packs are pinned and tested)
+        from lrd.engine.models import checkpoint_problem
+
+        if problem := checkpoint_problem(model, lm_head=rule.lm_head):
+            return f"{name}: {problem}"
     kind = model_kind(model)
     if rule.model_kind == "any" or kind is None or kind == rule.model_kind:
         return None

@@ -329,6 +329,15 @@ def _check_texts(texts) -> None:
         raise ValueError("texts is empty")
     if not all(isinstance(t, str) and t for t in texts):
         raise ValueError("every text must be a non-empty string")
+    for i, text in enumerate(texts):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:  # a lone surrogate: no tokenizer, and no cache key, can take it
+            raise ValueError(
+                f"text {i} holds {text[err.start]!r} at character {err.start}: a lone UTF-16 surrogate, not a Unicode "
+                "character (left by decoding bytes with errors='surrogateescape', or by splitting a surrogate pair), "
+                "which no tokenizer can encode; clean the texts first, e.g. text.encode('utf-8', 'replace').decode() "
+                "(each becomes '?'), or decode their source with errors='replace'") from None
 
 
 def _variant(model: LoadedModel, variant) -> tuple[str, bool]:

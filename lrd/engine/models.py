@@ -255,6 +255,10 @@ class LoadedModel:
         Content hash of config and weights; keys the hidden-state cache.
     config : transformers.PretrainedConfig
         The model's config (known before its weights: ``load_model(..., lazy=True)``).
+    missing_head : tuple of str
+        A decoder's language-model head weights its checkpoint lacks (a base model saved without
+        its head, embeddings untied): its hidden states are intact, its next-token scores would
+        be random; :meth:`require_lm_head` refuses it. Empty when the head was loaded or tied.
 
     A model loaded with ``lazy=True`` reads its weights the first time ``model`` is used (a
     forward pass, its blocks, ``summary()``); everything else is known from its folder. A unit
@@ -275,6 +279,7 @@ class LoadedModel:
     model_type: str = ""
     info: dict = field(default_factory=dict)
     config: Any = None
+    missing_head: tuple[str, ...] = ()
     _anatomy: tuple | None = field(default=None, repr=False, compare=False)
     _read_weights: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
@@ -296,6 +301,13 @@ class LoadedModel:
         self._read_weights = None
         self.load_seconds += time.perf_counter() - t0
         return self.model
+
+    def require_lm_head(self, why: str = "scoring text needs the language-model head") -> None:
+        """Raise a ``ValueError`` naming the missing head weights and the fix when the model has
+        no language-model head of its own (:attr:`missing_head`); ``why`` says what needs it."""
+        if self.missing_head:
+            problem = LoadingReport(missing_head=self.missing_head).head_problem(self.name)
+            raise ValueError(f"{problem} ({why})")
 
     @property
     def anatomy(self) -> dict[str, str | None]:
@@ -583,10 +595,15 @@ def _config(name: str, source: str):
     from transformers import AutoConfig
 
     local = Path(source).is_dir()
+    if local and (problem := config_file_problem(Path(source))):
+        raise ValueError(f"model folder {name!r}: {problem}")
     offline = not local and not hub_reachable()
-    try:
-        return AutoConfig.from_pretrained(source, local_files_only=offline)
+    try:  # trust_remote_code=False: refused at once, never a prompt on stdin
+        return AutoConfig.from_pretrained(source, local_files_only=offline, trust_remote_code=False)
     except (OSError, ValueError) as err:
+        if _asks_for_custom_code(err):
+            raise ValueError(f"model {name!r}: {_custom_code_text('its repository ships Python code to build it')}") \
+                from err
         if Path(source).expanduser().is_file():
             raise ValueError(f"model {name!r} is a file, not a model folder: pass the folder that holds its "
                              f"config.json, weights and tokenizer (save_pretrained output), e.g. "
@@ -605,6 +622,62 @@ def _config(name: str, source: str):
             "Offline, use one of the keys, or point at a local folder "
             "holding config.json, the weights and the tokenizer (save_pretrained output)."
         ) from err
+
+
+def config_file_problem(folder: Path) -> str | None:
+    """Why ``folder/config.json`` cannot be used, or ``None`` (also when there is none: the
+    callers say that in their own words). Read with :mod:`json` only, no transformers:
+
+    * not valid JSON (a truncated or damaged file): the file, where the parser stopped, the fix;
+    * not a JSON object;
+    * custom code: an ``auto_map`` in it (or in ``tokenizer_config.json``) names Python classes
+      shipped in the folder, which transformers would import and run with
+      ``trust_remote_code=True``; lrd never runs a model's own code (:func:`_custom_code_text`).
+    """
+    config_file = Path(folder) / "config.json"
+    if not config_file.is_file():
+        return None
+    try:
+        data = json.loads(config_file.read_bytes())
+    except (ValueError, OSError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return (f"its config.json ({config_file}) is not valid JSON ({err}): the file is truncated or damaged; "
+                "write it again with model.config.save_pretrained(folder), or copy it again from where the "
+                "model came from")
+    if not isinstance(data, dict):
+        return (f"its config.json ({config_file}) is not a model config (a JSON {type(data).__name__}, not an "
+                "object); write it again with model.config.save_pretrained(folder)")
+    maps = {"config.json": data.get("auto_map")}
+    tokenizer_config = Path(folder) / "tokenizer_config.json"
+    if tokenizer_config.is_file():
+        try:
+            maps["tokenizer_config.json"] = json.loads(tokenizer_config.read_bytes()).get("auto_map")
+        except (ValueError, OSError, AttributeError):
+            pass  # the tokenizer's own loading says what is wrong with it
+    found = {f: m for f, m in maps.items() if m}
+    if not found:
+        return None
+    named = "; ".join(f"{f} maps {_auto_map_text(m)}" for f, m in found.items())
+    return _custom_code_text(f"{named} (auto_map: Python files in the folder)")
+
+
+def _auto_map_text(auto_map: Any) -> str:
+    if isinstance(auto_map, dict):
+        return ", ".join(f"{k} to {v if isinstance(v, str) else next((x for x in v if x), v)}"
+                         for k, v in auto_map.items())
+    return repr(auto_map)
+
+
+def _custom_code_text(what: str) -> str:
+    return (f"it needs custom code: {what}, which transformers would import and run "
+            "(trust_remote_code=True); lrd never runs a model's own code. Pass a checkpoint of an architecture "
+            "transformers itself provides (many such models have a port: look for one that loads without "
+            "trust_remote_code), or, in an environment you trust, load it with trust_remote_code=True and save its "
+            "weights into such an architecture with save_pretrained")
+
+
+def _asks_for_custom_code(err: BaseException) -> bool:
+    """Whether transformers refused ``err`` because the model needs ``trust_remote_code``."""
+    return "trust_remote_code" in str(err) or "custom code" in str(err)
 
 
 def _no_tokenizer(name: str, source: str, what: str) -> ValueError:
@@ -631,8 +704,328 @@ def _check_tokenizer(tokenizer: Any, name: str, source: str) -> None:
                                           f"{sorted(vocab)} (no tokenizer files were found)")
 
 
+# ---- what a checkpoint holds ----------------------------------------------------------------------
+
+#: Submodules of a base model that lrd never reads (it pools the hidden states itself): a checkpoint
+#: saved without them (BERT's ``[CLS]`` pooler, e.g. ``BertModel(add_pooling_layer=False)``) is complete.
+UNREAD_MODULES = ("pooler",)
+
+#: Environment variable that opts in to checkpoints with missing weights for ``lrd run`` / ``report``
+#: / ``sweep`` and their kernels (``load_model``'s ``allow_missing_weights`` default).
+ALLOW_MISSING_WEIGHTS = "LRD_ALLOW_MISSING_WEIGHTS"
+
+
+def model_class(config: Any, kind: str, name: str = "") -> Any:
+    """The transformers auto class :func:`load_model` builds ``config`` with: a decoder with
+    ``AutoModelForCausalLM``, an encoder with ``AutoModel``, and the encoder saved alone from an
+    encoder-decoder family (``T5EncoderModel``, ``MT5EncoderModel``, ``UMT5EncoderModel``: the
+    architecture its config names) with ``AutoModelForTextEncoding``, which builds that encoder
+    and not the whole encoder-decoder.
+
+    Raises
+    ------
+    ValueError
+        For an encoder-decoder checkpoint (a full T5, BART, ...: ``is_encoder_decoder``, or a
+        family transformers builds sequence-to-sequence LMs of, whose config does not name its
+        encoder or decoder alone): lrd measures one stack of blocks; the message says how to save
+        its encoder alone.
+    """
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForTextEncoding
+    from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
+
+    encoder = _encoder_class_name(config)
+    archs = getattr(config, "architectures", None) or []
+    alone = (encoder is not None and encoder in archs) or any(a.endswith("ForCausalLM") for a in archs)
+    if not alone and (getattr(config, "is_encoder_decoder", False)
+                      or getattr(config, "model_type", None) in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES):
+        what = ", ".join(archs or [config.model_type])
+        save = (f"{encoder}.from_pretrained(folder).save_pretrained(out)" if encoder else
+                "its encoder class's from_pretrained(folder).save_pretrained(out)")
+        raise ValueError(f"model {name!r} is an encoder-decoder ({what}): lrd measures the hidden states of one "
+                         "stack of blocks, an encoder's or a decoder's, and this checkpoint holds two. To measure its "
+                         f"encoder, save the encoder alone with its tokenizer: {save}; "
+                         "tokenizer.save_pretrained(out); then pass out")
+    if kind == "decoder":
+        return AutoModelForCausalLM
+    return AutoModelForTextEncoding if encoder is not None and encoder in archs else AutoModel
+
+
+def _encoder_class_name(config: Any) -> str | None:
+    """The encoder-only class of an encoder-decoder family (``T5EncoderModel`` for ``t5``), or None."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_TEXT_ENCODING_MAPPING_NAMES
+
+    found = MODEL_FOR_TEXT_ENCODING_MAPPING_NAMES.get(getattr(config, "model_type", None))
+    return found if isinstance(found, str) and found.endswith("EncoderModel") else None
+
+
+@dataclass(frozen=True)
+class LoadingReport:
+    """What ``from_pretrained`` found in a checkpoint (its ``output_loading_info``), sorted into
+    what lrd refuses and what it does not.
+
+    Attributes
+    ----------
+    architecture : str
+        The class transformers built (``LlamaForCausalLM``).
+    missing : tuple of str
+        Weights the architecture has and the checkpoint lacks (transformers initialises them at
+        random), except the language-model head and :data:`UNREAD_MODULES`; keys transformers
+        itself expects to be absent (tied weights, ``_keys_to_ignore_on_load_missing``,
+        non-persistent buffers) are not in its report at all.
+    unexpected : tuple of str
+        Weights of the checkpoint that belong to a module of the loaded model and that the
+        architecture does not have (blocks beyond the config's count); a head the loaded class does
+        not build (``lm_head`` read by ``AutoModel``, a classifier) is left out.
+    mismatched : tuple of str
+        ``"key (checkpoint shape -> model shape)"`` for weights whose shape the config contradicts.
+    missing_head : tuple of str
+        The language-model head's weights when the checkpoint has none and does not tie it to the
+        token embeddings (a base model saved without its head): the hidden states are intact, the
+        next-token scores would come from a random matrix.
+    """
+
+    architecture: str = ""
+    missing: tuple[str, ...] = ()
+    unexpected: tuple[str, ...] = ()
+    mismatched: tuple[str, ...] = ()
+    missing_head: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Every weight the hidden states depend on came from the checkpoint."""
+        return not (self.missing or self.unexpected or self.mismatched)
+
+    def problem(self, name: str) -> str | None:
+        """Why the checkpoint cannot be measured as it is, naming the keys (summarised), or None."""
+        if self.complete:
+            return None
+        parts = []
+        if self.missing:
+            parts.append(f"{len(self.missing)} weights of the architecture are missing from it "
+                         f"({summarise_keys(self.missing)})")
+        if self.unexpected:
+            parts.append(f"{len(self.unexpected)} of its weights fit no module the config builds "
+                         f"({summarise_keys(self.unexpected)})")
+        if self.mismatched:
+            parts.append(f"{len(self.mismatched)} of its weights have another shape than the config gives "
+                         f"({'; '.join(self.mismatched[:3])}{'; ...' if len(self.mismatched) > 3 else ''})")
+        return (f"model {name!r}: its checkpoint does not match its config ({self.architecture}): {'; '.join(parts)}. "
+                "transformers would fill the gaps with random weights and lrd would measure them. Usually the "
+                "config.json is not the one these weights were saved with (a layer count edited, weights of "
+                "another model): save the model's config and weights together with model.save_pretrained(folder). "
+                "To measure it anyway, with those weights random and different at every load, pass "
+                f"allow_missing_weights=True to lrd.load_model, or set {ALLOW_MISSING_WEIGHTS}=1 for lrd run, "
+                "report and sweep")
+
+    def head_problem(self, name: str) -> str | None:
+        """Why the model cannot score text with its language-model head, or None."""
+        if not self.missing_head:
+            return None
+        return (f"model {name!r} has no language-model head: its checkpoint holds no {', '.join(self.missing_head)} "
+                "and does not tie the head to its token embeddings (a base model saved without its head), so its "
+                "next-token scores would come from a random matrix. Pass the model's *ForCausalLM checkpoint "
+                "(saved from e.g. LlamaForCausalLM, with its head); chapters that read hidden states only take "
+                "this folder as it is")
+
+
+def summarise_keys(keys: Sequence[str], n: int = 4) -> str:
+    """``"model.layers.{2,3}.mlp.up_proj.weight, ... and 14 more"``: keys that differ only in their
+    numbers (block indices) shown once with the numbers in braces, the first ``n`` of those."""
+    import re
+
+    groups: dict[str, list[list[str]]] = {}
+    for key in sorted(keys, key=lambda k: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", k)]):
+        pattern = re.sub(r"(?<=\.)\d+(?=\.)", "{}", key)
+        groups.setdefault(pattern, []).append(re.findall(r"(?<=\.)\d+(?=\.)", key))
+    shown = []
+    for pattern, numbers in list(groups.items())[:n]:
+        for slot in range(pattern.count("{}")):
+            values = list(dict.fromkeys(ns[slot] for ns in numbers))
+            pattern = pattern.replace("{}", values[0] if len(values) == 1 else "{" + ",".join(values) + "}", 1)
+        shown.append(pattern)
+    rest = len(groups) - len(shown)
+    return ", ".join(shown) + (f" and {rest} more name{'s' if rest > 1 else ''}" if rest else "")
+
+
+def loading_report(model: torch.nn.Module, info: dict) -> LoadingReport:
+    """Sort ``from_pretrained(..., output_loading_info=True)``'s ``info`` for ``model`` into a
+    :class:`LoadingReport`."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    head_keys = {f"{n}.{p}" for n, m in model.named_modules() if head is not None and m is head and n
+                 for p, _ in m.named_parameters(recurse=False)}
+    missing = set(info.get("missing_keys") or ())
+    children = {n for n, _ in model.named_children()} | {n for n, _ in model.base_model.named_children()}
+    prefix = getattr(model, "base_model_prefix", "") + "."
+
+    def own(key: str) -> bool:  # names a module of the model or of its base model (model.layers.4.*, layers.4.*)
+        return key.split(".")[0] in children or key.removeprefix(prefix).split(".")[0] in children
+
+    def unread(key: str) -> bool:
+        return any(part in UNREAD_MODULES for part in key.removeprefix(prefix).split(".")[:2])
+
+    return LoadingReport(
+        architecture=type(model).__name__,
+        missing=tuple(sorted(k for k in missing - head_keys if not unread(k))),
+        unexpected=tuple(sorted(k for k in info.get("unexpected_keys") or () if own(k) and not unread(k))),
+        mismatched=tuple(sorted(f"{k} ({tuple(a)} -> {tuple(b)})" for k, a, b in info.get("mismatched_keys") or ())),
+        missing_head=tuple(sorted(missing & head_keys)),
+    )
+
+
+def _pickle_refused(name: str, source: str, err: BaseException) -> ValueError:
+    """The error for weights torch refuses to unpickle (``weights_only``): the file and the fix."""
+    folder = Path(source)
+    files = sorted(p.name for p in folder.glob("*.bin")) if folder.is_dir() else []
+    where = f" ({', '.join(files)} in {folder})" if files else ""
+    return ValueError(
+        f"model {name!r}: its weights are a pickle{where} that holds more than tensors, and lrd refuses to unpickle "
+        "it (unpickling runs code the file names; torch's weights_only loader stopped at an object it does not "
+        "allow). Convert the weights to safetensors in an environment you trust: load the model there "
+        "(from_pretrained) and save it with model.save_pretrained(folder, safe_serialization=True), which writes "
+        "model.safetensors; then pass that folder")
+
+
+def _unreadable_weights(name: str, source: str, err: BaseException) -> ValueError:
+    """The error for a safetensors file that cannot be read: the files and the fix."""
+    folder = Path(source)
+    files = sorted(p.name for p in folder.glob("*.safetensors")) if folder.is_dir() else []
+    where = f" ({', '.join(files)} in {folder})" if files else ""
+    return ValueError(f"model {name!r}: its weights{where} cannot be read ({err}): a file is truncated or damaged; "
+                      "save the weights again with model.save_pretrained(folder), or copy them again from where the "
+                      "model came from")
+
+
+def _read_checkpoint(auto: Any, name: str, source: str, *, meta: bool = False,
+                     **kwargs) -> tuple[torch.nn.Module, LoadingReport]:
+    """``auto.from_pretrained(source, **kwargs)`` with its loading report; on the ``meta`` device
+    (the keys and shapes only, no weight read: a tenth of a second) when ``meta``. transformers'
+    own load report (a warning with terminal colours) is left out: :class:`LoadingReport` says it."""
+    import pickle
+
+    from safetensors import SafetensorError
+    from transformers.utils import logging as hf_logging
+
+    if meta:
+        kwargs |= {"device_map": "meta", "use_kernels": False}
+    log = hf_logging.get_logger("transformers.modeling_utils")
+    log.addFilter(_no_load_report)
+    try:
+        model, info = auto.from_pretrained(source, output_loading_info=True, ignore_mismatched_sizes=True,
+                                           trust_remote_code=False, **kwargs)
+    except pickle.UnpicklingError as err:
+        raise _pickle_refused(name, source, err) from err
+    except SafetensorError as err:
+        raise _unreadable_weights(name, source, err) from err
+    except (OSError, ValueError) as err:
+        if _asks_for_custom_code(err):
+            raise ValueError(f"model {name!r}: {_custom_code_text('its repository ships Python code to build it')}") \
+                from err
+        if isinstance(err.__cause__ or err.__context__, pickle.UnpicklingError) or "weights_only" in str(err):
+            raise _pickle_refused(name, source, err) from err
+        raise
+    finally:
+        log.removeFilter(_no_load_report)
+    return model, loading_report(model, info)
+
+
+def _no_load_report(record: Any) -> bool:
+    """A logging filter that drops transformers' LOAD REPORT (:class:`LoadingReport` says it)."""
+    return "LOAD REPORT" not in record.getMessage()
+
+
+def _allow_missing(allow: bool | None) -> bool:
+    if allow is not None:
+        return allow
+    import os
+
+    return os.environ.get(ALLOW_MISSING_WEIGHTS, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def checkpoint_problem(name: str, *, lm_head: bool = False, allow_missing_weights: bool | None = None) -> str | None:
+    """Why :func:`load_model` would refuse ``name``, found without reading its weights, or None.
+
+    What ``lrd run`` / ``report`` / ``sweep`` check for a local folder before any kernel starts:
+    its config.json (valid JSON, no custom code: :func:`config_file_problem`), an encoder-decoder
+    (:func:`model_class`), weights torch refuses to unpickle, and the checkpoint's keys against
+    the architecture's, read by transformers on the ``meta`` device (:class:`LoadingReport`).
+    With ``lm_head``, a decoder whose checkpoint has no language-model head is refused too (the
+    chapters that score text with it); an encoder never needs one.
+    """
+    source, info = _resolve(name)
+    try:
+        with hf_progress(False):
+            config = _config(name, source)
+            kind = info.get("kind") or ("decoder" if _is_decoder(config) else "encoder")
+            auto = model_class(config, kind, name)
+            report = _read_checkpoint(auto, name, source, meta=True)[1]
+    except ValueError as err:
+        return str(err)
+    except OSError as err:  # what from_pretrained could not find or read, in its words
+        return f"model {name!r} does not load: {str(err).strip().splitlines()[0]}"
+    if not _allow_missing(allow_missing_weights) and (problem := report.problem(name)):
+        return problem
+    return report.head_problem(name) if lm_head and kind == "decoder" else None
+
+
+def device_problem(device: Any, *, name: str = "device", fix: str = "pass device={!r}") -> str | None:
+    """Why ``device`` cannot compute here, or ``None``: a name torch cannot parse, a kind lrd does
+    not run on, or a device this machine lacks (no CUDA, an index past the last GPU), with the
+    devices it has. ``fix`` says how to pass another device, ``{}`` standing for it
+    (``"pass -p device {}"`` for the command line)."""
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError, TypeError) as err:  # torch's text lists every device type it parses
+        why = "a kind, then an optional :index" if "Expected one of" in str(err) else str(err).strip().split("\n")[0]
+        return f"{name} {device!r} is not a device torch can parse ({why}); {fix.format('cpu')}, or cuda, cuda:1, mps"
+    backends = {"cuda": ("CUDA", torch.cuda), "xpu": ("XPU", getattr(torch, "xpu", None)),
+                "mps": ("MPS (Apple GPU)", None)}
+    if parsed.type == "cpu":
+        return None
+    if parsed.type not in backends:
+        return f"{name} {device!r}: lrd computes on cpu, cuda, mps or xpu, not on {parsed.type}; {fix.format('cpu')}"
+    label, backend = backends[parsed.type]
+    if parsed.type == "mps":
+        count = 1 if torch.backends.mps.is_available() else 0
+    else:
+        count = backend.device_count() if backend is not None and backend.is_available() else 0
+    if count == 0:
+        built = " (this torch is built without CUDA)" if parsed.type == "cuda" and torch.version.cuda is None else ""
+        return (f"{name} {device!r}: no {label} device is available on this machine{built}; it computes on "
+                f"{', '.join(_available_devices())}; {fix.format('cpu')}")
+    if parsed.index is not None and parsed.index >= count:
+        have = f"{parsed.type}:0" if count == 1 else f"{parsed.type}:0 to {parsed.type}:{count - 1}"
+        return (f"{name} {device!r}: this machine has {count} {label} device{'s' if count > 1 else ''} ({have}); "
+                f"{fix.format(f'{parsed.type}:0')}, or {parsed.type}")
+    return None
+
+
+def _available_devices() -> list[str]:
+    import torch
+
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    if torch.backends.mps.is_available():
+        found.append("mps")
+    return found
+
+
+def _pad_token(tokenizer: Any) -> str | None:
+    """The token a tokenizer without one pads with: its end-of-sequence token, else its unknown,
+    beginning-of-sequence, separator or classifier token, else the token of id 0. Which one
+    changes no number: padded positions are masked (the attention mask, and every pooling)."""
+    for token in (tokenizer.eos_token, tokenizer.unk_token, tokenizer.bos_token, tokenizer.sep_token,
+                  tokenizer.cls_token):
+        if token is not None:
+            return token
+    return tokenizer.convert_ids_to_tokens(0)
+
+
 def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | None = None,
-               dtype: torch.dtype | str = "float32", progress: bool | None = None, lazy: bool = False) -> LoadedModel:
+               dtype: torch.dtype | str = "float32", progress: bool | None = None, lazy: bool = False,
+               allow_missing_weights: bool | None = None) -> LoadedModel:
     """Load a model for layer-wise measurement.
 
     Parameters
@@ -656,10 +1049,39 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
         (:func:`source_fingerprint`, from the files) are read now. What a cached unit or
         extraction needs, without the seconds and gigabytes of the weights. A hub id (whose
         fingerprint needs its snapshot) is loaded at once.
+    allow_missing_weights : bool, optional
+        Measure a checkpoint that does not match its config anyway. By default (``None``: unless
+        the environment sets ``LRD_ALLOW_MISSING_WEIGHTS=1``, the opt-in of ``lrd run``, ``report``
+        and ``sweep``) a checkpoint is refused when transformers reports weights of the
+        architecture missing from it, weights of its modules it has no place for, or weights of
+        another shape (:class:`LoadingReport`): transformers would initialise them at random,
+        differently at every load. Not counted: weights transformers expects to be absent (tied,
+        ``_keys_to_ignore_on_load_missing``, buffers), BERT's pooler, a head the loaded class does
+        not build, and a decoder's language-model head: a base model saved without it (no
+        ``lm_head.weight``, untied embeddings) loads, its hidden states intact, with
+        ``missing_head`` set, and anything that scores text with the head refuses it
+        (:meth:`LoadedModel.require_lm_head`).
 
     Returns
     -------
     LoadedModel
+
+    Raises
+    ------
+    ValueError
+        A model that cannot be found; a config.json that is not valid JSON, or that needs the
+        model's own code (lrd never runs it); an encoder-decoder (a full T5: save its encoder
+        alone, :func:`model_class`); weights only as a pickle torch refuses to unpickle; a
+        checkpoint that does not match its config (above); a tokenizer without a vocabulary; a
+        device this machine lacks (with the ones it has).
+
+    Notes
+    -----
+    A tokenizer without a padding token pads with its end-of-sequence token, else its unknown,
+    beginning-of-sequence, separator or classifier token, else the token of id 0: padded positions
+    are masked by the attention mask and left out of every pooling, so which token pads changes
+    no state. An encoder saved alone from an encoder-decoder family (``T5EncoderModel``,
+    ``MT5EncoderModel``, ``UMT5EncoderModel``) loads as that encoder (:func:`model_class`).
     """
     import torch
 
@@ -668,31 +1090,44 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
         if not isinstance(getattr(torch, dtype, None), torch.dtype):
             raise ValueError(f"dtype {dtype!r} is not a torch dtype; pass e.g. 'float32' or 'bfloat16'")
         dtype = getattr(torch, dtype)
+    if problem := device_problem(device):
+        raise ValueError(problem)
     source, info = _resolve(name)
     with hf_progress(sys.stderr.isatty() if progress is None else progress):
-        from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
 
         config = _config(name, source)
         kind = kind or info.get("kind") or ("decoder" if _is_decoder(config) else "encoder")
         if kind not in ("encoder", "decoder"):
             raise ValueError(f"kind must be 'encoder' or 'decoder', got {kind!r}")
-        auto = AutoModelForCausalLM if kind == "decoder" else AutoModel
+        auto = model_class(config, kind, name)
         offline = {} if Path(source).is_dir() or hub_reachable() else {"local_files_only": True}
         device = torch.device(device)
 
         def read_weights() -> torch.nn.Module:
             with hf_progress(sys.stderr.isatty() if progress is None else progress):
-                return auto.from_pretrained(source, dtype=dtype, **offline).to(device).eval()
+                return _read_checkpoint(auto, name, source, dtype=dtype, **offline)[0].to(device).eval()
 
         fp = source_fingerprint(name, dtype) if lazy and Path(source).is_dir() else None
-        model = read_weights() if fp is None else None
+        if fp is None:
+            model, report = _read_checkpoint(auto, name, source, dtype=dtype, **offline)
+            model = model.to(device).eval()
+        else:  # the keys only (meta device): a deferred model is refused now, not when first used
+            model, report = None, _read_checkpoint(auto, name, source, meta=True)[1]
+        if problem := report.problem(name):
+            if not _allow_missing(allow_missing_weights):
+                raise ValueError(problem)
+            warnings.warn(problem.split(". transformers would")[0] + " (allow_missing_weights: measured anyway, "
+                          "with random weights)", stacklevel=2)
         try:
-            tokenizer = AutoTokenizer.from_pretrained(source, **offline)
+            tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **offline)
         except (OSError, ValueError) as err:
+            if _asks_for_custom_code(err):
+                raise ValueError(f"model {name!r}: {_custom_code_text('its tokenizer ships Python code')}") from err
             raise _no_tokenizer(name, source, f"its tokenizer could not be loaded ({type(err).__name__})") from err
     _check_tokenizer(tokenizer, name, source)
     if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
+        tokenizer.pad_token = _pad_token(tokenizer)
     if model is not None:
         config, fp, n_params = model.config, fingerprint(model, source), sum(p.numel() for p in model.parameters())
     else:
@@ -713,6 +1148,7 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
         model_type=text_cfg.model_type,
         info=info,
         config=config,
+        missing_head=report.missing_head if kind == "decoder" else (),
         _read_weights=None if model is not None else read_weights,
     )
 

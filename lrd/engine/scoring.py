@@ -320,6 +320,7 @@ def forward_batches(model: LoadedModel, requests: MCRequests, *, batch_size: int
     ``run()`` does the forward pass under whatever block list is installed when it is called;
     callers that patch the model between calls (the resumed ablation sweep) call it again.
     """
+    model.require_lm_head("multiple-choice scores are the head's log-likelihoods")
     progress = sys.stderr.isatty() if progress is None else progress
     req_of_row: dict[int, list[int]] = {}
     for j, r in enumerate(requests.input_index.tolist()):
