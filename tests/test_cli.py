@@ -156,13 +156,12 @@ def panel_home(tmp_path, monkeypatch, require_panel) -> Path:
 
 @pytest.fixture
 def unloadable_dir(tiny_encoder_dir, tmp_path) -> Path:
-    """The tiny BERT's folder with its weight file garbled: it passes the parameter check (a
-    folder without weights is refused there, before any work), and every section of a report
-    fails to load it."""
-    out = tmp_path / "garbled-weights"
+    """The tiny BERT's folder with its tokenizer file garbled: it passes the parameter check
+    (garbled weights are refused there, before any work: tests/test_models_hardening.py), and
+    every section of a report fails to load it."""
+    out = tmp_path / "garbled-tokenizer"
     shutil.copytree(tiny_encoder_dir, out)
-    (weights,) = out.glob("*.safetensors")
-    weights.write_bytes(b"not a safetensors file")
+    (out / "tokenizer.json").write_bytes(b"\xff not a tokenizer file")
     return out
 
 
@@ -348,12 +347,12 @@ def test_a_failed_strict_build_names_its_first_warnings_and_its_log(monkeypatch,
 
 @pytest.mark.integration
 def test_a_chapter_failing_in_its_kernel_prints_one_line(tiny_encoder_dir, tmp_path, panel_home, capfd):
-    """A real kernel: a model folder whose weights are garbage fails in a cell; the terminal
+    """A real kernel: a model folder whose tokenizer file is garbage fails in a cell; the terminal
     (file descriptors, so the kernel's own stderr counts) shows the running line, papermill's
     counter and the one error line, nothing of either traceback."""
     bad = tmp_path / "garbled"
     shutil.copytree(tiny_encoder_dir, bad)
-    (bad / "model.safetensors").write_bytes(os.urandom(4096))
+    (bad / "tokenizer.json").write_bytes(b"\xff not a tokenizer file")
     out = tmp_path / "mt.ipynb"
     assert main(["run", "models_and_tasks", "-p", "models", f'["{bad}"]', "-p", "n_samples", "8",
                  "-o", str(out)]) == 1
