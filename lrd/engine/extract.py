@@ -481,6 +481,14 @@ def extract(model: LoadedModel, texts: Sequence[str], pooling: str = "mean", *, 
     -------
     ndarray of shape (n_layers + 1, n_texts, d_model), float32
         And, with ``return_tokens``, a list of ``n_texts`` arrays of shape (L + 1, T_i, d).
+
+    Raises
+    ------
+    ValueError
+        No texts, an empty text, or a text holding a lone UTF-16 surrogate (``"\\ud800"``, left by
+        ``errors="surrogateescape"``), which no tokenizer can encode: the message names the text's
+        index and the character's place; clean such texts first (``text.encode("utf-8",
+        "replace").decode()``).
     """
     out = extract_variants(model, texts, [{"pooling": pooling, "final_norm": final_norm}], batch_size=batch_size,
                            max_batch_tokens=max_batch_tokens,

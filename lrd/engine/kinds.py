@@ -9,7 +9,8 @@ paper states:
   (a Gemma 3 decoder stack run with bidirectional attention) is decoder-based.
 - **attention** (Skean et al., ICML 2025, Fig. 2a): autoregressive (causal) against
   bidirectional models. EmbeddingGemma is bidirectional.
-- **role**: an embedder (loaded with ``AutoModel``, its states pooled into one vector per text)
+- **role**: an embedder (loaded with ``AutoModel``, or as the encoder of an encoder-decoder family
+  saved alone, e.g. ``T5EncoderModel``; its states pooled into one vector per text)
   or a language model (loaded with ``AutoModelForCausalLM``; the LRD paper's MMLU panel, the
   removal sweeps of Hinostroza et al.).
 - **tuning**: a language model is ``"base"`` (pretrained only) or ``"instruct"`` (tuned to

@@ -602,8 +602,7 @@ def _config(name: str, source: str):
         return AutoConfig.from_pretrained(source, local_files_only=offline, trust_remote_code=False)
     except (OSError, ValueError) as err:
         if _asks_for_custom_code(err):
-            raise ValueError(f"model {name!r}: {_custom_code_text('its repository ships Python code to build it')}") \
-                from err
+            raise _needs_code(name) from err
         if Path(source).expanduser().is_file():
             raise ValueError(f"model {name!r} is a file, not a model folder: pass the folder that holds its "
                              f"config.json, weights and tokenizer (save_pretrained output), e.g. "
@@ -673,6 +672,11 @@ def _custom_code_text(what: str) -> str:
             "transformers itself provides (many such models have a port: look for one that loads without "
             "trust_remote_code), or, in an environment you trust, load it with trust_remote_code=True and save its "
             "weights into such an architecture with save_pretrained")
+
+
+def _needs_code(name: str, what: str = "its repository ships Python code to build it") -> ValueError:
+    """The error for a hub model transformers refused because it needs ``trust_remote_code``."""
+    return ValueError(f"model {name!r}: {_custom_code_text(what)}")
 
 
 def _asks_for_custom_code(err: BaseException) -> bool:
@@ -872,27 +876,29 @@ def loading_report(model: torch.nn.Module, info: dict) -> LoadingReport:
     )
 
 
-def _pickle_refused(name: str, source: str, err: BaseException) -> ValueError:
-    """The error for weights torch refuses to unpickle (``weights_only``): the file and the fix."""
+def _files_text(source: str, pattern: str) -> str:
+    """``" (model.safetensors in /x)"``: the files of folder ``source`` matching ``pattern``, or ``""``."""
     folder = Path(source)
-    files = sorted(p.name for p in folder.glob("*.bin")) if folder.is_dir() else []
-    where = f" ({', '.join(files)} in {folder})" if files else ""
+    files = sorted(p.name for p in folder.glob(pattern)) if folder.is_dir() else []
+    return f" ({', '.join(files)} in {folder})" if files else ""
+
+
+def _pickle_refused(name: str, source: str) -> ValueError:
+    """The error for weights torch refuses to unpickle (``weights_only``): the file and the fix."""
     return ValueError(
-        f"model {name!r}: its weights are a pickle{where} that holds more than tensors, and lrd refuses to unpickle "
-        "it (unpickling runs code the file names; torch's weights_only loader stopped at an object it does not "
-        "allow). Convert the weights to safetensors in an environment you trust: load the model there "
-        "(from_pretrained) and save it with model.save_pretrained(folder, safe_serialization=True), which writes "
-        "model.safetensors; then pass that folder")
+        f"model {name!r}: its weights are a pickle{_files_text(source, '*.bin')} that holds more than tensors, "
+        "and lrd refuses to unpickle it (unpickling runs code the file names; torch's weights_only loader stopped "
+        "at an object it does not allow). Convert the weights to safetensors in an environment you trust: load the "
+        "model there (from_pretrained) and save it with model.save_pretrained(folder, safe_serialization=True), "
+        "which writes model.safetensors; then pass that folder")
 
 
 def _unreadable_weights(name: str, source: str, err: BaseException) -> ValueError:
     """The error for a safetensors file that cannot be read: the files and the fix."""
-    folder = Path(source)
-    files = sorted(p.name for p in folder.glob("*.safetensors")) if folder.is_dir() else []
-    where = f" ({', '.join(files)} in {folder})" if files else ""
-    return ValueError(f"model {name!r}: its weights{where} cannot be read ({err}): a file is truncated or damaged; "
-                      "save the weights again with model.save_pretrained(folder), or copy them again from where the "
-                      "model came from")
+    return ValueError(
+        f"model {name!r}: its weights{_files_text(source, '*.safetensors')} cannot be read ({err}): a file is "
+        "truncated or damaged; save the weights again with model.save_pretrained(folder), or copy them again from "
+        "where the model came from")
 
 
 def _read_checkpoint(auto: Any, name: str, source: str, *, meta: bool = False,
@@ -913,15 +919,14 @@ def _read_checkpoint(auto: Any, name: str, source: str, *, meta: bool = False,
         model, info = auto.from_pretrained(source, output_loading_info=True, ignore_mismatched_sizes=True,
                                            trust_remote_code=False, **kwargs)
     except pickle.UnpicklingError as err:
-        raise _pickle_refused(name, source, err) from err
+        raise _pickle_refused(name, source) from err
     except SafetensorError as err:
         raise _unreadable_weights(name, source, err) from err
     except (OSError, ValueError) as err:
         if _asks_for_custom_code(err):
-            raise ValueError(f"model {name!r}: {_custom_code_text('its repository ships Python code to build it')}") \
-                from err
+            raise _needs_code(name) from err
         if isinstance(err.__cause__ or err.__context__, pickle.UnpicklingError) or "weights_only" in str(err):
-            raise _pickle_refused(name, source, err) from err
+            raise _pickle_refused(name, source) from err
         raise
     finally:
         log.removeFilter(_no_load_report)
@@ -1123,7 +1128,7 @@ def load_model(name: str, device: str | torch.device = "cpu", *, kind: str | Non
             tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **offline)
         except (OSError, ValueError) as err:
             if _asks_for_custom_code(err):
-                raise ValueError(f"model {name!r}: {_custom_code_text('its tokenizer ships Python code')}") from err
+                raise _needs_code(name, "its tokenizer ships Python code") from err
             raise _no_tokenizer(name, source, f"its tokenizer could not be loaded ({type(err).__name__})") from err
     _check_tokenizer(tokenizer, name, source)
     if tokenizer.pad_token is None:
