@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 LRD := $(VENV)/bin/lrd
 STAMP := $(VENV)/.lrd-installed
 
-.PHONY: book test install fetch nbval-refs bench readme screenshot clean
+.PHONY: book test test-fast install fetch nbval-refs bench readme screenshot clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,11 @@ book: fetch
 	$(LRD) book
 
 test: fetch
-	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval/sanitize.cfg -q
+	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval/sanitize.cfg -q --durations=15
+
+# The unit tier alone: no offline panel, no nbval, no book build (the loop while editing).
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not integration and not book" --durations=15
 
 # Regenerate the nbval reference notebooks (the `ci` profile) after a change of results.
 nbval-refs: fetch
