@@ -72,7 +72,7 @@ from scipy import stats as _sp
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import COSINE_MISESTIMATE_SHARE
 from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
-from lrd.verdicts.stats import crossed_t_test, holm, mean_interval, sign_flip_test
+from lrd.verdicts.stats import crossed_t_test, holm, mean_interval, monte_carlo_p, sign_flip_test, tolerance
 
 __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spearman_brown", "corrected_correlation",
            "estimation_shares", "agreement_table", "task_agreement_table", "chance_table", "agreement_summary",
@@ -495,7 +495,7 @@ def chance_table(accuracy: Mapping[tuple[str, str], float], null: Mapping[tuple[
     [[1.0, 0.625, 0.4, 0.4]]
     """
     rows = []
-    tol = 1e-12
+    tol = tolerance()
     for key, acc in accuracy.items():
         if key not in null:
             raise ValueError(f"no permutation null for {key}")
@@ -503,8 +503,8 @@ def chance_table(accuracy: Mapping[tuple[str, str], float], null: Mapping[tuple[
         if z.ndim != 1 or len(z) == 0 or not np.isfinite(z).all():
             raise ValueError(f"the null of {key} must be a non-empty finite 1-D array, got shape {z.shape}")
         rows.append({"model": key[0], "task": key[1], "acc": float(acc), "chance": float(z.mean()),
-                     "p_chance": (1 + int((z >= acc - tol).sum())) / (1 + len(z)),
-                     "p_min_chance": (1 + int((z >= 1 - tol).sum())) / (1 + len(z))})
+                     "p_chance": monte_carlo_p(int((z >= acc - tol).sum()), len(z)),
+                     "p_min_chance": monte_carlo_p(int((z >= 1 - tol).sum()), len(z))})
     return pd.DataFrame(rows, columns=["model", "task", "acc", "chance", "p_chance", "p_min_chance"])
 
 
@@ -570,7 +570,7 @@ def _bootstrap_p(replicates: np.ndarray, supports: Callable[[np.ndarray], np.nda
     v = np.asarray(replicates, dtype=float)
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(v) & supports(np.where(np.isfinite(v), v, 0.0))
-    return (1 + int((~ok).sum())) / (1 + len(v))
+    return monte_carlo_p(int((~ok).sum()), len(v))
 
 
 def _above_chance(table: pd.DataFrame, chance: pd.DataFrame, alpha: float,
@@ -797,7 +797,7 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
         p_claim.append(1.0)  # no valid test of "no better than random" under item noise (see above)
         diff = observed[model] - chance_share[model]  # every replicate: noise errs towards inconclusive here
         p_against.append(_bootstrap_p(diff[1:], lambda x: x < -delta))
-        p_random = (1 + int((draws <= s0 + 1e-12).sum())) / (1 + len(draws))
+        p_random = monte_carlo_p(int((draws <= s0 + tolerance()).sum()), len(draws))
         parts.append(f"{model}: {s0:.0%} against unrelated rankings' {chance_share[model][0]:.0%} (difference "
                      f"{s0 - chance_share[model][0]:+.0%} [{_low(boot, 0.025, -1):+.0%}, {_high(boot, 0.975, 1):+.0%}], "
                      f"p = {p_against[-1]:.3f} that it is below -{delta:.0%}; better than random, permutation "
