@@ -747,11 +747,10 @@ def mean_interval(values: np.ndarray, *, level: float = 0.95) -> tuple[float, fl
     m = float(x.mean())
     if len(x) == 1:
         return -math.inf, math.inf
-    se = float(x.std(ddof=1)) / math.sqrt(len(x))
-    if se == 0:
+    if float(x.std(ddof=1)) == 0:
         return m, m
-    half = float(_sp.t.ppf((1 + level) / 2, len(x) - 1)) * se
-    return m - half, m + half
+    low, high = _sp.ttest_1samp(x, 0.0).confidence_interval(confidence_level=level)
+    return float(low), float(high)
 
 
 
