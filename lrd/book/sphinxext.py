@@ -115,18 +115,6 @@ def _fmt(value: Any, fmt: str) -> str:
         return f"{value:.3g}"
 
 
-def effect_text(r: dict) -> str:
-    """``effect [low, high]`` in the verdict's format, or "" without an effect."""
-    if r.get("effect") is None:
-        return ""
-    fmt = r.get("effect_format") or "{:.3g}"
-    text = _fmt(r["effect"], fmt)
-    if r.get("ci"):
-        lo, hi = r["ci"]
-        text += f" [{_fmt(lo, fmt)}, {_fmt(hi, fmt)}]"
-    return text
-
-
 #: The sphinx-design badge of each outcome (the colours of :data:`lrd.book.plots.OUTCOME_COLOURS`
 #: are the badges' in ``_static/lrd.css``); a row without a verdict gets the dark badge.
 BADGES = {"reproduced": "bdg-success", "contradicted": "bdg-danger", "inconclusive": "bdg-warning",
@@ -254,7 +242,6 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
     phenomenon, in how many models the per-model test shows it (:func:`per_model_text`). Below the tables, folded, what panel and
     ``lrd sweep`` command would decide each claim this panel cannot test.
     """
-    from lrd.book.findings import paper_name
     from lrd.verdicts import PAPERS
 
     power = any(r.get("power") is not None for r in rows)

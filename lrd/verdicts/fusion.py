@@ -53,7 +53,7 @@ from lrd.aggregation.cayley import cayley_graph, smallest_n
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import (OUT_OF_SCOPE, ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
                                  ILSE_PAPER_STATES, ILSE_TABLE_ROWS, Scope, claim as _claim)
-from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
+from lrd.verdicts.record import Verdict, holm_over, per_model_count
 from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, monte_carlo_p, tolerance, intersection_union_by_model, mean_interval,
                                 sign_flip_min_p_test, sign_flip_power, sign_flip_test)
 
