@@ -155,8 +155,8 @@ def test_the_dashboard_shows_the_appendix_power_where_a_verdict_has_none(tmp_pat
 def test_the_papers_number_in_a_few_characters():
     assert paper_short("intermediate layers 2%-16% above the last on average (Fig. 1)") == "2%-16%"
     assert paper_short("up to 40 points") == "40 points"
-    assert paper_short("d_0L has the largest rho (abstract)") == "d_0L has t…"  # no digit inside a name
-    assert paper_short("FC above Best layer and DWAtt (Table 1: 3 models x 5 tasks)") == "FC above B…"
+    assert paper_short("d_0L has the largest rho (abstract)") == "d_0L has the largest rho"  # no digit inside a name
+    assert paper_short("FC above Best layer and DWAtt (Table 1: 3 models x 5 tasks)") == "FC above Best layer and DWAtt"
     assert paper_short(None) == ""
 
 

@@ -124,22 +124,22 @@ BADGES = {"reproduced": "bdg-success", "contradicted": "bdg-danger", "inconclusi
 _NUMBER = re.compile(r"(?<![A-Za-z_\d])(?:[<>]=?\s?|[-+~])?\d[\d.,]*\s?(?:%|x|points)?(?:\s?(?:-|to)\s?\d[\d.,]*\s?(?:%|x|points)?)?")
 
 
-def paper_short(text: str | None, limit: int = 12) -> str:
-    """The paper's number in a few characters: its first number, else its first words.
+def paper_short(text: str | None) -> str:
+    """The paper's number in a few characters: its first number, else its statement without the
+    parenthesised source (never cut: the dashboard's cells wrap).
 
     >>> paper_short("intermediate layers 2%-16% above the last on average (Fig. 1)")
     '2%-16%'
     >>> paper_short("intermediate layers (e.g. Pythia-410M's at 40%-60% depth) 2%-16% above the last")
     '2%-16%'
-    >>> paper_short("no better than Random")
-    'no better…'
+    >>> paper_short("no better than Random (Table 2)")
+    'no better than Random'
     """
     if not text:
         return ""
     main = re.sub(r"\([^()]*\)", "", text).strip() or text  # "(Table 1: ...)" is a source or an example, not the number
     found = _NUMBER.search(main)
-    short = found.group(0).strip() if found else main
-    return short if len(short) <= limit else short[:limit - 2].rstrip() + "…"
+    return re.sub(r"\s+", " ", found.group(0).strip() if found else main)
 
 
 def _role_text(text: str) -> str:
@@ -246,7 +246,7 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
 
     power = any(r.get("power") is not None for r in rows)
     head = ["* - Claim", "  - Outcome", "  - Ours · paper", "  - p (best)"] + (["  - Power"] if power else [])
-    widths = "40 19 24 17" if not power else "36 19 22 14 9"
+    widths = "42 18 26 14" if not power else "40 16 26 10 8"
     here = os.path.dirname(fromdoc)
     groups: dict[str | None, list[dict]] = {}
     for r in rows:
