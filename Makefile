@@ -5,13 +5,17 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 LRD := $(VENV)/bin/lrd
 STAMP := $(VENV)/.lrd-installed
+# Where pip finds torch's CPU build: empty uses pip's own configuration (which on the project's
+# machines serves the CPU wheel); elsewhere `make TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu`
+# (the workflows do), or pip takes PyPI's default build of the pinned version (CUDA on Linux).
+TORCH_INDEX_URL ?=
 
-.PHONY: book test install fetch nbval-refs bench readme screenshot clean
+.PHONY: book test test-fast install fetch nbval-refs bench readme screenshot clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install -q -c constraints.txt $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL)) -e '.[dev]'
 	touch $@
 
 install: $(STAMP)
@@ -23,7 +27,11 @@ book: fetch
 	$(LRD) book
 
 test: fetch
-	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval/sanitize.cfg -q
+	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval/sanitize.cfg -q --durations=15
+
+# The unit tier alone: no offline panel, no nbval, no book build (the loop while editing).
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not integration and not book" --durations=15
 
 # Regenerate the nbval reference notebooks (the `ci` profile) after a change of results.
 nbval-refs: fetch

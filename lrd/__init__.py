@@ -7,10 +7,7 @@ does not load torch, transformers or matplotlib until something needs them.
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-
+from lrd._lazy import lazy_attributes
 from lrd._version import __version__  # noqa: F401  (the face shows it)
 
 #: Submodules reachable as ``lrd.<name>`` after ``import lrd``.
@@ -23,30 +20,5 @@ _EXPORTS = {
     "Verdict": "lrd.verdicts", "Task": "lrd.engine.tasks", "load_task": "lrd.engine.tasks",
 }
 
-__all__ = sorted([*_SUBMODULES, *_EXPORTS, "__version__"])
-
-
-class _Face(types.ModuleType):
-    """Loads a public name's module on first access. ``lrd.extract`` is the function (as it
-    always was); its module is ``lrd.engine.extract``, and should a submodule of the face ever
-    share an exported name, binding it does not replace the export."""
-
-    def __getattr__(self, name: str):
-        if name in _SUBMODULES:
-            return importlib.import_module(f"lrd.{name}")
-        if name in _EXPORTS:
-            value = getattr(importlib.import_module(_EXPORTS[name]), name)
-            super().__setattr__(name, value)
-            return value
-        raise AttributeError(f"module 'lrd' has no attribute {name!r}")
-
-    def __setattr__(self, name: str, value) -> None:
-        if name in _EXPORTS and isinstance(value, types.ModuleType):
-            return  # the import system binding a same-named submodule; keep the export
-        super().__setattr__(name, value)
-
-    def __dir__(self) -> list[str]:
-        return sorted({*super().__dir__(), *__all__})
-
-
-sys.modules[__name__].__class__ = _Face
+__getattr__, __dir__, _names = lazy_attributes(__name__, _SUBMODULES, _EXPORTS)
+__all__ = sorted([*_names, "__version__"])

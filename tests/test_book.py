@@ -198,7 +198,15 @@ def test_every_page_renders_in_a_headless_browser(site):
     assert not problems, "\n".join(problems)
 
 
+#: The dashboard's cells whose text is cut: an element with hidden overflow narrower than its
+#: content, or a cell that ends in an ellipsis.
+TRUNCATED_CELLS = """() => [...document.querySelectorAll('table.lrd-verdicts td, table.lrd-verdicts th')].filter(c =>
+  [c, ...c.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')
+  || c.getBoundingClientRect().right > c.closest('table').getBoundingClientRect().right + 1
+  || /(…|\\.\\.\\.)$/.test(c.innerText.trim())).map(c => c.innerText.trim().slice(0, 60))"""
+
 LANDING_CHECKS = """() => {
+  const TRUNCATED = """ + TRUNCATED_CELLS + """;
   const rows = [...document.querySelectorAll('table.lrd-verdicts tbody tr')];
   const first = rows.length ? rows[0].getBoundingClientRect() : null;
   const findings = document.querySelector('.lrd-findings');
@@ -207,6 +215,7 @@ LANDING_CHECKS = """() => {
     heights: rows.map(r => r.getBoundingClientRect().height),
     line: parseFloat(getComputedStyle(document.querySelector('article p')).lineHeight),
     onScreen: first ? rows.filter(r => r.getBoundingClientRect().bottom <= first.top + innerHeight).length : 0,
+    truncated: TRUNCATED(),
     sideways: [...document.querySelectorAll('table.lrd-verdicts')].filter(
       t => t.scrollWidth > t.parentElement.clientWidth + 1).length,
     pageWidth: document.documentElement.scrollWidth, viewWidth: innerWidth,
@@ -223,9 +232,11 @@ def _landing_problems(page, got: dict, expected_rows: int) -> list[str]:
     problems = []
     if got["dashboard"] != expected_rows:
         problems.append(f"dashboard has {got['dashboard']} lines, expected one per claim ({expected_rows})")
-    tall = [h for h in land["heights"] if h > 1.5 * land["line"]]
+    if land["truncated"]:
+        problems.append(f"dashboard at 1280 px: {len(land['truncated'])} cells cut short: {land['truncated'][:5]}")
+    tall = [h for h in land["heights"] if h > 3.5 * land["line"]]
     if tall:
-        problems.append(f"dashboard: {len(tall)} lines take more than one line of text (up to {max(tall):.0f} px)")
+        problems.append(f"dashboard: {len(tall)} claims take more than three lines of text (up to {max(tall):.0f} px)")
     if land["onScreen"] < min(10, expected_rows):
         problems.append(f"dashboard: {land['onScreen']} claims on one 1280 x 900 screen, fewer than ten")
     if land["sideways"] or land["pageWidth"] > land["viewWidth"]:
@@ -268,8 +279,42 @@ def _opening_problems(page) -> list[str]:
     return problems
 
 
-#: Where ``make screenshot`` writes the README's picture of the dashboard.
+def test_the_dashboard_reads_on_a_phone(site):
+    """At 390 px (a phone) each claim is a card: no cell cut short, nothing scrolls sideways."""
+    sync_playwright, exe = _browser()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page.goto((site / "_build" / "html" / "book" / "intro.html").as_uri(), wait_until="load")
+        truncated = page.evaluate(TRUNCATED_CELLS)
+        sideways = page.evaluate("() => document.documentElement.scrollWidth > innerWidth + 1")
+        rows = page.evaluate("() => document.querySelectorAll('table.lrd-verdicts tbody tr').length")
+        browser.close()
+    assert rows == len(dashboard_rows(site))
+    assert truncated == [] and not sideways, (truncated[:5], sideways)
+
+
+def test_the_truncation_check_finds_a_cut_cell(tmp_path):
+    """The check is live: a cell cut by an ellipsis, and one whose text ends in "…", are found."""
+    sync_playwright, exe = _browser()
+    page_html = tmp_path / "t.html"
+    page_html.write_text('<table class="lrd-verdicts" style="width:200px;table-layout:fixed"><tbody><tr>'
+                         '<td style="white-space:nowrap;overflow:hidden;text-overflow:ellipsis">'
+                         'a claim far too long for its narrow column</td><td>the paper said…</td><td>fine</td>'
+                         '</tr></tbody></table>')
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(page_html.as_uri())
+        found = page.evaluate(TRUNCATED_CELLS)
+        browser.close()
+    assert found == ["a claim far too long for its narrow column", "the paper said…"]
+
+
+#: Where ``make screenshot`` writes the README's picture of the dashboard, and the phone's.
 SCREENSHOT = ROOT / "docs" / "dashboard.png"
+PHONE_SCREENSHOT = ROOT / "docs" / "dashboard-phone.png"
 
 
 @pytest.mark.book
@@ -280,18 +325,29 @@ def test_dashboard_screenshot(request, tmp_path):
     sync_playwright, exe = _browser()
     built = os.environ.get("LRD_SCREENSHOT_BOOK")
     html_root = Path(built).resolve() if built else request.getfixturevalue("site") / "_build" / "html"
-    out = SCREENSHOT if built else tmp_path / "dashboard.png"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if built:  # the README's pictures show the book it describes: the default one
+        from lrd.book.findings import build_profile
+
+        results = html_root.parents[1] / "book" / "results"
+        built_with = build_profile(results, book.chapters()) if results.is_dir() else "unknown (no book/results)"
+        assert built_with == "default", (
+            f"{html_root} was built with the {built_with!r} parameters; the README's pictures come from the "
+            "default book (`make book`, then `make screenshot`)")
+    shots = {(1280, 900): SCREENSHOT if built else tmp_path / "dashboard.png",
+             (390, 844): PHONE_SCREENSHOT if built else tmp_path / "dashboard-phone.png"}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
-        page.goto((html_root / "book" / "intro.html").as_uri(), wait_until="load")
-        page.evaluate("() => document.querySelector('.lrd-verdicts-box').scrollIntoView()")
-        page.screenshot(path=str(out))
+        for (width, height), out in shots.items():
+            out.parent.mkdir(parents=True, exist_ok=True)
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+            page.goto((html_root / "book" / "intro.html").as_uri(), wait_until="load")
+            page.evaluate("() => document.querySelector('.lrd-verdicts-box').scrollIntoView()")
+            page.screenshot(path=str(out))
         browser.close()
     import matplotlib.image
 
-    image = matplotlib.image.imread(out)
-    assert image.shape[:2] == (900, 1280)
-    assert (image[..., :3] < 0.5).mean() > 0.01, "the screenshot is blank"
+    for (width, height), out in shots.items():
+        image = matplotlib.image.imread(out)
+        assert image.shape[:2] == (height, width)
+        assert (image[..., :3] < 0.5).mean() > 0.01, f"the screenshot {out.name} is blank"

@@ -155,8 +155,8 @@ def test_the_dashboard_shows_the_appendix_power_where_a_verdict_has_none(tmp_pat
 def test_the_papers_number_in_a_few_characters():
     assert paper_short("intermediate layers 2%-16% above the last on average (Fig. 1)") == "2%-16%"
     assert paper_short("up to 40 points") == "40 points"
-    assert paper_short("d_0L has the largest rho (abstract)") == "d_0L has t…"  # no digit inside a name
-    assert paper_short("FC above Best layer and DWAtt (Table 1: 3 models x 5 tasks)") == "FC above B…"
+    assert paper_short("d_0L has the largest rho (abstract)") == "d_0L has the largest rho"  # no digit inside a name
+    assert paper_short("FC above Best layer and DWAtt (Table 1: 3 models x 5 tasks)") == "FC above Best layer and DWAtt"
     assert paper_short(None) == ""
 
 
@@ -399,7 +399,20 @@ def test_the_tests_run_on_every_push_and_pull_request():
     ci = _workflow("ci.yml")
     triggers = ci[True]  # YAML reads the key `on` as True
     assert "push" in triggers and "pull_request" in triggers
-    assert [s["run"] for s in _steps(ci) if "run" in s] == ["bash .ci/run"]
+    assert [s["run"] for s in ci["jobs"]["test"]["steps"] if "run" in s] == ["bash .ci/run"]
+
+
+def test_the_unit_tier_runs_on_every_python_the_readme_names():
+    import re
+
+    ci = _workflow("ci.yml")
+    unit = ci["jobs"]["unit"]
+    readme = (ROOT / "README.md").read_text()
+    low, high = re.search(r"`python3` \((3\.\d+) to (3\.\d+), each tested\)", readme).groups()
+    named = [f"3.{m}" for m in range(int(low.split(".")[1]), int(high.split(".")[1]) + 1)]
+    assert unit["strategy"]["matrix"]["python"] == named
+    assert [s["run"] for s in unit["steps"] if "run" in s] == ["make test-fast"]
+    assert ci["env"]["TORCH_INDEX_URL"].endswith("/cpu")
 
 
 def test_the_book_is_built_with_make_book_and_deployed_to_pages_with_its_caches():
@@ -413,6 +426,9 @@ def test_the_book_is_built_with_make_book_and_deployed_to_pages_with_its_caches(
     for kept in ("models", "data", "states", "results"):  # the packs and the state caches of LRD_HOME
         assert f"~/.cache/lrd/{kept}" in cached, kept
     assert wf["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+    runs = " ".join(s.get("run", "") for s in steps)
+    assert "github.io" not in (ROOT / ".github" / "workflows" / "book.yml").read_text()  # derived, not typed
+    assert "REPOSITORY_URL" in runs and "--builder linkcheck" in runs
 
 
 def _actionlint() -> str:
@@ -462,7 +478,10 @@ def _check_cff(path: Path):
 
 
 def test_citation_cff_is_valid_against_the_cff_schema(tmp_path):
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: pytest's own dependency
+        import tomli as tomllib
 
     import yaml
 

@@ -28,10 +28,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Right multiplication of (a, b; c, d) by A, A^-1, B, B^-1 (mod n), in this order.
-_GENERATORS = ("A", "A^-1", "B", "B^-1")
-
-
 def sl2_order(n: int) -> int:
     r"""Order of SL(2, Z_n) by the closed form :math:`n^3 \prod_{p | n} (1 - 1/p^2)`.
 

@@ -21,7 +21,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from lrd.aggregation.cayley import cayley_graph, complete_graph, ilse_layout, layer_to_node, smallest_n
+from lrd.aggregation.cayley import cayley_graph, complete_graph, ilse_layout, layer_to_node
 
 METHODS = ("last", "best", "mean", "elmo", "mlp", "deepset", "dwatt", "fc", "cayley")
 METHOD_LABELS = {"last": "Last layer", "best": "Best layer", "mean": "Mean of layers",

@@ -115,18 +115,6 @@ def _fmt(value: Any, fmt: str) -> str:
         return f"{value:.3g}"
 
 
-def effect_text(r: dict) -> str:
-    """``effect [low, high]`` in the verdict's format, or "" without an effect."""
-    if r.get("effect") is None:
-        return ""
-    fmt = r.get("effect_format") or "{:.3g}"
-    text = _fmt(r["effect"], fmt)
-    if r.get("ci"):
-        lo, hi = r["ci"]
-        text += f" [{_fmt(lo, fmt)}, {_fmt(hi, fmt)}]"
-    return text
-
-
 #: The sphinx-design badge of each outcome (the colours of :data:`lrd.book.plots.OUTCOME_COLOURS`
 #: are the badges' in ``_static/lrd.css``); a row without a verdict gets the dark badge.
 BADGES = {"reproduced": "bdg-success", "contradicted": "bdg-danger", "inconclusive": "bdg-warning",
@@ -136,22 +124,22 @@ BADGES = {"reproduced": "bdg-success", "contradicted": "bdg-danger", "inconclusi
 _NUMBER = re.compile(r"(?<![A-Za-z_\d])(?:[<>]=?\s?|[-+~])?\d[\d.,]*\s?(?:%|x|points)?(?:\s?(?:-|to)\s?\d[\d.,]*\s?(?:%|x|points)?)?")
 
 
-def paper_short(text: str | None, limit: int = 12) -> str:
-    """The paper's number in a few characters: its first number, else its first words.
+def paper_short(text: str | None) -> str:
+    """The paper's number in a few characters: its first number, else its statement without the
+    parenthesised source (never cut: the dashboard's cells wrap).
 
     >>> paper_short("intermediate layers 2%-16% above the last on average (Fig. 1)")
     '2%-16%'
     >>> paper_short("intermediate layers (e.g. Pythia-410M's at 40%-60% depth) 2%-16% above the last")
     '2%-16%'
-    >>> paper_short("no better than Random")
-    'no better…'
+    >>> paper_short("no better than Random (Table 2)")
+    'no better than Random'
     """
     if not text:
         return ""
     main = re.sub(r"\([^()]*\)", "", text).strip() or text  # "(Table 1: ...)" is a source or an example, not the number
     found = _NUMBER.search(main)
-    short = found.group(0).strip() if found else main
-    return short if len(short) <= limit else short[:limit - 2].rstrip() + "…"
+    return re.sub(r"\s+", " ", found.group(0).strip() if found else main)
 
 
 def _role_text(text: str) -> str:
@@ -254,12 +242,11 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
     phenomenon, in how many models the per-model test shows it (:func:`per_model_text`). Below the tables, folded, what panel and
     ``lrd sweep`` command would decide each claim this panel cannot test.
     """
-    from lrd.book.findings import paper_name
     from lrd.verdicts import PAPERS
 
     power = any(r.get("power") is not None for r in rows)
     head = ["* - Claim", "  - Outcome", "  - Ours · paper", "  - p (best)"] + (["  - Power"] if power else [])
-    widths = "40 19 24 17" if not power else "36 19 22 14 9"
+    widths = "42 18 26 14" if not power else "40 16 26 10 8"
     here = os.path.dirname(fromdoc)
     groups: dict[str | None, list[dict]] = {}
     for r in rows:

@@ -350,8 +350,6 @@ def encoder_removal_states(model: LoadedModel, texts: Sequence[str], *, sets: Se
 
     hf, row = anatomy(model)
     blocks = list(_get(hf, row["blocks"]))
-    final_norm = _get(hf, row["final_norm"]) if row.get("final_norm") else None
-    cos_normed = 0.0  # ShortGPT's last-block score: the block's input against hidden_states[-1] (final norm)
     n = len(blocks)
     sets = [[l] for l in range(1, n + 1)] if sets is None else [sorted({int(i) for i in s}) for s in sets]
     bad = [s for s in sets if s and not (1 <= s[0] and s[-1] <= n)]

@@ -72,7 +72,7 @@ from scipy import stats as _sp
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import COSINE_MISESTIMATE_SHARE
 from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
-from lrd.verdicts.stats import crossed_t_test, holm, mean_interval, sign_flip_test
+from lrd.verdicts.stats import crossed_t_test, holm, mean_interval, monte_carlo_p, sign_flip_test, tolerance
 
 __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spearman_brown", "corrected_correlation",
            "estimation_shares", "agreement_table", "task_agreement_table", "chance_table", "agreement_summary",
@@ -495,7 +495,7 @@ def chance_table(accuracy: Mapping[tuple[str, str], float], null: Mapping[tuple[
     [[1.0, 0.625, 0.4, 0.4]]
     """
     rows = []
-    tol = 1e-12
+    tol = tolerance()
     for key, acc in accuracy.items():
         if key not in null:
             raise ValueError(f"no permutation null for {key}")
@@ -503,8 +503,8 @@ def chance_table(accuracy: Mapping[tuple[str, str], float], null: Mapping[tuple[
         if z.ndim != 1 or len(z) == 0 or not np.isfinite(z).all():
             raise ValueError(f"the null of {key} must be a non-empty finite 1-D array, got shape {z.shape}")
         rows.append({"model": key[0], "task": key[1], "acc": float(acc), "chance": float(z.mean()),
-                     "p_chance": (1 + int((z >= acc - tol).sum())) / (1 + len(z)),
-                     "p_min_chance": (1 + int((z >= 1 - tol).sum())) / (1 + len(z))})
+                     "p_chance": monte_carlo_p(int((z >= acc - tol).sum()), len(z)),
+                     "p_min_chance": monte_carlo_p(int((z >= 1 - tol).sum()), len(z))})
     return pd.DataFrame(rows, columns=["model", "task", "acc", "chance", "p_chance", "p_min_chance"])
 
 
@@ -520,7 +520,7 @@ def agreement_summary(agreement: pd.DataFrame, chance: pd.DataFrame | None = Non
         corr = boot["r_corrected"].to_numpy()
         rows.append({"model": model, "task": task, "items": int(obs["n_items"]), "r": obs["r"],
                      "reliability": obs["reliability"], "r corrected": obs["r_corrected"],
-                     "corrected lo": _low(corr, q[0], -1.0), "corrected hi": _high(corr, q[1], 1.0),
+                     "corrected lo": _quantile(corr, q[0], -1.0), "corrected hi": _quantile(corr, q[1], 1.0),
                      "spearman": obs["spearman"], "rank reliability": obs["rank_reliability"],
                      "mis-estimated": obs["misestimated"], "over": obs["over"], "under": obs["under"],
                      "unrelated": obs["unrelated"]})
@@ -555,13 +555,10 @@ def estimation_by_margin(replicates: Mapping[tuple[str, str], RelevanceReplicate
 
 # --- panel helpers -------------------------------------------------------------------------------
 
-def _low(values: np.ndarray, q: float, floor: float) -> float:
-    v = np.where(np.isfinite(values), values, floor)
-    return float(np.quantile(v, q)) if len(v) else math.nan
-
-
-def _high(values: np.ndarray, q: float, ceiling: float) -> float:
-    v = np.where(np.isfinite(values), values, ceiling)
+def _quantile(values: np.ndarray, q: float, fill: float) -> float:
+    """The ``q`` quantile of bootstrap replicates, an undefined (non-finite) replicate counted as
+    ``fill`` (the bound on the side the interval end is on: -1 for a lower end, 1 for an upper)."""
+    v = np.where(np.isfinite(values), values, fill)
     return float(np.quantile(v, q)) if len(v) else math.nan
 
 
@@ -570,7 +567,7 @@ def _bootstrap_p(replicates: np.ndarray, supports: Callable[[np.ndarray], np.nda
     v = np.asarray(replicates, dtype=float)
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(v) & supports(np.where(np.isfinite(v), v, 0.0))
-    return (1 + int((~ok).sum())) / (1 + len(v))
+    return monte_carlo_p(int((~ok).sum()), len(v))
 
 
 def _above_chance(table: pd.DataFrame, chance: pd.DataFrame, alpha: float,
@@ -698,7 +695,7 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
                                           _bootstrap_p(boot, lambda x: x <= -margin))))
         parts.append(f"{model}: r {arrays['r'][model][:, 0].mean():.2f}, reliability "
                      f"{arrays['reliability'][model][:, 0].mean():.2f}, corrected {v[0]:.2f} "
-                     f"[{_low(boot, 0.025, -1):.2f}, {_high(boot, 0.975, 1):.2f}]")
+                     f"[{_quantile(boot, 0.025, -1):.2f}, {_quantile(boot, 0.975, 1):.2f}]")
     stack = np.vstack(list(per_model.values()))
     n_boot = stack.shape[1] - 1
     effect = float(stack[:, 0].mean()) if np.isfinite(stack[:, 0]).all() else None  # undefined in a model
@@ -710,7 +707,7 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
                         f"resamples), all {len(per_model)} models (intersection-union)",
                    statistic=effect, p_value=max(p_claim), p_against=max(p_against),
                    against=f"|r| >= {margin} (strong) in every model", p_min=1 / (1 + n_boot),
-                   effect=effect, ci=(_low(mean_boot, 0.025, -1.0), _high(mean_boot, 0.975, 1.0)),
+                   effect=effect, ci=(_quantile(mean_boot, 0.025, -1.0), _quantile(mean_boot, 0.975, 1.0)),
                    effect_label="noise-corrected correlation, mean over decoders", effect_format="{:.2f}",
                    reconstruction=f"Pearson's correlation corrected for item noise (split-half reliability, "
                                   f"Spearman-Brown), the average over tasks and the {margin} margin are ours; the "
@@ -784,7 +781,7 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
     with np.errstate(invalid="ignore"):
         excess = {m: np.where((arrays["rank_reliability"][m] >= min_reliability).all(0), v - chance_share[m], np.nan)
                   for m, v in observed.items()}
-    p_claim, p_against, parts = [], [], []
+    p_against, parts = [], []
     n_perm = None
     for model, v in excess.items():
         draws = null[null["model"] == model].pivot_table(index="permutation", columns="task",
@@ -794,12 +791,11 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
         n_perm = len(draws) if n_perm is None else min(n_perm, len(draws))
         s0 = observed[model][0]
         boot = v[1:]
-        p_claim.append(1.0)  # no valid test of "no better than random" under item noise (see above)
         diff = observed[model] - chance_share[model]  # every replicate: noise errs towards inconclusive here
         p_against.append(_bootstrap_p(diff[1:], lambda x: x < -delta))
-        p_random = (1 + int((draws <= s0 + 1e-12).sum())) / (1 + len(draws))
+        p_random = monte_carlo_p(int((draws <= s0 + tolerance()).sum()), len(draws))
         parts.append(f"{model}: {s0:.0%} against unrelated rankings' {chance_share[model][0]:.0%} (difference "
-                     f"{s0 - chance_share[model][0]:+.0%} [{_low(boot, 0.025, -1):+.0%}, {_high(boot, 0.975, 1):+.0%}], "
+                     f"{s0 - chance_share[model][0]:+.0%} [{_quantile(boot, 0.025, -1):+.0%}, {_quantile(boot, 0.975, 1):+.0%}], "
                      f"p = {p_against[-1]:.3f} that it is below -{delta:.0%}; better than random, permutation "
                      f"p = {p_random:.3f}; ranking reliability {arrays['rank_reliability'][model][:, 0].mean():.2f})")
     stack = np.vstack(list(excess.values()))
@@ -813,11 +809,12 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
                          f"{len(excess)} models (intersection-union); 'no better than random' is not testable under "
                          f"item noise (p = 1); beside it, the permutation test against unrelated rankings ({n_perm} "
                          f"random assignments of the measured relevance to blocks)"),
-                   statistic=effect, p_value=max(p_claim), p_against=max(p_against),
+                   # p = 1: no valid test of "no better than random" under item noise (see above)
+                   statistic=effect, p_value=1.0, p_against=max(p_against),
                    against=f"cosine ranks blocks better than unrelated rankings by more than {delta:.0%} of the "
                            f"blocks in every model",
                    p_min=1 / (1 + n_boot), effect=effect,
-                   ci=(_low(mean_boot, 0.025, -1.0), _high(mean_boot, 0.975, 1.0)),
+                   ci=(_quantile(mean_boot, 0.025, -1.0), _quantile(mean_boot, 0.975, 1.0)),
                    effect_label="share mis-estimated minus the unrelated rankings' share, mean over decoders",
                    effect_format="{:+.0%}",
                    paper_effect=f"> {share:.0%} of cases (the paper's description; its margin is not in our text)",
@@ -868,7 +865,7 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
         boot = v[1:]
         p_claim.append(_bootstrap_p(boot, lambda x: x < same))
         p_against.append(_bootstrap_p(boot, lambda x: x > same))
-        parts.append(f"{model}: {v[0]:.2f} [{_low(boot, 0.025, -1):.2f}, {_high(boot, 0.975, 1):.2f}] over "
+        parts.append(f"{model}: {v[0]:.2f} [{_quantile(boot, 0.025, -1):.2f}, {_quantile(boot, 0.975, 1):.2f}] over "
                      f"{len(arrays['r'][model])} task pair(s), uncorrected {arrays['r'][model][:, 0].mean():.2f}")
     stack = np.vstack(list(per_model.values()))
     n_boot = stack.shape[1] - 1
@@ -881,7 +878,7 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
                    statistic=effect, p_value=max(p_claim), p_against=max(p_against),
                    against=f"corrected between-task correlation above {same} (the same relevance) in every model",
                    p_min=1 / (1 + n_boot), effect=effect,
-                   ci=(_low(mean_boot, 0.025, -1.0), _high(mean_boot, 0.975, 1.0)),
+                   ci=(_quantile(mean_boot, 0.025, -1.0), _quantile(mean_boot, 0.975, 1.0)),
                    effect_label="noise-corrected between-task correlation, mean over decoders", effect_format="{:.2f}",
                    reconstruction=f"the paper shows the variation in a heat map; the test (between-task correlation "
                                   f"against the split-half ceiling) and the {same} margin for 'the same' are ours",

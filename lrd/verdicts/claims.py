@@ -147,7 +147,6 @@ _EMBEDDERS = ('"sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/
 _DECODERS = '"EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "Qwen/Qwen2.5-0.5B", "HuggingFaceTB/SmolLM2-360M"'
 _BASE_LLMS = ('"EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "EleutherAI/pythia-1b", "Qwen/Qwen2.5-0.5B", '
               '"HuggingFaceTB/SmolLM2-360M"')
-_KINDS_PANEL = "at least 3 encoders and 4 decoders (p >= 1/C(7,3) = 1/35; 4 + 4 gives 2/70)"
 _MODELS_PANEL = "at least 5 models (exact sign-flip over models: p >= 2^-n)"
 
 

@@ -39,7 +39,7 @@ from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
-from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, intersection_union_by_model, mean_interval, partial_eta_squared, score_grid,
+from lrd.verdicts.stats import (holm, monte_carlo_p, tolerance, equivalence_sign_flip_test, intersection_union_by_model, mean_interval, partial_eta_squared, score_grid,
                                 separation_counts, separation_test, separation_tests, sign_flip_min_p_test,
                                 variance_explained, within_block_permutation_test)
 
@@ -368,7 +368,7 @@ def task_group_tests(groups: pd.DataFrame, measures: Sequence[str] = RANK_FREE_S
         stat = float(observed.max())
         rows.append({"model": model, "tasks": t, "groups": g, "texts per group": int(part["N"].iloc[0]),
                      "measure": measures[int(np.argmax(observed))], "share": stat,
-                     "p": (1 + int((null >= stat - 1e-12).sum())) / (1 + n_permutations)})
+                     "p": monte_carlo_p(int((null >= stat - tolerance()).sum()), n_permutations)})
     table = pd.DataFrame(rows, columns=columns[:-1])
     return table.assign(**{"p (Holm)": holm(table["p"].to_numpy()) if len(table) else []})
 

@@ -53,8 +53,8 @@ from lrd.aggregation.cayley import cayley_graph, smallest_n
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import (OUT_OF_SCOPE, ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
                                  ILSE_PAPER_STATES, ILSE_TABLE_ROWS, Scope, claim as _claim)
-from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
-from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, intersection_union_by_model, mean_interval,
+from lrd.verdicts.record import Verdict, holm_over, per_model_count
+from lrd.verdicts.stats import (crossed_mean_test, crossed_t_test, holm, monte_carlo_p, tolerance, intersection_union_by_model, mean_interval,
                                 sign_flip_min_p_test, sign_flip_power, sign_flip_test)
 
 __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "model_differences",
@@ -664,7 +664,8 @@ def _max_statistic(g: np.ndarray, boot: np.ndarray, paper_pp: float) -> tuple[fl
     :math:`p = (1 + \#\{\max_c(\hat g^*_c - \hat g_c) \ge \hat g_{\max} - \text{paper}\})/(1 + B)`."""
     top = float(g.max())
     over = (boot - g).max(1)
-    return top, over, (1 + int((over >= top - paper_pp - 1e-9).sum())) / (1 + len(boot))
+    tol = tolerance(float(np.abs(boot).max()))
+    return top, over, monte_carlo_p(int((over >= top - paper_pp - tol).sum()), len(boot))
 
 
 def _gain_model_rows(cells: list, g: np.ndarray, boot: np.ndarray, paper_pp: float) -> pd.DataFrame:
@@ -802,7 +803,7 @@ def judge_gain(items: pd.DataFrame, *, method: str = "cayley", reference: str = 
     per_model = _gain_model_rows(cells, g, boot, paper_pp)
     top = int(np.argmax(g))
     _, over, p_value = _max_statistic(g, boot, paper_pp)
-    p_cells = (1 + ((g - boot) >= (paper_pp - g) - 1e-9).sum(0)) / (1 + n_boot)
+    p_cells = monte_carlo_p(((g - boot) >= (paper_pp - g) - tolerance(float(np.abs(boot).max()))).sum(0), n_boot)
     low = float(g[top] - np.quantile(over, 0.975))
     high = float((g + np.quantile(g - boot, 0.975, axis=0)).max())
     model, task = cells[top]
@@ -1000,7 +1001,7 @@ def _mapping_test(runs: np.ndarray, paper_std_pp: float, *, n_draws: int = 20000
         r = (df * c["ms_a"] / rng.chisquare(df, n_draws) - c["df_e"] * c["ms_e"] / rng.chisquare(c["df_e"], n_draws))
         r = r / n_seeds
         sd = np.sqrt(np.clip(r, 0, None))
-        out.update(p_against=float((1 + (r <= c2).sum()) / (1 + n_draws)), effect=math.sqrt(c["var_a"]),
+        out.update(p_against=float(monte_carlo_p((r <= c2).sum(), n_draws)), effect=math.sqrt(c["var_a"]),
                    ci=(float(np.quantile(sd, 0.025)), float(np.quantile(sd, 0.975))),
                    f_p=float(_sp.f.sf(c["ms_a"] / c["ms_e"], df, c["df_e"])) if c["ms_e"] > 0 else 0.0)
     return out

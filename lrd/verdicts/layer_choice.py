@@ -54,7 +54,7 @@ from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import OUT_OF_SCOPE, SKEAN_GAIN_RANGE, Scope, claim as _claim
 from lrd.verdicts.record import ALPHA, Verdict, holm_over
 from lrd.tables import RESULT_COLUMNS
-from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, mean_interval, sign_flip_max_test, sign_flip_min_p_test,
+from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, mean_interval, sign_flip_min_p_test,
                                 sign_flip_power, sign_flip_test,
                                 two_group_permutation_test)
 
@@ -961,25 +961,6 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
 
 
 # --- null models (lrd.verdicts.calibration) ----------------------------------------------------
-
-def _null_scores(rng: np.random.Generator, n_models: int, n_tasks: int, n_layers: int) -> pd.DataFrame:
-    """Half scores exchangeable across layers: a task level plus i.i.d. noise per layer and half."""
-    level = rng.uniform(0.3, 0.8, size=(n_models, n_tasks, 1, 1))
-    values = level + rng.normal(0, 0.03, size=(n_models, n_tasks, n_layers + 1, 2))
-    m, t, layer, h = np.meshgrid(np.arange(n_models), np.arange(n_tasks), np.arange(n_layers + 1), np.arange(2),
-                                 indexing="ij")
-    return pd.DataFrame({"model": np.char.add("m", m.ravel().astype(str)), "task": np.char.add("t", t.ravel().astype(str)),
-                         "measurement": np.array(HALVES)[h.ravel()], "layer": layer.ravel(),
-                         "depth": layer.ravel() / n_layers, "value": values.ravel()})
-
-
-def _null_metric(rng: np.random.Generator, n_models: int, n_layers: int, metric: str, task: str = "t0") -> pd.DataFrame:
-    """A metric curve per model, independent of the scores (i.i.d. across layers)."""
-    layer = np.tile(np.arange(n_layers + 1), n_models)
-    return pd.DataFrame({"model": np.char.add("m", np.repeat(np.arange(n_models), n_layers + 1).astype(str)),
-                         "task": task, "measurement": metric, "layer": layer, "depth": layer / n_layers,
-                         "value": rng.normal(size=layer.size)})
-
 
 @dataclass(frozen=True)
 class MidLayerDesign:

@@ -37,9 +37,70 @@ __all__ = ["crossed_mean_test", "crossed_components", "satterthwaite_df", "cross
            "sign_flip_min_p_test", "perfectly_separated", "score_grid", "separation_counts", "separation_table",
            "separation_test", "separation_tests", "variance_explained", "partial_eta_squared",
            "within_block_permutation_test", "accuracy_permutation_test", "sign_flip_max_test",
-           "two_group_permutation_test", "sign_flip_power", "holm"]
+           "two_group_permutation_test", "sign_flip_power", "holm", "tolerance", "monte_carlo_p", "tail_p"]
 
 _TOL = 1e-12
+
+
+def tolerance(scale: float = 1.0) -> float:
+    r"""The one tolerance rule of every tail count: :math:`10^{-12} \max(1, |\text{scale}|)`.
+
+    A relabelled statistic equal to the observed one up to floating-point error counts as
+    reaching it; ``scale`` is the largest magnitude among the data the statistic is computed
+    from (p-values, correlations and shares have scale 1).
+
+    >>> tolerance(), tolerance(250.0)
+    (1e-12, 2.5e-10)
+    """
+    return _TOL * max(1.0, abs(float(scale)))
+
+
+def monte_carlo_p(count, n: int):
+    r"""The Monte Carlo p-value :math:`(1 + \text{count}) / (1 + n)` of ``n`` random relabellings
+    (or bootstrap replicates), ``count`` of which are at least as extreme as the observed
+    statistic: the observed data count as one relabelling, so the p-value is never 0 and the
+    test is valid at every ``n`` (Phipson and Smyth 2010). ``count`` may be an array (one
+    p-value per entry).
+
+    >>> monte_carlo_p(0, 999), monte_carlo_p(49, 999)
+    (0.001, 0.05)
+    """
+    return (1 + count) / (1 + n)
+
+
+def tail_p(null: np.ndarray, observed: float, *, exact: bool, design_p_min: float, extreme: float | None = None,
+           alternative: str = "greater", scale: float = 1.0) -> tuple[float, float]:
+    r"""The p-value and smallest attainable p-value of a permutation test, from its null statistics.
+
+    ``count`` is the number of relabellings whose statistic reaches the observed one (at least
+    it, ``alternative="greater"``; at most, ``"less"``; up to :func:`tolerance` of ``scale``).
+
+    - Exact (``null`` holds every relabelling): :math:`p = \text{count}/N`; ``p_min`` is the share
+      of relabellings reaching ``extreme``, the most extreme statistic the data allow, or the
+      design's ``design_p_min`` where ``extreme`` is None.
+    - Monte Carlo (``null`` holds :math:`N` random relabellings): :math:`p` is
+      :func:`monte_carlo_p`, never below ``p_min`` :math:`= \max(\text{design\_p\_min}, 1/(1 + N))`:
+      the estimate cannot fall below what the design allows.
+
+    >>> tail_p(np.array([0., 1, 2, 3]), 2.0, exact=True, design_p_min=0.25, extreme=3.0)
+    (0.5, 0.25)
+    >>> tail_p(np.array([0., 1, 2, 3]), 2.0, exact=False, design_p_min=0.01)
+    (0.6, 0.2)
+    """
+    null = np.asarray(null)
+    tol = tolerance(scale)
+    if alternative == "greater":
+        count = int((null >= observed - tol).sum())
+        top = None if extreme is None else int((null >= extreme - tol).sum())
+    elif alternative == "less":
+        count = int((null <= observed + tol).sum())
+        top = None if extreme is None else int((null <= extreme + tol).sum())
+    else:
+        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
+    if exact:
+        return count / len(null), (design_p_min if top is None else top / len(null))
+    p_min = max(float(design_p_min), 1 / (1 + len(null)))
+    return max(monte_carlo_p(count, len(null)), p_min), p_min
 
 
 @dataclass(frozen=True)
@@ -130,13 +191,8 @@ def sign_flip_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n_permu
     signs, exact = _sign_patterns(len(d), max_exact=max_exact, n_permutations=n_permutations, seed=seed)
     null = signs @ d / len(d)
     observed = float(d.mean())
-    tol = _TOL * max(1.0, float(np.abs(d).max()))
-    count = int((null >= observed - tol).sum())
-    top = int((null >= np.abs(d).mean() - tol).sum())
-    if exact:
-        p, p_min = count / len(null), top / len(null)
-    else:
-        p, p_min = (1 + count) / (1 + len(null)), max(2.0 ** -int((d != 0).sum()), 1 / (1 + len(null)))
+    p, p_min = tail_p(null, observed, exact=exact, design_p_min=2.0 ** -int((d != 0).sum()),
+                      extreme=float(np.abs(d).mean()), scale=float(np.abs(d).max()))
     return PermutationTest(observed, float(p), float(p_min), len(null), exact, 1)
 
 
@@ -175,7 +231,7 @@ def sign_flip_min_p_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n
     signs, exact = _sign_patterns(len(d), max_exact=max_exact, n_permutations=n_permutations, seed=seed)
     signs = np.vstack([np.ones(len(d)), signs])  # row 0: the observed signs
     means = signs @ d / len(d)  # (P, J)
-    tol = _TOL * max(1.0, float(np.abs(d).max()))
+    tol = tolerance(float(np.abs(d).max()))
     null_means = means[1:]
     ordered = np.sort(null_means, axis=0)
     # p_j(s): share of the null patterns whose mean of score j is at least pattern s's
@@ -183,13 +239,8 @@ def sign_flip_min_p_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n
                   for j in range(d.shape[1])], axis=1)
     min_p = p.min(1)
     observed, null = min_p[0], min_p[1:]
-    count = int((null <= observed + 1e-12).sum())
-    top = int((null <= null.min() + 1e-12).sum())
-    if exact:
-        p_value, p_min = count / len(null), top / len(null)
-    else:
-        p_min = max(2.0 ** -len(d), 1 / (1 + len(null)))
-        p_value = max((1 + count) / (1 + len(null)), p_min)
+    p_value, p_min = tail_p(null, observed, exact=exact, design_p_min=2.0 ** -len(d), extreme=float(null.min()),
+                            alternative="less")
     return PermutationTest(float(d.mean(0).max()), float(p_value), float(p_min), len(null), exact, d.shape[1])
 
 
@@ -255,11 +306,11 @@ def sign_flip_power(effect: float, spread: float, n_units: int, *, alpha: float 
         signs = _all_signs(n_units)
         null = d @ signs.T / n_units  # (simulations, patterns)
         observed = d.mean(1, keepdims=True)
-        tol = _TOL * np.maximum(1.0, np.abs(d).max(1, keepdims=True))
+        tol = _TOL * np.maximum(1.0, np.abs(d).max(1, keepdims=True))  # tolerance(), one per simulated panel
         p = (null >= observed - tol).mean(1)
     else:
         p = np.array([sign_flip_test(row, n_permutations=2000, seed=seed).p_value for row in d])
-    return float((p <= alpha + 1e-12).mean())
+    return float((p <= alpha + tolerance()).mean())
 
 
 def sign_flip_p_min(n_units: int) -> float:
@@ -502,12 +553,8 @@ def separation_tests(scores: pd.DataFrame, measures: list[str], *, baseline: lis
     observed, null = int(stat[0]), stat[1:]
     design = two_group_p_min(k, n - k)
     tests = {}
-    for tail, count in (("greater", int((null >= observed).sum())), ("less", int((null <= observed).sum()))):
-        if exact:
-            p, p_min = count / len(masks), design
-        else:  # the Monte Carlo estimate cannot fall below what the design allows
-            p_min = max(design, 1 / (1 + len(masks)))
-            p = max((1 + count) / (1 + len(masks)), p_min)
+    for tail in ("greater", "less"):
+        p, p_min = tail_p(null, observed, exact=exact, design_p_min=design, alternative=tail)
         tests[tail] = PermutationTest(observed, float(p), float(p_min), len(masks), exact, s + len(baseline))
     return tests
 
@@ -603,12 +650,7 @@ def within_block_permutation_test(scores: pd.DataFrame, measures: list[str], *, 
     shuffled = values[:, np.arange(n_blocks)[None, :, None], perms]  # (S, P, B, F)
     observed = float(partial_eta_squared(values).max())
     null = partial_eta_squared(shuffled).max(0)
-    count = int((null >= observed - 1e-12).sum())
-    if exact:
-        p, p_min = count / len(perms), 1 / n_distinct
-    else:
-        p_min = max(1 / n_distinct, 1 / (1 + n_permutations))
-        p = max((1 + count) / (1 + n_permutations), p_min)
+    p, p_min = tail_p(null, observed, exact=exact, design_p_min=1 / n_distinct)
     return PermutationTest(observed, float(p), float(p_min), len(perms), exact, values.shape[0])
 
 
@@ -684,12 +726,7 @@ def spearman_permutation_test(scores: np.ndarray, downstream: np.ndarray, *, sta
     rx, ry = _rank_rows(x), _rank_rows(y)
     null = agg(rx @ ry[perms].T, axis=0)
     observed = float(agg(rx @ ry))
-    count = int((null >= observed - _TOL).sum())
-    top = int((null >= null.max() - _TOL).sum())
-    if exact:
-        p, p_min = count / len(perms), top / len(perms)
-    else:
-        p, p_min = (1 + count) / (1 + len(perms)), max(1 / math.factorial(len(y)), 1 / (1 + len(perms)))
+    p, p_min = tail_p(null, observed, exact=exact, design_p_min=1 / math.factorial(len(y)), extreme=float(null.max()))
     return PermutationTest(observed, float(p), float(p_min), len(perms), exact, x.shape[0])
 
 
@@ -710,11 +747,10 @@ def mean_interval(values: np.ndarray, *, level: float = 0.95) -> tuple[float, fl
     m = float(x.mean())
     if len(x) == 1:
         return -math.inf, math.inf
-    se = float(x.std(ddof=1)) / math.sqrt(len(x))
-    if se == 0:
+    if float(x.std(ddof=1)) == 0:
         return m, m
-    half = float(_sp.t.ppf((1 + level) / 2, len(x) - 1)) * se
-    return m - half, m + half
+    low, high = _sp.ttest_1samp(x, 0.0).confidence_interval(confidence_level=level)
+    return float(low), float(high)
 
 
 
@@ -756,9 +792,10 @@ def accuracy_permutation_test(predicted: np.ndarray, gold: np.ndarray, *, n_perm
     null = (y[np.argsort(rng.random((n_permutations, len(y))), axis=1)] == pred).mean(1)
     observed = float((pred == y).mean())
     best = sum(min(int((pred == v).sum()), int((y == v).sum())) for v in np.union1d(pred, y)) / len(y)
-    count, top = int((null >= observed - _TOL).sum()), int((null >= best - _TOL).sum())
-    return PermutationTest(observed, (1 + count) / (1 + n_permutations), (1 + top) / (1 + n_permutations),
-                           n_permutations, False, 1)
+    # p_min: the Monte Carlo share of assignments reaching the best accuracy (at most p, as best >= observed)
+    p_min = monte_carlo_p(int((null >= best - tolerance()).sum()), n_permutations)
+    p, p_min = tail_p(null, observed, exact=False, design_p_min=p_min)
+    return PermutationTest(observed, p, p_min, n_permutations, False, 1)
 
 
 def sign_flip_max_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n_permutations: int = 20000,
@@ -791,14 +828,8 @@ def sign_flip_max_test(differences: np.ndarray, *, max_exact: int = 2 ** 16, n_p
     signs, exact = _sign_patterns(len(d), max_exact=max_exact, n_permutations=n_permutations, seed=seed)
     null = (signs @ d / len(d)).max(1)
     observed = float(d.mean(0).max())
-    tol = _TOL * max(1.0, float(np.abs(d).max()))
-    count = int((null >= observed - tol).sum())
-    top = int((null >= np.abs(d).mean(0).max() - tol).sum())
-    if exact:
-        p, p_min = count / len(null), top / len(null)
-    else:
-        p_min = max(2.0 ** -len(d), 1 / (1 + len(null)))
-        p = max((1 + count) / (1 + len(null)), p_min)
+    p, p_min = tail_p(null, observed, exact=exact, design_p_min=2.0 ** -len(d),
+                      extreme=float(np.abs(d).mean(0).max()), scale=float(np.abs(d).max()))
     return PermutationTest(observed, float(p), float(p_min), len(null), exact, d.shape[1])
 
 
@@ -850,14 +881,8 @@ def two_group_permutation_test(values: np.ndarray, first: np.ndarray, *, alterna
     sign = 1.0 if alternative == "greater" else -1.0
     null = sign * (masks @ x / k - (~masks) @ x / (n - k))
     observed = sign * (x[a].mean() - x[~a].mean())
-    tol = _TOL * max(1.0, float(np.abs(x).max()))
-    count = int((null >= observed - tol).sum())
-    top = int((null >= null.max() - tol).sum())
-    if exact:
-        p, p_min = count / len(null), top / len(null)
-    else:
-        p_min = max(1 / math.comb(n, k), 1 / (1 + len(null)))
-        p = max((1 + count) / (1 + len(null)), p_min)
+    p, p_min = tail_p(null, observed, exact=exact, design_p_min=1 / math.comb(n, k), extreme=float(null.max()),
+                      scale=float(np.abs(x).max()))
     return PermutationTest(float(sign * observed), float(p), float(p_min), len(null), exact, 1)
 
 
