@@ -22,7 +22,7 @@
 # computes, and the paper's formula is a named option computed **from the same states** (no
 # extra forward pass); where the authors' code has a defect, lrd keeps the right computation and
 # says why. The formulas and the authors' files are in the docstrings of `lrd.metrics.entropy`,
-# `lrd.metrics.curvature`, `lrd.metrics.augmentation.dime`, `lrd.methods.relevance` and
+# `lrd.metrics.curvature`, {py:func}`lrd.metrics.augmentation.dime`, `lrd.methods.relevance` and
 # `lrd.aggregation.cayley`; each variant is pinned by a closed form in `tests/test_fidelity.py`.
 #
 # information_flow holds two generations of the metric code: `experiments/utils/misc/metric_utils.py`

@@ -201,7 +201,7 @@ _ = glue("models_in_scope", ", ".join(in_scope["model"]) or "none")
 # %% [markdown]
 # ## Every method on every model and task
 #
-# Extraction is shared with the other embedding chapters (`lrd.engine.extract`, mean pooling,
+# Extraction is shared with the other embedding chapters ({py:func}`lrd.extract`, mean pooling,
 # {glue:text}`cayley_aggregation-n_samples` texts per task, the task's own train/test halves).
 
 # %% tags=["hide-input"]

@@ -27,7 +27,7 @@
 # $R^{\cos}_l = 1 - \overline{\cos(h_{l-1,t}, h_{l,t})}$, the mean over all tokens of all inputs,
 # from one forward pass. Its *accuracy relevance* is $R^{\mathrm{acc}}_l = \mathrm{acc} -
 # \mathrm{acc}_{\setminus l}$, the accuracy lost when the block is skipped (the residual stream
-# passes it unchanged; `lrd.engine.ablation.removed_layers`). Accuracy is the multiple-choice `acc` of
+# passes it unchanged; {py:func}`lrd.removed_layers`). Accuracy is the multiple-choice `acc` of
 # lm-evaluation-harness: the choice with the highest summed log-likelihood of its continuation
 # (`lrd.engine.scoring`, checked against the harness's own `HFLM` in the tests).
 #

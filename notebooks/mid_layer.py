@@ -30,8 +30,8 @@
 # model's tasks share its layers, so they are averaged before the test); a panel too small for
 # a test to reach $p \le 0.05$ gets "not testable", never a verdict by count.
 #
-# **Per-layer evaluation.** `lrd.evaluate_layers` takes the $(L+1, N, d)$ array of
-# `lrd.engine.extract` and applies MTEB's protocol for the task type with the same scikit-learn
+# **Per-layer evaluation.** {py:func}`lrd.evaluate_layers` takes the $(L+1, N, d)$ array of
+# {py:func}`lrd.extract` and applies MTEB's protocol for the task type with the same scikit-learn
 # estimators and samples as `mteb` 2.x (a test checks the classification path against
 # `mteb.evaluate` on a local task): logistic
 # regression on 8 examples per label, 10 experiments, test accuracy (classification); average
@@ -59,7 +59,7 @@
 # {glue:text}`mid_layer-n_permutations` times and the same evaluator is run again on the same
 # states (`lrd.methods.crossfit.evaluate_layer_halves`).
 #
-# **Metrics** (`lrd.metrics`). For rows $Z$ (tokens of a prompt, or prompts of a dataset),
+# **Metrics** ({py:mod}`lrd.metrics`). For rows $Z$ (tokens of a prompt, or prompts of a dataset),
 # centred and L2-normalised, the matrix-based entropy is
 # $S_1(Z) = -\sum_i \lambda_i \log \lambda_i$ over the eigenvalues of $ZZ^\top / \operatorname{tr}(ZZ^\top)$,
 # divided by $\log \min(n, d)$, computed as the paper's code does, with the matrix's negative

@@ -97,7 +97,7 @@ glue("max_layers", int(panel["layers"].max()))
 panel
 
 # %% [markdown]
-# Load time is the wall time of `lrd.load_model` (weights, tokenizer, fingerprint) on the
+# Load time is the wall time of {py:func}`lrd.load_model` (weights, tokenizer, fingerprint) on the
 # machine that computed the model's unit (a cached unit keeps the time of the run that
 # computed it); it varies between runs and is not checked by CI.
 
@@ -108,7 +108,7 @@ tables.timings.set_index("model")
 # ## The tasks
 #
 # {glue:text}`models_and_tasks-n_tasks` offline tasks come from the data packs, each with a
-# fixed train/test split drawn once with a fixed seed; `lrd.engine.tasks.load_task(name, n=...)` takes
+# fixed train/test split drawn once with a fixed seed; {py:func}`lrd.load_task(name, n=...) <lrd.load_task>` takes
 # a fixed, label-stratified subset. Any MTEB {cite:p}`muennighoff2023mteb` task name also works
 # where the hub is reachable. The sets: SST-2 {cite:p}`socher2013sst` and MRPC
 # {cite:p}`dolan2005mrpc` (from GLUE, {cite:p}`wang2019glue`), sarcastic headlines

@@ -15,7 +15,7 @@
 # # Appendix: would a verdict say "reproduced" on noise, or "contradicted" where the paper is right?
 #
 # Every verdict of this book on a claim judged by a test comes from one function of
-# `lrd.verdicts`, the same one the chapter calls. Here each of those functions is fed input
+# {py:mod}`lrd.verdicts`, the same one the chapter calls. Here each of those functions is fed input
 # tables simulated **under the null hypothesis its test assumes**: scores exchangeable across
 # layers, models or pruning rules, so that the claim is false by construction. A valid test
 # says "reproduced" on at most 5% of such panels (its significance level), up to Monte Carlo

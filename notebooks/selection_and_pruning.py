@@ -129,7 +129,7 @@ lrd.tables.rounded(chance.set_index(["model", "task"]))
 # ## Model selection
 #
 # The model-level scores of the LRD paper (end-to-end displacement $d_{0,L}$, mean
-# chance-adjusted NRS over the transitions, mean GFMI over layers $0..L-1$; `lrd.metrics.model_scores`,
+# chance-adjusted NRS over the transitions, mean GFMI over layers $0..L-1$; {py:func}`lrd.metrics.model_scores`,
 # our reconstruction of scores the paper's digest does not fully define) and two of the mid-layer
 # chapter's metrics averaged over layers (normalised dataset entropy on every task; DiME on
 # {glue:text}`selection_and_pruning-n_aug_prompts` augmented prompts of
@@ -248,7 +248,7 @@ _ = glue.verdict(judge_selection_llm(per_model.loc[decoders], mc_avg, sources=so
 # {glue:text}`selection_and_pruning-calibration_task`. Random uses
 # {glue:text}`selection_and_pruning-n_random` seeds. **Removal** skips the blocks (the
 # residual stream passes them unchanged), computed by resuming from the intact pass, which
-# equals `lrd.engine.ablation.removed_layers` (tested). **Downstream score**: multiple-choice
+# equals {py:func}`lrd.removed_layers` (tested). **Downstream score**: multiple-choice
 # accuracy on the evaluation items for decoders; for encoders the MTEB main score of the
 # pruned model's mean-pooled output on each embedding task.
 

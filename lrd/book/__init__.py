@@ -6,8 +6,8 @@ and their checks), ``parameters`` (each chapter's value rules), ``run`` (papermi
 header, ``jupyter-book build``), ``glue`` (glued numbers, verdict records, result files),
 ``plots`` (the book's figures), ``opening`` (a chapter's opening call), ``designs`` (the designs the executed chapters ran, for
 the null calibration), ``findings`` (what the
-book found, for the landing page and the README) and ``sphinxext`` (the landing page's findings
-and dashboard, the chapters' opening). The public names below are loaded on first use (PEP 562), so ``import lrd.book`` loads neither papermill nor
+book found, for the landing page and the README), ``sphinxext`` (the landing page's findings
+and dashboard, the chapters' opening) and ``apiref`` (the API reference's autodoc set-up). The public names below are loaded on first use (PEP 562), so ``import lrd.book`` loads neither papermill nor
 matplotlib. The book imports ``verdicts``, ``methods``, ``aggregation``, ``engine``'s packs
 and store, and ``tables``; never ``units``.
 """
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from lrd._lazy import lazy_attributes
 
-_SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening", "findings", "designs")
+_SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening", "findings", "designs",
+               "apiref")
 _EXPORTS = {
     **dict.fromkeys(["ROOT", "NOTEBOOKS", "BOOK", "NBVAL", "chapters", "profile", "source_notebook",
                      "default_parameters", "validate_parameters", "coerce_parameters", "check_parameters",

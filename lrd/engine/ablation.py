@@ -174,8 +174,9 @@ def removed_layers(model: LoadedModel | torch.nn.Module, layers: Iterable[int]) 
 
     Yields
     ------
-    The same ``model`` object, with ``n_layers`` reduced (for a LoadedModel) and a fingerprint
-    that differs from the intact model's, so :func:`lrd.engine.extract` does not reuse its cache.
+    LoadedModel or transformers model
+        The same ``model`` object, with ``n_layers`` reduced (for a LoadedModel) and a fingerprint
+        that differs from the intact model's, so :func:`lrd.engine.extract` does not reuse its cache.
 
     Raises
     ------

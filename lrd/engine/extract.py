@@ -385,6 +385,8 @@ def extract_variants(model: LoadedModel, texts: Sequence[str], variants: Sequenc
     the model once for all the variants not already in the cache (and not at all when every
     variant is cached and ``return_tokens`` is False).
 
+    Other parameters as :func:`extract`.
+
     Parameters
     ----------
     variants : sequence of dict or str
@@ -392,7 +394,6 @@ def extract_variants(model: LoadedModel, texts: Sequence[str], variants: Sequenc
     return_tokens : bool
         Also return the unpadded token states of every text, as :func:`extract` does (with the
         final norm when the first variant asks for it); the pooled variants are still cached.
-    Other parameters as :func:`extract`.
 
     Returns
     -------

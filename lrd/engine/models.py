@@ -235,6 +235,10 @@ def _below_base_prefix(row: dict[str, str | None], model: torch.nn.Module) -> di
 class LoadedModel:
     """A model with its tokenizer and the facts the measurements need.
 
+    A model loaded with ``lazy=True`` reads its weights the first time ``model`` is used (a
+    forward pass, its blocks, ``summary()``); everything else is known from its folder. A unit
+    whose forward passes are cached never reads them.
+
     Attributes
     ----------
     name : str
@@ -259,10 +263,6 @@ class LoadedModel:
         A decoder's language-model head weights its checkpoint lacks (a base model saved without
         its head, embeddings untied): its hidden states are intact, its next-token scores would
         be random; :meth:`require_lm_head` refuses it. Empty when the head was loaded or tied.
-
-    A model loaded with ``lazy=True`` reads its weights the first time ``model`` is used (a
-    forward pass, its blocks, ``summary()``); everything else is known from its folder. A unit
-    whose forward passes are cached never reads them.
     """
 
     name: str
@@ -311,7 +311,7 @@ class LoadedModel:
 
     @property
     def anatomy(self) -> dict[str, str | None]:
-        """Attribute paths of blocks / final norm / embeddings: the family's row of
+        """Attribute paths of blocks / final norm / embeddings, from the family's row of
         ``ARCHITECTURES``, or derived from the model (:func:`derive_anatomy`, once)."""
         if self._anatomy is None or self._anatomy[0] != self.model_type:
             self._anatomy = (self.model_type, architecture_row(self.model, self.model_type))
@@ -335,7 +335,7 @@ class LoadedModel:
 
     @property
     def has_final_norm(self) -> bool:
-        """Whether the model has a final norm (decoders do, encoders not): from its family's
+        """Whether the model has a final norm (decoders do, encoders not), from its family's
         :data:`ARCHITECTURES` row while the weights are unread, else from the model itself."""
         if "model" not in vars(self) and self.model_type in ARCHITECTURES:
             return ARCHITECTURES[self.model_type]["final_norm"] is not None
@@ -343,7 +343,7 @@ class LoadedModel:
 
     @property
     def upstream(self) -> str:
-        """Where the weights come from: an offline pack's upstream model, else the folder or hub id."""
+        """Where the weights come from (an offline pack's upstream model, else the folder or hub id)."""
         return self.info.get("upstream", self.source)
 
     def summary(self) -> dict:

@@ -123,7 +123,7 @@ class NullModel:
         return text.format(**self.design, **words)
 
 
-#: Claim id -> "module:attribute" of its NullModel. Every test-kind claim has one except
+#: Claim id -> ``"module:attribute"`` of its NullModel. Every test-kind claim has one except
 #: those of :data:`UNTESTABLE_BY_DESIGN`.
 NULL_MODELS: dict[str, str] = {
     "cosine.correlation": "lrd.verdicts.agreement:CORRELATION_NULL",
