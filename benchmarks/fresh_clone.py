@@ -15,8 +15,9 @@ the README's "The two commands" and of ``book/run_on_your_model.md``, pasted as 
     python benchmarks/fresh_clone.py --readme                          # README block from the records
 
 ``--save`` keeps the measurement as ``benchmarks/fresh_clone/<date>-<commit>.json``: the book's
-performance page renders every record, newest first, and the README's "cold times" block quotes
-the newest record of each step (``--readme`` writes it; a test fails when it is stale).
+performance page renders the newest figure of each step (:func:`current_figures`) and one line per
+record, newest first (:func:`history_table`), and the README's "cold times" block quotes the newest
+record of each step (``--readme`` writes it; a test fails when it is stale).
 
 Every step's output goes to ``<workdir>/logs/<step>.log``. Run it on a quiet machine: times
 on a shared one are inflated (the load average at the start is printed).
@@ -211,6 +212,103 @@ def newest(step: str, kept: list[dict]) -> tuple[dict, dict] | None:
     return None
 
 
+def newest_real_fetch(kept: list[dict]) -> tuple[dict, dict] | None:
+    """The newest record whose ``make fetch`` succeeded and built packs into ``LRD_HOME``, and
+    that outcome: linked packs (``--packs-from``) leave ``LRD_HOME`` empty, and are no measurement
+    of ``make fetch``."""
+    return next(((r, o) for r in kept for o in r["outcomes"]
+                 if o["step"] == "fetch" and o["returncode"] == 0 and o["home_bytes"] > 0), None)
+
+
+def _machine(info: dict) -> str:
+    return f"{info['cpu']}, {info['cores']} cores, {info['memory']} RAM, {info['gpu']}"
+
+
+def _when(record: dict) -> str:
+    info = record["info"]
+    return info["date"] + (f" {info['time']}" if info.get("time") else "")
+
+
+def current_figures(kept: list[dict]) -> str:
+    """Markdown: the newest measurement of each figure a new user meets (the cold book, the
+    tests, a real fetch, the way from ``git clone`` to a built book), each with its date and
+    commit, then the cold book's seconds per chapter in that record.
+
+    >>> print(current_figures([]))
+    No fresh-clone measurement is kept yet (`python benchmarks/fresh_clone.py --save`).
+    """
+    if not kept:
+        return "No fresh-clone measurement is kept yet (`python benchmarks/fresh_clone.py --save`)."
+    lines = ["| figure | wall time | measured | commit | machine |", "|---|---|---|---|---|"]
+    found = {"book-cold": newest("book-cold", kept), "test": newest("test", kept), "fetch": newest_real_fetch(kept)}
+    for step, what in (("book-cold", "`make book`, every chapter at its defaults, empty caches"),
+                       ("test", "`make test`, after `make book` in the same clone"),
+                       ("fetch", "`make fetch`, models and data downloaded and built into an empty `LRD_HOME`")):
+        if found[step] is None:
+            lines.append(f"| {what} | not measured yet | | | |")
+            continue
+        record, o = found[step]
+        extra = f", {_size(o['home_bytes'])} in `LRD_HOME`" if step == "fetch" else ""
+        lines.append(f"| {what} | {_duration(o['seconds'])}{extra} | {_when(record)} | {record['commit']} | "
+                     f"{_machine(record['info'])} |")
+    if found["book-cold"] is not None:
+        record, o = found["book-cold"]
+        done = {x["step"]: x for x in record["outcomes"] if x["returncode"] == 0}
+        if {"clone", "install", "fetch", "book-cold"} <= set(done):
+            total = sum(done[n]["seconds"] for n in ("clone", "install", "fetch", "book-cold"))
+            packs = "packs built" if done["fetch"]["home_bytes"] > 0 else "packs linked, not counted in the disk"
+            lines.append(f"| from `git clone` to a built book ({packs}) | "
+                         f"{_duration(total)}, {_size(o['checkout_bytes'] + o['home_bytes'])} of disk | "
+                         f"{_when(record)} | {record['commit']} | {_machine(record['info'])} |")
+        if o.get("chapters"):
+            lines += ["", f"Per chapter, in the cold book of {record['commit']} ({_when(record)}):", "",
+                      "| chapter | wall time |", "|---|---|"]
+            lines += [f"| `{c}` | {_duration(s)} |" for c, s in o["chapters"].items()]
+    return "\n".join(lines)
+
+
+def _cell(record: dict, step: str) -> str:
+    o = next((x for x in record["outcomes"] if x["step"] == step), None)
+    if o is None:
+        return ""
+    if o["returncode"] != 0:
+        return f"failed (exit {o['returncode']}) after {_duration(o['seconds'])}"
+    if step == "fetch":
+        return (f"{_duration(o['seconds'])}, {_size(o['home_bytes'])}" if o["home_bytes"] > 0
+                else f"{o['seconds']:.0f} s, packs linked")
+    return _duration(o["seconds"])
+
+
+def history_table(kept: list[dict]) -> str:
+    """Markdown: one line per kept record, in the order of ``kept`` (:func:`records`: newest
+    first): its date, commit, cold ``make book``, ``make test``, ``make fetch`` (built, with
+    ``LRD_HOME``'s size, or over linked packs) and machine; a step the record did not run is empty.
+
+    >>> print(history_table([]))
+    | date | commit | `make book` (cold) | `make test` | `make fetch` | machine |
+    |---|---|---|---|---|---|
+    """
+    lines = ["| date | commit | `make book` (cold) | `make test` | `make fetch` | machine |", "|---|---|---|---|---|---|"]
+    lines += [f"| {_when(r)} | {r['commit']} | {_cell(r, 'book-cold')} | {_cell(r, 'test')} | {_cell(r, 'fetch')} | "
+              f"{_machine(r['info'])} |" for r in kept]
+    return "\n".join(lines)
+
+
+def chapter_table(kept: list[dict]) -> str:
+    """Markdown: each chapter's seconds in every record's cold ``make book``, one column per
+    record that has them (newest first), one row per chapter (in the order the newest book ran
+    them, then chapters only older books had); empty where a book did not run the chapter."""
+    books = [(r, o) for r in kept for o in r["outcomes"] if o["step"] == "book-cold" and o.get("chapters")]
+    if not books:
+        return ""
+    names = list(dict.fromkeys(c for _, o in books for c in o["chapters"]))
+    lines = ["| chapter | " + " | ".join(f"{r['commit']} ({r['info']['date'][5:]})" for r, _ in books) + " |",
+             "|---" * (len(books) + 1) + "|"]
+    lines += [f"| `{c}` | " + " | ".join(f"{o['chapters'][c]:.0f}" if c in o["chapters"] else "" for _, o in books)
+              + " |" for c in names]
+    return "\n".join(lines)
+
+
 def readme_block(kept: list[dict]) -> str:
     """The README's block of the two commands' cold times, from the newest records (markers included)."""
     lines = [f"{BEGIN}: generated by `python benchmarks/fresh_clone.py --readme` from benchmarks/fresh_clone/; "
@@ -229,8 +327,7 @@ def readme_block(kept: list[dict]) -> str:
                      f"{', '.join(before)}, measured {info['date']} at commit {record['commit']} on {info['cpu']} "
                      f"({info['cores']} cores, {info['memory']} RAM, {info['gpu']})"
                      + ("; not measured again since" if record is not kept[0] else "") + ".")
-    fetched = next(((r, o) for r in kept for o in r["outcomes"]
-                    if o["step"] == "fetch" and o["returncode"] == 0 and o["home_bytes"] > 0), None)
+    fetched = newest_real_fetch(kept)
     if fetched is None:  # linked packs leave LRD_HOME empty: only a real download and build counts
         lines.append("- `make fetch` (the offline models and data, downloaded and built): not measured yet.")
     else:

@@ -132,3 +132,57 @@ def test_readme_cold_times_are_the_newest_kept_measurements(fresh_clone):
     assert block == fresh_clone.readme_block(fresh_clone.records()), (
         "the README's cold times are stale: run `python benchmarks/fresh_clone.py --readme`")
     assert "/" + "root/" not in json.dumps(fresh_clone.records())  # no build machine's paths in the records
+
+
+def test_the_history_has_one_line_per_committed_record_newest_first(fresh_clone, tmp_path):
+    """The performance page's history ({lrd-fresh-clone-history}) is generated from the records:
+    one row per record, newest first; a record added adds its row on top."""
+    kept = fresh_clone.records()
+    rows = fresh_clone.history_table(kept).splitlines()
+    assert rows[0] == "| date | commit | `make book` (cold) | `make test` | `make fetch` | machine |"
+    body = rows[2:]
+    assert len(body) == len(kept) == len(list(fresh_clone.RECORDS.glob("*.json")))
+    assert [row.split(" | ")[1] for row in body] == [r["commit"] for r in kept]
+    dates = [row.split(" | ")[0].lstrip("| ") for row in body]
+    assert dates == sorted(dates, reverse=True)
+    for row, record in zip(body, kept):
+        steps = {o["step"]: o for o in record["outcomes"]}
+        cells = row.split(" | ")
+        if "book-cold" in steps:
+            assert cells[2] == fresh_clone._duration(steps["book-cold"]["seconds"])
+        else:
+            assert cells[2] == ""
+        if "fetch" in steps:  # a real fetch gives LRD_HOME's size; over linked packs it says so
+            assert (" GB" in cells[4] or " MB" in cells[4]) == (steps["fetch"]["home_bytes"] > 0)
+            assert ("packs linked" in cells[4]) == (steps["fetch"]["home_bytes"] == 0)
+    for path in fresh_clone.RECORDS.glob("*.json"):
+        (tmp_path / path.name).write_text(path.read_text())
+    newer = {**json.loads((fresh_clone.RECORDS / kept[0]["file"]).read_text())}
+    newer["info"] = {**newer["info"], "date": "2999-01-01", "time": "00:00"}
+    newer["commit"] = "feed123"
+    (tmp_path / "2999-01-01-feed123.json").write_text(json.dumps(newer))
+    again = fresh_clone.history_table(fresh_clone.records(tmp_path)).splitlines()
+    assert len(again) == len(rows) + 1 and again[2].startswith("| 2999-01-01 00:00 | feed123 | ")
+    assert again[3:] == body
+
+
+def test_the_current_figures_are_the_newest_of_each_step(fresh_clone):
+    """{lrd-fresh-clone}: the cold book, the tests and a real fetch each from the newest record
+    that has them, and the newest cold book's chapters, as the README's block quotes them."""
+    kept = fresh_clone.records()
+    text = fresh_clone.current_figures(kept)
+    for step, label in (("book-cold", "| `make book`"), ("test", "| `make test`")):
+        record, o = fresh_clone.newest(step, kept)
+        row = next(line for line in text.splitlines() if line.startswith(label))
+        assert f"| {fresh_clone._duration(o['seconds'])} | {record['info']['date']}" in row
+        assert f"| {record['commit']} |" in row
+    record, o = fresh_clone.newest_real_fetch(kept)
+    row = next(line for line in text.splitlines() if line.startswith("| `make fetch`"))
+    assert f"{fresh_clone._size(o['home_bytes'])} in `LRD_HOME`" in row and f"| {record['commit']} |" in row
+    record, o = fresh_clone.newest("book-cold", kept)
+    assert f"Per chapter, in the cold book of {record['commit']}" in text
+    assert all(f"| `{c}` | {fresh_clone._duration(s)} |" in text for c, s in o["chapters"].items())
+    assert fresh_clone.current_figures([]).startswith("No fresh-clone measurement is kept yet")
+    table = fresh_clone.chapter_table(kept).splitlines()
+    with_chapters = [r for r in kept for x in r["outcomes"] if x["step"] == "book-cold" and x["chapters"]]
+    assert table[0].count("|") == len(with_chapters) + 2 and table[0].split(" | ")[1].startswith(with_chapters[0]["commit"])

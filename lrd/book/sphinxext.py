@@ -459,11 +459,15 @@ def fresh_clone_module():
 
 
 class FreshCloneDirective(SphinxDirective):
-    """``{lrd-fresh-clone}``: every kept measurement of ``benchmarks/fresh_clone.py``
-    (``benchmarks/fresh_clone/*.json``), as the script prints it; the newest first, the earlier
-    ones folded."""
+    """``{lrd-fresh-clone}``: the newest figures of ``benchmarks/fresh_clone.py``'s kept
+    measurements (``benchmarks/fresh_clone/*.json``): the cold book, the tests and a real fetch,
+    each from the newest record that has it, and the newest cold book's seconds per chapter
+    (``current_figures`` of that script)."""
 
     has_content = False
+    #: What the directive renders: the script's ``(kept) -> markdown`` functions by name, each
+    #: with the title of the dropdown that folds it (None: shown).
+    parts: tuple[tuple[str, str | None], ...] = (("current_figures", None),)
 
     def run(self) -> list[nodes.Node]:
         fc = fresh_clone_module()
@@ -471,22 +475,21 @@ class FreshCloneDirective(SphinxDirective):
         self.env.note_dependency(str(fc.RECORDS))  # a record added re-reads the page (the folder's mtime)
         for record in kept:
             self.env.note_dependency(str(fc.RECORDS / record["file"]))
-        if not kept:
-            return [nodes.paragraph(text="No fresh-clone measurement is kept yet (python benchmarks/fresh_clone.py --save).")]
-
-        def shown(record: dict) -> str:
-            outcomes, info, commit, note = fc.from_record(record)
-            return fc.report(outcomes, info, commit=commit, home_note=note)
-
-        text = [shown(kept[0]), ""]
-        if kept[1:]:
-            text += [f"````{{dropdown}} Earlier measurements ({len(kept) - 1})", ""]
-            for record in kept[1:]:
-                text += [f"**{record['info']['date']}, commit {record['commit']}**", "", shown(record), ""]
-            text += ["````", ""]
+        text = []
+        for part, fold in self.parts:
+            shown = getattr(fc, part)(kept)
+            if shown:
+                text += [shown, ""] if fold is None else [f"````{{dropdown}} {fold}", "", shown, "````", ""]
         container = nodes.container(classes=["lrd-fresh-clone"])
         self.state.nested_parse("\n".join(text).splitlines(), self.content_offset, container)
         return [container]
+
+
+class FreshCloneHistoryDirective(FreshCloneDirective):
+    """``{lrd-fresh-clone-history}``: one line per kept measurement, newest first
+    (``history_table``), then each chapter's seconds in every cold book (``chapter_table``)."""
+
+    parts = (("history_table", None), ("chapter_table", "Each chapter's seconds in every cold make book"))
 
 
 #: Classes of the code cells whose input a chapter page does not show: the notebook's
@@ -541,5 +544,6 @@ def setup(app) -> dict:
     app.add_directive("lrd-findings", FindingsDirective)
     app.add_directive("lrd-verdict-figure", VerdictFigureDirective)
     app.add_directive("lrd-fresh-clone", FreshCloneDirective)
+    app.add_directive("lrd-fresh-clone-history", FreshCloneHistoryDirective)
     app.connect("doctree-read", open_with_the_claim)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
