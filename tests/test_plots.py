@@ -97,7 +97,7 @@ FIGURES = {
 }
 
 #: Functions of lrd.book.plots that draw no figure.
-NOT_FIGURES = {"use_book_style", "model_palette", "model_kinds", "kind_dashes", "min_font_pt"}
+NOT_FIGURES = {"use_book_style", "model_palette", "model_kinds", "kind_dashes", "min_font_pt", "tidy_axes"}
 
 
 def _rendered(fig) -> tuple[int, list]:

@@ -149,6 +149,11 @@ def _check_value(name: str, value: Any, default: Any, notes: list[str], *, typed
             raise wrong("a list", f"JSON, e.g. -p {name} '{json.dumps(template[:1])}'")
         if not all(_is_a(v, item) for v in value):
             plural = {str: "strings", int: "integers", float: "numbers"}.get(item, "values")
+            if item is int and all(isinstance(v, int) and not isinstance(v, bool) or isinstance(v, float)
+                                   and v.is_integer() for v in value):  # [1e2, 8.0]: JSON reads floats
+                meant = json.dumps([int(v) for v in value])
+                raise ValueError(f"parameter {name!r} expects a list of integers (default {shown}), got {value!r}: "
+                                 f"integers only (JSON reads 1e2 and 2.0 as floats); did you mean -p {name} '{meant}'?")
             raise wrong(f"a list of {plural}", f"JSON, e.g. -p {name} '{json.dumps(template[:2])}'")
         return list(value)
     if isinstance(template, bool):
@@ -156,6 +161,9 @@ def _check_value(name: str, value: Any, default: Any, notes: list[str], *, typed
             raise wrong("true or false", f"-p {name} true")
         return value
     if isinstance(template, int):
+        if isinstance(value, float) and value.is_integer():  # 1e2 or 100.0: JSON reads a float
+            raise ValueError(f"parameter {name!r} expects an integer (default {shown}), got float {value!r}: integers "
+                             f"only (JSON reads 1e2 and 100.0 as floats); did you mean -p {name} {int(value)}?")
         if isinstance(value, bool) or not isinstance(value, int):
             raise wrong("an integer", f"-p {name} {template}")
         return value
@@ -173,7 +181,7 @@ def _check_value(name: str, value: Any, default: Any, notes: list[str], *, typed
 
 
 def validate_parameters(chapter: str, parameters: dict, *, defaults: dict | None = None,
-                        unknown: str = "error") -> tuple[dict, list[str]]:
+                        unknown: str = "error", resolve: bool = True) -> tuple[dict, list[str]]:
     """Check parameters against the chapter's defaults and value rules, before anything runs.
 
     Each value must have its default's type: a string given for a list parameter becomes a
@@ -193,11 +201,15 @@ def validate_parameters(chapter: str, parameters: dict, *, defaults: dict | None
         The chapter's defaults (:func:`default_parameters` when omitted).
     unknown : {"error", "drop"}
         An unknown name is a ValueError listing the known ones, or is dropped with a note.
+    resolve : bool
+        Make every path among ``parameters`` absolute, here (:func:`lrd.book.parameters.resolve_paths`:
+        a model that is a folder, ``results_dir``), so that a kernel started in another folder
+        reads the same one; off for the notebook's own check, which runs where the paths are read.
 
     Returns
     -------
     (dict, list of str)
-        The coerced parameters and notes to show the user.
+        The coerced parameters (paths absolute, with ``resolve``) and notes to show the user.
 
     Raises
     ------
@@ -210,7 +222,7 @@ def validate_parameters(chapter: str, parameters: dict, *, defaults: dict | None
     defaults = default_parameters(chapter) if defaults is None else defaults
     out, notes = coerce_parameters(chapter, parameters, defaults=defaults, unknown=unknown)
     parameter_rules.check_values(chapter, {**defaults, **out}, defaults)
-    return out, notes
+    return (parameter_rules.resolve_paths(chapter, out) if resolve else out), notes
 
 
 def coerce_parameters(chapter: str, parameters: dict, *, defaults: dict | None = None,
@@ -265,7 +277,8 @@ def check_chapters(values: dict[str, dict], *, defaults: dict[str, dict] | None 
     Returns
     -------
     (dict, list of str)
-        chapter -> checked parameters, and the notes of every chapter (each once).
+        chapter -> checked parameters, their paths absolute (a model folder, ``results_dir``:
+        :func:`lrd.book.parameters.resolve_paths`), and the notes of every chapter (each once).
 
     Raises
     ------
@@ -286,7 +299,7 @@ def check_chapters(values: dict[str, dict], *, defaults: dict[str, dict] | None 
         found[chapter] = parameter_rules.problems(chapter, {**known, **plan[chapter]}, known)
     if errors or any(found.values()):
         raise ValueError("\n".join([*dict.fromkeys(errors), parameter_rules.chapters_problems_text(found)]).strip())
-    return plan, notes
+    return {chapter: parameter_rules.resolve_paths(chapter, given) for chapter, given in plan.items()}, notes
 
 
 def check_parameters(chapter: str, namespace: dict) -> dict:
@@ -309,7 +322,7 @@ def check_parameters(chapter: str, namespace: dict) -> dict:
     given = {k: namespace[k] for k in defaults if k in namespace}
     extra = _injected_names(namespace, defaults)
     checked, notes = validate_parameters(chapter, {**given, **{k: namespace.get(k) for k in extra}},
-                                         defaults=defaults)
+                                         defaults=defaults, resolve=False)  # the kernel reads them where it runs
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     namespace.update(checked)

@@ -27,6 +27,8 @@ ValueError: chapter 'mid_layer': n_views must be at least 2, got 1 (LiDAR, InfoN
 from __future__ import annotations
 
 import json
+import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -79,11 +81,15 @@ class Rule:
         the same work and, in the tables, the same rows); models are compared by what they
         load (two spellings of one folder are the same model).
     check : callable, optional
-        ``check(name, value) -> problem or None`` for a string value (``device``: one that
-        torch knows and this machine has).
+        ``check(name, value) -> problem or None`` for a value or list item, after the bounds
+        (``device``: one that torch knows and this machine has; ``task_groups``: not 1).
     example : optional
         For a parameter whose default is ``None``: a typical value, whose type every other
         value must have (``None`` aside); what the type error suggests.
+    path : bool
+        The value is a folder (``results_dir``): not empty, not an existing file, and, as a
+        model name that is a folder, made absolute where the user typed it
+        (:func:`resolve_paths`), since the chapter's kernel runs in the output folder.
     """
 
     why: str = ""
@@ -100,8 +106,15 @@ class Rule:
     one_of: str | None = None
     empty_ok: bool = False
     distinct: bool = True
-    check: Callable[[str, str], str | None] | None = None
+    check: Callable[[str, Any], str | None] | None = None
     example: Any = None
+    path: bool = False
+
+    def declares(self) -> bool:
+        """Whether the rule limits the values at all (``tests/test_parameters_hardening.py``:
+        every parameter of every chapter has a rule that does)."""
+        return any(x is not None for x in (self.at_least, self.at_most, self.above, self.below, self.choices,
+                                           self.task_types, self.model_kind, self.one_of, self.check)) or self.path
 
 
 def _poolings() -> Sequence[str]:
@@ -166,8 +179,22 @@ DEVICE = Rule("where the models compute", check=_device_problem)
 SEED_BELOW = 2 ** 32
 EMBEDDING_TASK_LIST = Rule("every layer is scored by the task type's MTEB protocol", non_empty=True,
                            task_types=EMBEDDING_TASKS)
+RESULTS_DIR = Rule("the folder of the chapter's tables and glued values; a relative path is taken from the "
+                   "folder the command runs in, the default beside the executed notebook", path=True)
+#: A 95% percentile interval needs a resample beyond each 2.5% end.
+PERCENTILE_RESAMPLES = 40
 
-#: chapter -> parameter -> rule. A parameter not listed is checked for its type only.
+
+def _not_one_group(name: str, value: Any) -> str | None:
+    if value == 1:
+        return (f"{name} 1 makes one group of each task's texts, which no other group can be compared with (the "
+                f"split-group test and reliability need 2 or more); pass -p {name} 0 to turn the groups off, or "
+                f"-p {name} 2 or more")
+    return None
+
+
+#: chapter -> parameter -> rule: every parameter of every chapter (a test checks that each has a
+#: rule that limits its values, :meth:`Rule.declares`).
 RULES: dict[str, dict[str, Rule]] = {
     "models_and_tasks": {
         "device": DEVICE,
@@ -177,6 +204,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "n_samples": Rule("the mean pairwise cosine needs two texts; null takes the whole task",
                           at_least=2, none_ok=True, example=300),
         "pooling": POOLING,
+        "results_dir": RESULTS_DIR,
     },
     "lrd_families": {
         "device": DEVICE,
@@ -187,6 +215,9 @@ RULES: dict[str, dict[str, Rule]] = {
         "pooling": POOLING,
         "k": K,
         "variance": VARIANCE,
+        "task_groups": Rule("disjoint groups of each task's texts, scored apart; 0 turns them off", at_least=0,
+                            check=_not_one_group),
+        "results_dir": RESULTS_DIR,
     },
     "mid_layer": {
         "device": DEVICE,
@@ -202,6 +233,8 @@ RULES: dict[str, dict[str, Rule]] = {
         "n_aug_prompts": N_AUG_PROMPTS,
         "n_views": N_VIEWS,
         "norm_task": Rule("its forward pass also gives the final-norm variant", one_of="tasks", empty_ok=True),
+        "n_permutations": Rule("the measured chance is the mean over label permutations", at_least=1),
+        "results_dir": RESULTS_DIR,
     },
     "cosine_vs_ablation": {
         "device": DEVICE,
@@ -212,7 +245,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "n_items": Rule("the bootstrap resamples the evaluation items", at_least=2),
         "n_calibration": N_CALIBRATION,
         "pruning_models": Rule("the decoders pruned by every relevance score (may be empty)", model_kind="decoder",
-                               lm_head=True),
+                               lm_head=True, one_of="models"),
         "pruning_ks": Rule("numbers of blocks removed together", non_empty=True, at_least=1),
         "n_random": N_RANDOM,
         "encoders": Rule("the encoder section scores sentence embeddings", non_empty=True, model_kind="encoder"),
@@ -220,10 +253,17 @@ RULES: dict[str, dict[str, Rule]] = {
         "n_encoder": EMBEDDING_TEXTS,
         "encoder_scorer": Rule("the encoders' embedding score", choices=_encoder_scorers),
         "n_boot": Rule("a 95% percentile interval needs a resample beyond each 2.5% end: 1 / 0.025 = 40",
-                       at_least=40),
+                       at_least=PERCENTILE_RESAMPLES),
+        "n_splits": Rule("the split-half reliability is a mean over random half splits", at_least=1),
+        "strong": Rule("a correlation, the equivalence margin of \"weak or moderate\"", above=0, below=1),
         "margin": Rule("a share of the percentile-rank range", at_least=0, below=1),
+        "min_reliability": Rule("a ranking reliability below which a model's share does not count", at_least=0,
+                                below=1),
+        "same": Rule("a corrected between-task correlation above which two tasks' relevance is the same", above=0,
+                     at_most=1),
         "batch_size": BATCH_SIZE,
         "threads": THREADS,
+        "results_dir": RESULTS_DIR,
     },
     "cayley_aggregation": {
         "device": DEVICE,
@@ -251,6 +291,9 @@ RULES: dict[str, dict[str, Rule]] = {
         "memory_tokens": Rule("sequence lengths of the token-level graph", non_empty=True, at_least=1),
         "train_threads": Rule("torch threads while training; null leaves torch's setting", at_least=1,
                               none_ok=True),
+        "n_boot": Rule("the gain's 95% interval needs a resample beyond each 2.5% end: 1 / 0.025 = 40",
+                       at_least=PERCENTILE_RESAMPLES),
+        "results_dir": RESULTS_DIR,
     },
     "selection_and_pruning": {
         "device": DEVICE,
@@ -272,18 +315,22 @@ RULES: dict[str, dict[str, Rule]] = {
         "n_calibration": N_CALIBRATION,
         "calibration_task": Rule("the encoders' labelled prune rules rank blocks by its MTEB score",
                                  task_types=EMBEDDING_TASKS),
-        "pruning_models": Rule("a pruned decoder is scored by multiple-choice accuracy, read from its "
-                               "language-model head", model_kind="any", lm_head=True),
+        "pruning_models": Rule("the models pruned, each one of models, of 2 blocks or more; a pruned decoder is "
+                               "scored by multiple-choice accuracy, read from its language-model head",
+                               model_kind="any", lm_head=True, one_of="models"),
         "n_encoder_calibration": Rule("rows of calibration_task, split into train and test halves", at_least=8),
         "budgets": Rule("shares of the blocks removed", non_empty=True, above=0, below=1),
         "n_random": N_RANDOM,
+        "margin": Rule("the non-superiority margin, in points of a score on the 0-1 scale", at_least=0, below=1),
         "batch_size": BATCH_SIZE,
         "threads": THREADS,
+        "results_dir": RESULTS_DIR,
     },
     "authors_code": {
         "models": MODELS,
         "chapter_profile": Rule("the other chapters' parameters (and cached units) are read under this profile",
                                 choices=_profiles),
+        "results_dir": RESULTS_DIR,
     },
     "null_calibration": {
         "n_simulations": Rule("null panels per claim; the Monte Carlo bound needs some", at_least=10),
@@ -292,6 +339,8 @@ RULES: dict[str, dict[str, Rule]] = {
         "seed": Rule("seed of the simulated null panels; numpy takes seeds 0 to 2**32 - 1", at_least=0,
                      below=SEED_BELOW),
         "workers": Rule("processes sharing the simulations; 0 for one per core", at_least=0),
+        "results_dir": Rule("the folder of the executed chapters' results, read, and of this appendix's, written; "
+                            "a relative path is taken from the folder the command runs in", path=True),
     },
 }
 
@@ -317,13 +366,8 @@ def model_kind(name: str) -> str | None:
 
     if name in MODEL_PACKS:
         return MODEL_PACKS[name].info.get("kind")
-    folder = Path(name).expanduser()
-    config = folder / "config.json" if folder.is_dir() else _cached_hub_config(name)
-    if config is None or not config.is_file():
-        return None
-    try:
-        data = json.loads(config.read_text())
-    except (OSError, ValueError):
+    data = _config_data(name)
+    if data is None:
         return None
     from types import SimpleNamespace
 
@@ -332,6 +376,39 @@ def model_kind(name: str) -> str | None:
     spec = SimpleNamespace(architectures=data.get("architectures"), model_type=data.get("model_type"),
                            use_bidirectional_attention=data.get("use_bidirectional_attention", False))
     return "decoder" if _is_decoder(spec) else "encoder"
+
+
+def model_blocks(name: str) -> int | None:
+    """The number of transformer blocks of a model, read from its ``config.json`` (an offline
+    key's built pack, a local folder, a hub model in the local cache) by the loader's keys
+    (:data:`lrd.engine.models.LAYER_COUNT_KEYS`); ``None`` when no config says."""
+    from lrd.engine.models import LAYER_COUNT_KEYS
+
+    data = _config_data(name)
+    if data is None:
+        return None
+    data = data.get("text_config") or data
+    for key in LAYER_COUNT_KEYS:
+        value = data.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _config_data(name: str) -> dict | None:
+    """The ``config.json`` of what ``name`` loads, as a dict, without loading anything else:
+    an offline key's pack (when built), a local folder's, or a cached hub model's."""
+    from lrd.engine.packs import MODEL_PACKS
+
+    folder = MODEL_PACKS[name].path if name in MODEL_PACKS else Path(name).expanduser()
+    config = folder / "config.json" if folder.is_dir() else _cached_hub_config(name)
+    if config is None or not config.is_file():
+        return None
+    try:
+        data = json.loads(config.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _cached_hub_config(repo_id: str) -> Path | None:
@@ -357,6 +434,59 @@ def model_identity(name: str) -> str:
         return str(MODEL_PACKS[name].path.resolve())
     folder = Path(name).expanduser()
     return str(folder.resolve()) if folder.is_dir() else name
+
+
+# ---- paths: resolved once, where the user typed them -------------------------------------------
+
+def absolute_folder(path: str) -> str:
+    """``path`` (``~`` expanded) as an absolute path that names the same folder from anywhere:
+    normalised (``a/../b`` -> ``b``) unless a symbolic link makes that name another folder, then
+    as the operating system resolves it."""
+    given = Path(path).expanduser()
+    exact = given.absolute()  # the same path, from the root: what the OS opens from here
+    plain = Path(os.path.abspath(given))
+    return str(plain if os.path.realpath(plain) == os.path.realpath(exact) else Path(os.path.realpath(exact)))
+
+
+def absolute_model(name: str) -> str:
+    """What ``name`` loads, named so that it loads the same from any folder: an existing folder
+    (``./bert``, ``bert/``, ``~/m``) as its absolute path (:func:`absolute_folder`); an offline
+    key, a hub id or anything else (refused by the checks) unchanged. The loader tries an offline
+    key first, then a folder, then the hub (:func:`lrd.engine.models.load_model`)."""
+    from lrd.engine.packs import MODEL_PACKS
+
+    if name in MODEL_PACKS or not Path(name).expanduser().is_dir():
+        return name
+    return absolute_folder(name)
+
+
+def resolve_paths(chapter: str, values: dict) -> dict:
+    """``values`` with every path a chapter's rules declare (a model that is a folder, a
+    :attr:`Rule.path` such as ``results_dir``) made absolute here, where the user typed it.
+
+    ``lrd run`` executes a chapter with its output folder as working directory, so a relative
+    ``./bert`` that was checked here would be loaded there: another model under the same name,
+    or none. Call it on the values the user gave (not on the notebook's defaults: the default
+    ``results_dir`` is meant beside the executed notebook), after they are checked (the messages
+    name what the user typed).
+
+    Examples
+    --------
+    >>> resolve_paths("models_and_tasks", {"models": ["minilm"], "results_dir": "/tmp/out"})
+    {'models': ['minilm'], 'results_dir': '/tmp/out'}
+    """
+    rules = RULES.get(chapter, {})
+    out = dict(values)
+    for name, value in values.items():
+        rule = rules.get(name)
+        if rule is None or not (rule.path or rule.model_kind):
+            continue
+        resolve = absolute_folder if rule.path else absolute_model
+        if isinstance(value, str):
+            out[name] = resolve(value)
+        elif isinstance(value, (list, tuple)):
+            out[name] = [resolve(v) if isinstance(v, str) else v for v in value]
+    return out
 
 
 def duplicates(items: Sequence, identity: Callable[[Any], Any] = lambda x: x) -> list[list]:
@@ -410,6 +540,24 @@ def _k_below_samples(v: dict) -> str | None:
     return None
 
 
+def _prunable(v: dict) -> str | None:
+    """Pruning removes blocks and keeps at least one: every model of ``pruning_models`` whose
+    config gives its blocks has 2 or more (a 1-block model was silently left unpruned), and no
+    number of ``pruning_ks`` removes them all."""
+    blocks = {m: n for m in v.get("pruning_models") or [] if isinstance(m, str) and (n := model_blocks(m)) is not None}
+    ks = [k for k in v.get("pruning_ks") or [] if isinstance(k, int) and not isinstance(k, bool)]
+    found = [f"pruning_models: {m!r} has {n} block; pruning removes blocks and keeps at least one, so a pruned model "
+             f"needs 2 or more: drop it from pruning_models" for m, n in blocks.items() if n < 2]
+    fewest = min(((n, m) for m, n in blocks.items() if n >= 2), default=None)
+    if fewest and ks and max(ks) >= fewest[0]:
+        n, m = fewest
+        keep = [k for k in ks if k < n]
+        found.append(f"pruning_ks {max(ks)} removes every block of {m!r} ({n} blocks), and a pruned model keeps at "
+                     f"least one: pass numbers of at most {n - 1}" + (f", e.g. -p pruning_ks '{json.dumps(keep)}'"
+                                                                     if keep else ""))
+    return "; ".join(found) or None
+
+
 def _probe_needs_labels(v: dict) -> str | None:
     task = v.get("encoder_task")
     if v.get("encoder_scorer") != "probe" or not isinstance(task, str):
@@ -435,8 +583,8 @@ def _half_on_an_accelerator(v: dict) -> str | None:
 #: chapter -> checks of several parameters together, each returning a problem or None.
 RELATIONS: dict[str, list[Callable[[dict], str | None]]] = {
     "lrd_families": [_k_below_samples],
-    "selection_and_pruning": [_k_below_samples],
-    "cosine_vs_ablation": [_probe_needs_labels],
+    "selection_and_pruning": [_k_below_samples, _prunable],
+    "cosine_vs_ablation": [_probe_needs_labels, _prunable],
 }
 #: Checks of every chapter (each returns None where its parameters are absent).
 EVERY_CHAPTER: list[Callable[[dict], str | None]] = [_half_on_an_accelerator]
@@ -452,21 +600,51 @@ def _because(rule: Rule) -> str:
     return f" ({rule.why})" if rule.why else ""
 
 
-def _number_problem(name: str, value: float, rule: Rule, in_list: bool) -> str | None:
-    what = f"every item of {name}" if in_list else name
-    got = f", got {value!r}{_because(rule)}"
-    if rule.at_least is not None and value < rule.at_least:
-        fix = f"pass -p {name} {_fmt(rule.at_least)} or more" if not in_list else \
-            f"pass items of {_fmt(rule.at_least)} or more"
-        return f"{what} must be at least {_fmt(rule.at_least)}{got}; {fix}"
+def _range_text(rule: Rule) -> str:
+    """``"at least 2"``, ``"above 0 and at most 1"``: the bounds of a number rule in words."""
     low = f"above {_fmt(rule.above)}" if rule.above is not None else (
         f"at least {_fmt(rule.at_least)}" if rule.at_least is not None else "")
     high = f"at most {_fmt(rule.at_most)}" if rule.at_most is not None else (
         f"below {_fmt(rule.below)}" if rule.below is not None else "")
+    return " and ".join(b for b in (low, high) if b)
+
+
+def _number_problem(name: str, value: float, rule: Rule, in_list: bool, example: str = "") -> str | None:
+    """What is wrong with one number under ``rule``: not finite (``NaN``, ``Infinity``: JSON
+    parses both, and every comparison with NaN is false), or out of its bounds; ``example``:
+    a ``-p`` that passes, for the message."""
+    what = f"every item of {name}" if in_list else name
+    got = f", got {value!r}{_because(rule)}"
+    fix = f"; pass e.g. {example}" if example else ""
+    if not math.isfinite(value):
+        bounds = _range_text(rule)
+        return f"{what} must be a finite number{f' ({bounds})' if bounds else ''}{got}{fix}"
+    if rule.at_least is not None and value < rule.at_least:
+        more = f"pass -p {name} {_fmt(rule.at_least)} or more" if not in_list else \
+            f"pass items of {_fmt(rule.at_least)} or more"
+        return f"{what} must be at least {_fmt(rule.at_least)}{got}; {more}"
     bad = ((rule.above is not None and value <= rule.above) or (rule.at_most is not None and value > rule.at_most)
            or (rule.below is not None and value >= rule.below))
     if bad:
-        return f"{what} must be {' and '.join(b for b in (low, high) if b)}{got}"
+        return f"{what} must be {_range_text(rule)}{got}{fix}"
+    return None
+
+
+def _example(name: str, default: Any, rule: Rule) -> str:
+    """A ``-p`` for the messages: the notebook's default, or the rule's example value."""
+    value = default if default is not None else rule.example
+    if value is None:
+        return ""
+    return f"-p {name} '{json.dumps(value)}'" if isinstance(value, (list, tuple)) else f"-p {name} {json.dumps(value)}"
+
+
+def _folder_problem(name: str, folder: str) -> str | None:
+    """Why ``folder`` cannot be a folder the chapter writes into, or ``None``."""
+    if not folder.strip():
+        return f"{name} is empty; pass a folder, e.g. -p {name} results"
+    path = Path(folder).expanduser()
+    if path.exists() and not path.is_dir():
+        return f"{name} {folder!r} is a file, not a folder; pass a folder (it is made when missing)"
     return None
 
 
@@ -531,22 +709,28 @@ def _model_problem(name: str, model: str, rule: Rule) -> str | None:
             f"offline {rule.model_kind}s: {', '.join(offline)}")
 
 
-def _item_problems(name: str, item: Any, rule: Rule, values: dict, in_list: bool, default_items: list) -> list[str]:
+def _item_problems(name: str, item: Any, rule: Rule, values: dict, in_list: bool, default_items: list,
+                   example: str = "") -> list[str]:
     if isinstance(item, bool):
         return []
     if isinstance(item, (int, float)):
-        problem = _number_problem(name, item, rule, in_list)
+        problem = _number_problem(name, item, rule, in_list, example)
+        if problem is None and rule.check is not None:
+            problem = rule.check(name, item)
         return [problem] if problem else []
     if not isinstance(item, str) or (item == "" and rule.empty_ok):
         return []
     if rule.one_of is not None:
         among = list(values.get(rule.one_of) or [])
-        if item not in among:
+        identity = _identity(rule)
+        if identity(item) not in {identity(x) for x in among}:
             skip = f", or -p {name} '\"\"' to skip it" if rule.empty_ok else ""
             return [f"{name} {item!r} is not one of {rule.one_of} {among}{_because(rule)}; add it to "
                     f"{rule.one_of}, or pass one of them (e.g. -p {name} {among[0] if among else '...'}){skip}"]
     if item in default_items:
         return []  # the notebook's defaults are valid (tested); no need to look them up
+    if rule.path and (problem := _folder_problem(name, item)):
+        return [problem]
     if rule.check is not None and (problem := rule.check(name, item)):
         return [problem]
     if rule.choices is not None and item not in (choices := list(rule.choices())):
@@ -572,9 +756,10 @@ def _problems_of(name: str, value: Any, rule: Rule, values: dict, default: Any) 
     if in_list and rule.distinct and (problem := _duplicate_problem(name, list(value), rule)):
         return [problem]
     default_items = list(default) if isinstance(default, (list, tuple)) else [default]
+    example = _example(name, default, rule)
     out: list[str] = []
     for item in value if in_list else [value]:
-        found = _item_problems(name, item, rule, values, in_list, default_items)
+        found = _item_problems(name, item, rule, values, in_list, default_items, example)
         out += [p for p in found if p not in out]
     return out
 

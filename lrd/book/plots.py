@@ -61,10 +61,14 @@ def min_font_pt(image_width_px: float) -> float:
 #: Text sizes (points): at least :func:`min_font_pt` of a figure :data:`BOOK_WIDTH` wide, with
 #: room for the margin that ``bbox_inches="tight"`` adds when the notebook saves it.
 TEXT_PT = 12.5
+#: ``text.parse_math`` off: titles, legends and tick labels carry model and task names, which a
+#: user chooses; two ``$`` in one (a folder ``a$\frac{$b``) were read as mathtext, and a figure
+#: failed to draw (no figure of the book uses mathtext).
 BOOK_RC = {"figure.dpi": DPI, "savefig.dpi": DPI, "font.size": TEXT_PT, "axes.titlesize": 13,
            "axes.labelsize": 13, "xtick.labelsize": TEXT_PT, "ytick.labelsize": TEXT_PT, "legend.fontsize": TEXT_PT,
            "legend.title_fontsize": 13, "figure.titlesize": 13, "figure.labelsize": 13,
-           "lines.linewidth": 1.8, "lines.markersize": 4.5, "axes.spines.top": False, "axes.spines.right": False}
+           "lines.linewidth": 1.8, "lines.markersize": 4.5, "axes.spines.top": False, "axes.spines.right": False,
+           "text.parse_math": False}
 
 
 @contextlib.contextmanager
@@ -74,6 +78,48 @@ def use_book_style() -> Iterator[None]:
         mpl.rcParams.update(BOOK_RC)
         mpl.rcParams["axes.prop_cycle"] = mpl.cycler(color=list(OKABE_ITO))
         yield
+
+
+class _PlainTicks(mpl.ticker.ScalarFormatter):
+    """Tick labels as plain numbers: no offset (``1e-14 - 1.23e-2``) and no negative zero."""
+
+    def __init__(self) -> None:
+        super().__init__(useOffset=False)
+
+    def __call__(self, x, pos=None) -> str:
+        text = super().__call__(x, pos)
+        return text[1:] if text[:1] in ("-", "\u2212") and not text.strip("-\u22120.") else text
+
+
+def tidy_axes(ax, *, integer_x: bool = False) -> None:
+    """Ticks that read at face value, after the lines are drawn: whole numbers on an x axis of
+    layers or blocks (``integer_x``: a model of 2 blocks has layers 0, 1 and 2, no 1.5), y tick
+    labels without an offset or a negative zero, and lines equal up to float rounding (1e-17
+    apart) drawn flat at their value instead of on an axis of rounding noise.
+
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1, 2], [-0.0123, -0.0123 + 1e-16, -0.0123])
+    >>> tidy_axes(ax, integer_x=True)
+    >>> fig.canvas.draw()
+    >>> [float(t) for t in ax.get_xticks() if 0 <= t <= 2]
+    [0.0, 1.0, 2.0]
+    >>> [round(float(y), 4) for y in ax.get_ylim()], ax.yaxis.get_offset_text().get_text()  # not 1e-14 - 1.23e-2
+    ([-0.0623, 0.0377], '')
+    >>> plt.close(fig)
+    """
+    import numpy as np
+
+    if integer_x:
+        ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(integer=True))
+    ys = np.concatenate([np.asarray(line.get_ydata(), dtype=float).ravel() for line in ax.get_lines()] or [[]])
+    ys = ys[np.isfinite(ys)]
+    if ys.size:
+        lo, hi = float(ys.min()), float(ys.max())
+        if hi - lo <= 1e-9 * max(abs(lo), abs(hi), 1.0):  # flat but for rounding
+            middle = (lo + hi) / 2
+            pad = max(0.05 * abs(middle), 0.05)
+            ax.set_ylim(middle - pad, middle + pad)
+    ax.yaxis.set_major_formatter(_PlainTicks())
 
 
 def model_palette(models: Iterable[str] = ()) -> dict[str, str]:

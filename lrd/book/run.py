@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+from lrd.book import markup
 from lrd.book.notebooks import BOOK, ROOT, default_parameters, profile, source_notebook, validate_parameters
 
 #: Packages whose versions the re-run header of every chapter lists.
@@ -24,7 +25,11 @@ HEADER_PACKAGES = ("lrd", "torch", "transformers", "numpy", "scikit-learn", "mte
 
 
 def rerun_command(chapter: str, parameters: dict | None = None, profile_name: str = "default") -> str:
-    """The ``lrd run`` command line that repeats an execution."""
+    """The ``lrd run`` command line that repeats an execution, each word quoted for a POSIX shell.
+
+    ``parameters`` are the values the chapter ran with, as :func:`lrd.book.notebooks.check_chapters`
+    passed them: a model folder or ``results_dir`` that the user typed as a relative path is
+    here the absolute folder it named, so the command repeats the run from any folder."""
     cmd = ["lrd", "run", chapter] + (["--profile", profile_name] if profile_name not in ("default", "full") else [])
     for key, value in (parameters or {}).items():
         cmd += ["-p", key, value if isinstance(value, str) else json.dumps(value)]
@@ -46,23 +51,29 @@ def rerun_header(chapter: str, *, parameters: dict | None = None, profile_name: 
     """The MyST box that opens an executed chapter: how to re-run it, with what it ran on.
 
     Folded (a dropdown that stays in the page), so the chapter opens with its claim. Lists the
-    exact ``lrd run`` command, every parameter with its default (read from the
-    notebook's ``parameters`` cell) and the value of this execution, the package versions and
-    the wall time of this execution.
+    exact ``lrd run`` command (:func:`rerun_command`), every parameter with its default (read
+    from the notebook's ``parameters`` cell) and the value of this execution, the package
+    versions and the wall time of this execution.
+
+    Every value is the user's text (a model name, a folder, a string) and is written for the
+    place it lands in (:mod:`lrd.book.markup`): the command in a code fence longer than any
+    backtick run in it, values in code spans (escaped for the table), and the box's own fence
+    longer than anything inside, so no name can close a fence or a span, or reach the page as
+    HTML.
     """
     defaults = default_parameters(chapter)
     used = {**defaults, **profile(profile_name, chapter), **(parameters or {})}
-    rows = "\n".join(f"| `{k}` | `{json.dumps(v)}` | `{json.dumps(used[k])}` |" for k, v in defaults.items())
-    ran = "; ".join(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
+    rows = "\n".join(f"| {markup.cell(k)} | {markup.cell(json.dumps(v))} | {markup.cell(json.dumps(used[k]))} |"
+                     for k, v in defaults.items())
+    ran = "; ".join(f"{k}: {', '.join(markup.text(x) for x in (v if isinstance(v, list) else [v]))}"
                     for k, v in used.items() if k in ("models", "tasks", "task"))
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     took = f"in {wall_seconds:.0f} s " if wall_seconds is not None else ""
-    return f"""````{{admonition}} Re-run this chapter
-:class: tip lrd-rerun dropdown
-
-```bash
-{rerun_command(chapter, parameters, profile_name)}
-```
+    command = rerun_command(chapter, parameters, profile_name)
+    code = markup.fence(command)
+    body = f"""{code}bash
+{command}
+{code}
 
 Ran on {ran}. Executed {took}on {when} ({platform.machine()}, {_versions()}). The source is
 `notebooks/{chapter}.py`; the download button at the top of the page gives this executed
@@ -71,8 +82,13 @@ notebook. Override any parameter with `-p name value` (JSON), a declared profile
 
 | parameter | default | this run |
 |---|---|---|
-{rows}
-````"""
+{rows}"""
+    box = markup.fence(body, at_least=4)
+    return f"""{box}{{admonition}} Re-run this chapter
+:class: tip lrd-rerun dropdown
+
+{body}
+{box}"""
 
 
 def add_rerun_header(path: Path, chapter: str, *, parameters: dict | None = None,

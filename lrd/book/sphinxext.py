@@ -28,6 +28,7 @@ import yaml
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from lrd.book import markup
 from lrd.verdicts.claims import CLAIMS, claims_of
 
 CLASS = "lrd-verdicts"
@@ -101,11 +102,6 @@ def chapter_rows(root: Path, docname: str) -> tuple[list[dict], list[Path]]:
     rows += [{"chapter": name, "docname": docname, "status": f"no verdict recorded: {c.id} ({c.label})"}
              for c in claims_of(name).values() if c.id not in judged]
     return rows, [nb_path, results]
-
-
-def _escape(text: Any) -> str:
-    """Recorded text shown literally: MyST markup characters escaped, on one line."""
-    return re.sub(r"([\\`*_{}\[\]()<>#+!|$~])", r"\\\1", str(text)).replace("\n", " ")
 
 
 def _fmt(value: Any, fmt: str) -> str:
@@ -267,7 +263,7 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
         for r in group:
             target = os.path.relpath(r["docname"], here or ".") + ".ipynb"
             anchor = f"#{r['section']}" if r.get("section") else ""
-            label = _escape(r.get("label") or r["chapter"])
+            label = markup.text(r.get("label") or r["chapter"])
             if "status" in r:
                 kind = _status_kind(r["status"])
                 cells = [f"[{label}]({target}{anchor})", f"{{bdg-dark}}`{_role_text(kind)}`",
@@ -278,7 +274,7 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
                     ours = _fmt(r["effect"], r.get("effect_format") or "{:.3g}")
                 paper = paper_short(r.get("paper_effect"))
                 said = _role_text(r.get("paper_effect") or "")
-                beside = " · ".join(x for x in (_escape(ours) if ours else "–",
+                beside = " · ".join(x for x in (markup.text(ours) if ours else "–",
                                                f"{{abbr}}`{_role_text(paper)} ({said})`" if paper else "") if x)
                 explained = "; ".join(x for x in (r.get("effect_label"), _interval(r)) if x)
                 if explained and ours:
@@ -288,7 +284,7 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
                 cells = [f"[{label}]({target}{anchor})", outcome,
                          beside, p_text(r)] + ([_power_cell(r)] if power else [])
                 if r["outcome"] == "not testable" and r.get("panel"):
-                    todo.append(f"- [{label}]({target}{anchor}): {_escape(r['panel'])}"
+                    todo.append(f"- [{label}]({target}{anchor}): {markup.text(r['panel'])}"
                                 + (f"; `{r['sweep']}`" if r.get("sweep") else ""))
             lines += [f"* - {cells[0]}"] + [f"  - {c}" for c in cells[1:]]
         lines += ["```", ""]

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from lrd.report.data import (DEFAULT_PROFILE, SECTIONS, compute_report_units, model_report, report_parameters,
-                             report_units)
+from lrd.report.data import (DEFAULT_PROFILE, SECTIONS, compute_report_units, model_report, not_prunable_text,
+                             prunable, report_parameters, report_units)
 
 #: Chapter parameters a report sets itself: its models (and the model it prunes) are its MODEL arguments.
 OWN_PARAMETERS = ("models", "pruning_models")
@@ -108,9 +108,12 @@ def build_report(models: Sequence[str], *, output: str | Path = "report.html", p
     (``report.html`` -> ``report.json``).
 
     Every input is checked before the first model loads: the models (:func:`check_models`) and
-    each chapter's parameters, as ``lrd run`` checks them (:func:`check_parameters`). Returns
-    the two paths.
+    each chapter's parameters, as ``lrd run`` checks them (:func:`check_parameters`). A model that
+    is a folder is named by its absolute path from then on (:func:`lrd.book.parameters.absolute_model`),
+    in the page and the JSON too. A model with too few blocks to prune is said so before any work
+    (its blocks section then says why it does not apply). Returns the two paths.
     """
+    from lrd.book.parameters import absolute_model, model_blocks
     from lrd.engine.store import atomic_write
     from lrd.report.page import render_page, to_json
 
@@ -119,7 +122,9 @@ def build_report(models: Sequence[str], *, output: str | Path = "report.html", p
     log = log or (lambda line: print(f"lrd report: {line}", file=sys.stderr, flush=True))
     check_parameter_names(models, parameters)  # milliseconds, before the models' configs (seconds)
     check_models(models)
+    models = [absolute_model(m) for m in models]  # a folder named once, as the folder it is here
     plans, notes = check_parameters(models, parameters, profile=profile, device=device)
+    notes += [f"{m}: blocks: {not_prunable_text(model_blocks(m))}" for m in models if not prunable(m)]
     for note in notes:
         log(f"note: {note}")
     parameters = _applied(parameters, plans[models[0]])

@@ -55,7 +55,9 @@ def chapter_parameters(chapter: str, model: str, *, profile: str = DEFAULT_PROFI
                        device: str = "cpu") -> dict:
     """One chapter's parameters for a report on ``model``: the profile's values, then the given
     ``parameters`` that the chapter knows (of their types: :func:`lrd.book.notebooks.coerce_parameters`),
-    with ``models`` set to ``[model]`` (and the pruned model, for the blocks section). A task
+    with ``models`` set to ``[model]`` (and the pruned model, for the blocks section, unless its
+    config gives it fewer than :data:`MIN_PRUNED_BLOCKS` blocks: the section then says it does
+    not apply, :func:`block_answer`, instead of the chapters' checks refusing the report). A task
     option (``token_task``, ``aug_task``, ``norm_task``) that is not among the tasks becomes the
     first task, as the chapters require. The value rules are checked by
     :func:`report_parameters`; the names by :func:`lrd.report.check_parameters`."""
@@ -68,12 +70,31 @@ def chapter_parameters(chapter: str, model: str, *, profile: str = DEFAULT_PROFI
     if "device" in defaults and "device" not in (parameters or {}):
         values["device"] = device
     if chapter == "selection_and_pruning":
-        values["pruning_models"] = [model]
+        values["pruning_models"] = [model] if prunable(model) else []
     tasks = values.get("tasks", defaults.get("tasks"))
     for option in ("token_task", "aug_task", "norm_task"):
         if option in defaults and tasks and values.get(option, defaults[option]) not in tasks:
             values[option] = tasks[0]
     return values
+
+
+#: The fewest blocks a pruned model has: pruning removes blocks and keeps at least one.
+MIN_PRUNED_BLOCKS = 2
+
+
+def prunable(model: str) -> bool:
+    """Whether the blocks section applies to ``model``: ``False`` when its config gives fewer than
+    :data:`MIN_PRUNED_BLOCKS` blocks (:func:`lrd.book.parameters.model_blocks`), else ``True``."""
+    from lrd.book.parameters import model_blocks
+
+    blocks = model_blocks(model)
+    return blocks is None or blocks >= MIN_PRUNED_BLOCKS
+
+
+def not_prunable_text(n_blocks: int) -> str:
+    """Why the blocks section does not apply to a model of ``n_blocks`` blocks."""
+    return (f"the model has {n_blocks} block{'' if n_blocks == 1 else 's'}; pruning removes blocks and keeps at "
+            f"least one, so it needs {MIN_PRUNED_BLOCKS} or more: this section does not apply to it")
 
 
 def report_parameters(model: str, *, profile: str = DEFAULT_PROFILE, parameters: dict | None = None,
@@ -242,6 +263,8 @@ def block_answer(changes: pd.DataFrame, plan: pd.DataFrame | None, n_blocks: int
     """
     from lrd.verdicts.pruning import model_changes
 
+    if changes.empty and n_blocks < MIN_PRUNED_BLOCKS:
+        raise ValueError(not_prunable_text(n_blocks))
     if changes.empty:
         raise ValueError("no pruning changes: the model was not pruned (pruning_models)")
     table = model_changes(changes)
@@ -407,16 +430,18 @@ def model_report(model: str, computed: Computed, *, profile: str = DEFAULT_PROFI
 
 def summary_lines(answers: dict) -> list[str]:
     """The page's summary box: each section's answer in one plain sentence with its uncertainty."""
+    from lrd.report.page import fixed
+
     lines = []
     layers = answers.get("layers")
     if layers:
         for t in layers["types"]:
-            spread = (f"95% interval over its {len(t['tasks'])} tasks {t['interval'][0]:+.3f} to {t['interval'][1]:+.3f}"
-                      if t["interval"] else
-                      f"one task; the two halves' estimates {t['half estimates'][0]:+.3f} and {t['half estimates'][1]:+.3f}")
+            low, high = (fixed(x, signed=True) for x in (t["interval"] or t["half estimates"]))
+            spread = (f"95% interval over its {len(t['tasks'])} tasks {low} to {high}" if t["interval"] else
+                      f"one task; the two halves' estimates {low} and {high}")
             where = f"around layer {t['typical depth']:.0f} of {layers['n_layers']}"
             lines.append(f"{TASK_TYPE_NAMES.get(t['type'], t['type'])} ({', '.join(t['tasks'])}): the best intermediate layer ({where}, "
-                         f"chosen on half of the rows, scored on the other half) scores {t['mean gain']:+.3f} against "
+                         f"chosen on half of the rows, scored on the other half) scores {fixed(t['mean gain'], signed=True)} against "
                          f"the last layer ({spread}).")
         lf = layers["label_free"]
         if lf:
@@ -431,13 +456,16 @@ def summary_lines(answers: dict) -> list[str]:
             def n(r):
                 return f"{r['blocks removed']} of {blocks['n_blocks']} blocks" if r["blocks removed"] else f"{r['fraction']:.0%} of the blocks"
 
-            text = (f"Dropping {n(light)} by measured accuracy relevance changes the score by {light['change']:+.3f} "
-                    f"(random orders {light['random change']:+.3f})")
+            def change(r, key="change"):
+                return fixed(r[key], signed=True)
+
+            text = (f"Dropping {n(light)} by measured accuracy relevance changes the score by {change(light)} "
+                    f"(random orders {change(light, 'random change')})")
             if heavy["blocks removed"] != light["blocks removed"]:
-                text += f"; {n(heavy)} by {heavy['change']:+.3f} (random {heavy['random change']:+.3f})"
+                text += f"; {n(heavy)} by {change(heavy)} (random {change(heavy, 'random change')})"
             for mc in blocks.get("multiple choice") or []:
-                text += (f" (multiple-choice accuracy on {mc['items']} {mc['task']} items, steps of {mc['step']:.3f}; "
-                         f"intact {mc['accuracy']:.3f} against a measured chance of {mc['chance']:.3f}"
+                text += (f" (multiple-choice accuracy on {mc['items']} {mc['task']} items, steps of {fixed(mc['step'])}; "
+                         f"intact {fixed(mc['accuracy'])} against a measured chance of {fixed(mc['chance'])}"
                          f"{'' if mc['above chance'] else ', not above chance: the changes are noise'})")
             lines.append(text + ".")
         if blocks["cosine vs accuracy"]:
@@ -446,6 +474,6 @@ def summary_lines(answers: dict) -> list[str]:
                          f"(mean overlap with the accuracy rule {j:.2f}, 1 = identical).")
     agg = answers.get("aggregation")
     if agg and agg["gains"]:
-        parts = ", ".join(f"{k} {v:+.3f}" for k, v in agg["gains"].items())
+        parts = ", ".join(f"{k} {fixed(v, signed=True)}" for k, v in agg["gains"].items())
         lines.append(f"Aggregating layers (mean over tasks, test scores): {parts}.")
     return lines

@@ -41,8 +41,21 @@ def _esc(x) -> str:
     return html.escape(str(x))
 
 
+def fixed(x, digits: int = 3, *, signed: bool = False) -> str:
+    """``x`` with ``digits`` decimals (a sign always, with ``signed``), never a negative zero: a
+    change of -0.0001 reads "+0.000", not "-0.000" (a loss that is not there); "n/a" for None.
+
+    >>> fixed(-0.0001, signed=True), fixed(-0.0004), fixed(0.1234, 2), fixed(None)
+    ('+0.000', '0.000', '0.12', 'n/a')
+    """
+    if x is None:
+        return "n/a"
+    x = round(float(x), digits) + 0.0  # -0.0 + 0.0 is 0.0
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
 def _num(x, digits: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
+    return fixed(x, digits)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
@@ -60,18 +73,20 @@ def _png(fig, alt: str = "figure") -> str:
     return f'<img alt="{_esc(alt)}" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
 
 
-def _figure(draw, alt: str = "figure") -> str:
-    """A figure drawn in the book's style, as an inline PNG (``alt``: what it shows, in words)."""
+def _figure(draw, alt: str = "figure", *, layers: bool = False) -> str:
+    """A figure drawn in the book's style, as an inline PNG (``alt``: what it shows, in words);
+    ``layers``: its x axis counts layers, ticked at whole numbers (:func:`lrd.book.plots.tidy_axes`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lrd.book.plots import use_book_style
+    from lrd.book.plots import tidy_axes, use_book_style
 
     with use_book_style():
         fig, ax = plt.subplots(figsize=(5.6, 3.2))
         draw(ax)
+        tidy_axes(ax, integer_x=layers)
         return _png(fig, alt)
 
 
@@ -84,9 +99,9 @@ def _layers(a: dict) -> str:
         ax.legend(fontsize=9, frameon=False)
 
     rows = [(t["task"], t["type"], ", ".join(map(str, t["layers chosen (half 1, half 2)"])), _num(t["best (cross-fitted)"]),
-             _num(t["last"]), f"{t['gain']:+.3f}", ", ".join(f"{g:+.3f}" for g in t["gain on each half"]),
+             _num(t["last"]), fixed(t["gain"], signed=True), ", ".join(fixed(g, signed=True) for g in t["gain on each half"]),
              _num(t.get("chance"))) for t in a["tasks"]]
-    out = _figure(draw) + _table(["task", "type", "layers chosen (halves)", "best (cross-fitted)", "last", "gain",
+    out = _figure(draw, layers=True) + _table(["task", "type", "layers chosen (halves)", "best (cross-fitted)", "last", "gain",
                                   "gain on each half", "chance"], rows)
     lf = a["label_free"]
     if lf:
@@ -115,7 +130,8 @@ def _blocks(a: dict) -> str:
         ax.set_ylabel("score change")
         ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1))
 
-    rows = [(rule, *[f"{by[(rule, f)]['vs random']:+.3f}" if (rule, f) in by else "" for f in fractions]) for rule in rules]
+    rows = [(rule, *[fixed(by[(rule, f)]["vs random"], signed=True) if (rule, f) in by else "" for f in fractions])
+            for rule in rules]
     blocks = {r["fraction"]: r.get("blocks removed") for r in a["rules"]}
     heads = [f"{f:.0%}" + (f" ({blocks[f]} of {a['n_blocks']})" if blocks.get(f) else "") for f in fractions]
     out = _figure(draw) + ("<h3>Score change minus random orders', per budget (blocks removed)</h3>"
@@ -128,14 +144,14 @@ def _blocks(a: dict) -> str:
                                  for r, s in a["removal sets"].items()])
     for mc in a.get("multiple choice") or []:
         out += (f'<p>Downstream score: multiple-choice accuracy on {mc["items"]} {_esc(mc["task"])} items (one item '
-                f'moves it by {mc["step"]:.3f}); intact {mc["accuracy"]:.3f}, chance measured by permuting the labels '
-                f'{mc["chance"]:.3f} (p = {mc["p"]:.2g}{"" if mc["above chance"] else ": not above chance, so the changes are noise"}).</p>')
+                f'moves it by {fixed(mc["step"])}); intact {fixed(mc["accuracy"])}, chance measured by permuting the labels '
+                f'{fixed(mc["chance"])} (p = {mc["p"]:.2g}{"" if mc["above chance"] else ": not above chance, so the changes are noise"}).</p>')
     if a["best LRD rule"]:
         out += (f'<p class="note">The LRD rule shown ({_esc(a["best LRD rule"])}) is the best of the three on these '
                 'same tasks: its advantage is optimistic (chosen and scored on the same rows).</p>')
     if a["cosine vs accuracy"]:
         out += "<p>Cosine rule against accuracy rule, overlap of the removed blocks (Jaccard): " + ", ".join(
-            f"{o['budget']} {o['jaccard']:.2f}" for o in a["cosine vs accuracy"]) + ".</p>"
+            f"{o['budget']} {fixed(o['jaccard'], 2)}" for o in a["cosine vs accuracy"]) + ".</p>"
     return out
 
 
@@ -153,7 +169,7 @@ def _movement(a: dict) -> str:
         ax.legend(fontsize=8, frameon=False)
 
     drawn = f"per-layer curves of {', '.join(names)}"
-    out = _figure(draw, alt=drawn) if names else ""
+    out = _figure(draw, alt=drawn, layers=True) if names else ""
     rows = []
     for name, value in a["scores"].items():
         pos = a["panel position"].get(name)
@@ -167,11 +183,12 @@ def _movement(a: dict) -> str:
 
 def _aggregation(a: dict) -> str:
     methods = a["methods"]
-    rows = [(task, *[f"{m[x]['mean']:.3f} ({m[x]['min']:.3f}-{m[x]['max']:.3f})" if x in m else "" for x in methods])
+    rows = [(task, *[f"{fixed(m[x]['mean'])} ({fixed(m[x]['min'])}-{fixed(m[x]['max'])})" if x in m else ""
+                     for x in methods])
             for task, m in a["tasks"].items()]
     out = _table(["task", *methods], rows)
     if a["gains"]:
-        out += "<p>Mean over tasks: " + ", ".join(f"{_esc(k)} {v:+.3f}" for k, v in a["gains"].items()) + ".</p>"
+        out += "<p>Mean over tasks: " + ", ".join(f"{_esc(k)} {fixed(v, signed=True)}" for k, v in a["gains"].items()) + ".</p>"
     return out + '<p class="note">Test scores, mean over seeds (range in brackets).</p>'
 
 
