@@ -13,15 +13,24 @@ Examples
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 
 def _fetch(args: argparse.Namespace) -> int:
     from lrd.engine import packs as assets
 
+    if args.home_error:  # a read-only home: refused at once if a pack is to build (checked by remembered hashes)
+        todo = [k for k in (args.keys or assets.PACKS) if k in assets.PACKS and (args.force or not _built(k))]
+        if todo:
+            from lrd.engine.store import HomeReadOnly
+
+            raise HomeReadOnly(f"the packs {', '.join(todo)} are {'to rebuild (--force)' if args.force else 'not built'}"
+                               ": they would be built there", args.home_error)
     t0 = time.perf_counter()
     status = assets.fetch(args.keys or None, force=args.force, keep_wheels=args.keep_wheels)
     built = [k for k, s in status.items() if s != "up to date"]
@@ -29,6 +38,63 @@ def _fetch(args: argparse.Namespace) -> int:
           + (f"built {', '.join(built)}" if built else "nothing to do, all up to date")
           + f" ({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+def _built(key: str) -> bool:
+    """Whether the pack ``key`` is built and, for a model, its files match their manifest."""
+    from lrd.engine import packs as assets
+
+    try:
+        assets.pack_path(key, auto_fetch=False)
+    except assets.PackNotBuilt:
+        return False
+    return True
+
+
+def _status(args: argparse.Namespace, todo: list, what: str, *, build: bool = False) -> list:
+    """:func:`lrd.units.sweep.status` of the units ``todo`` (of ``what``); on a read-only
+    ``$LRD_HOME`` (``args.home_error``, :func:`lrd.engine.store.check_home`) no pack is built, and
+    a write there that telling the states needs is refused (:class:`lrd.engine.store.HomeReadOnly`)."""
+    from lrd.engine.store import HomeReadOnly, lrd_home
+    from lrd.units import sweep
+
+    if not args.home_error:
+        return sweep.status(todo, build=build)
+    try:
+        return sweep.status(todo, build=False)
+    except OSError as err:
+        if not (err.filename and Path(os.path.abspath(err.filename)).is_relative_to(lrd_home())):
+            raise
+        raise HomeReadOnly(f"reading the units of {what} writes there ({err.filename})", args.home_error) from None
+
+
+def _refuse_uncached(args: argparse.Namespace, state: list, what: str) -> None:
+    """On a read-only ``$LRD_HOME`` (``args.home_error``): refuse
+    (:class:`lrd.engine.store.HomeReadOnly`, before any kernel starts) when any unit of ``state``
+    (:func:`_status`, of ``what``) is not cached: it would be written there. A unit whose key is
+    known only once its hub model loads is let through."""
+    from lrd.units import sweep
+
+    if not args.home_error:
+        return
+    missing = [u for u, s in state if s not in (sweep.CACHED, sweep.UNKNOWN)]
+    if missing:
+        from lrd.engine.store import HomeReadOnly
+
+        raise HomeReadOnly(f"{len(missing)} of {len(state)} units of {what} are not cached (the first: "
+                           f"{missing[0].label}): they would be written there", args.home_error)
+
+
+def _chapters_cached(args: argparse.Namespace, targets: list[str], plan: dict[str, dict]) -> None:
+    """:func:`_refuse_uncached` for the units of every chapter of ``targets`` (chapters that declare
+    none run as they are); nothing at all when ``$LRD_HOME`` is writable."""
+    if not args.home_error:
+        return
+    from lrd.units.registry import CHAPTER_UNITS, units
+
+    for chapter in targets:
+        if chapter in CHAPTER_UNITS:
+            _refuse_uncached(args, _status(args, units(chapter, plan[chapter], checked=True), chapter), chapter)
 
 
 def _at_least_one(what: str):
@@ -66,33 +132,34 @@ def _checked_parameters(targets: list[str], params: dict, profile: str) -> dict[
 
 
 class ChapterFailed(RuntimeError):
-    """A chapter's cell raised: the chapter, the executed notebook (kept, with the error) and
-    papermill's error (``ename``, ``evalue``, ``exec_count``, the notebook's ``traceback``)."""
+    """A chapter's cell raised: the chapter, the executed notebook (kept, with the error, unless
+    the disk had no room for it: papermill's error then has ``notebook_lost``), where to see the
+    error (``shown``) and papermill's error (``ename``, ``evalue``, ``exec_count``, the notebook's
+    ``traceback``)."""
 
     def __init__(self, chapter: str, notebook: Path, error) -> None:
         self.chapter, self.notebook, self.error = chapter, notebook, error
         evalue = (error.evalue or "").strip().removesuffix(".")
         kernel_log = getattr(error, "kernel_log", None)
+        lost = getattr(error, "notebook_lost", None)
+        self.shown = f"the executed notebook was not written either: {lost}" if lost else \
+            f"the executed notebook shows it: {notebook}"
         super().__init__(f"{chapter} failed in cell {error.exec_count}: {error.ename}"
-                         + (f": {evalue}" if evalue else "") + f"; the executed notebook shows it: {notebook}"
+                         + (f": {evalue}" if evalue else "") + f"; {self.shown}"
                          + (f"; the kernel's own messages: {kernel_log}" if kernel_log else ""))
 
 
 def _writable_folder(folder: Path, what: str) -> None:
     """Fail unless files can be created in ``folder``, or in the nearest folder above it that
     exists (where ``folder`` would be made): by creating one there and removing it."""
-    import tempfile
+    from lrd.engine.store import nearest_existing, write_error
 
-    existing = Path(os.path.abspath(folder))
-    while not existing.exists():
-        existing = existing.parent
+    existing = nearest_existing(folder)
     if not existing.is_dir():
         raise ValueError(f"{what}: {existing} is a file, not a folder; choose a path under a folder")
-    try:
-        tempfile.TemporaryFile(dir=existing, prefix=".lrd-write-check-").close()
-    except OSError as err:
+    if err := write_error(existing):
         raise ValueError(f"{what}: cannot write in {existing} ({err.strerror or type(err).__name__}); "
-                         "choose a writable folder") from None
+                         "choose a writable folder")
 
 
 def _check_output_file(path: Path | None, option: str, *, example: str, hint: str = "") -> None:
@@ -144,6 +211,7 @@ def _run(args: argparse.Namespace) -> int:
     params = book.parse_parameters(args.parameters)  # a key given twice is an error
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
     plan = _checked_parameters(targets, params, args.profile)  # every chapter, before any runs
+    _chapters_cached(args, targets, plan)
     for chapter in targets:
         out = Path(args.output_dir) / f"{chapter}.ipynb" if args.output_dir else args.output
         t0 = time.perf_counter()
@@ -210,7 +278,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
     targets = [c for c in targets if c in CHAPTER_UNITS] if args.chapter == "all" else targets
     todo = [u for c in targets for u in units(c, plan[c], checked=True)]  # checked above, once
-    state = sweep.status(todo, build=not args.dry_run)  # a dry run builds no pack
+    state = _status(args, todo, ", ".join(targets), build=not args.dry_run)  # a dry run builds no pack
     missing = [u for u, s in state if s != sweep.CACHED]
     damaged = sum(s == sweep.DAMAGED for _, s in state)
     print(f"lrd sweep: {len(todo)} units in {len(sweep.batches(todo))} model batches for {', '.join(targets)}; "
@@ -225,6 +293,7 @@ def _sweep(args: argparse.Namespace) -> int:
             print(f"lrd sweep: a dry run builds nothing; packs not built (or damaged): {', '.join(unbuilt)} "
                   f"(`lrd fetch {' '.join(unbuilt)}` builds them; a sweep without --dry-run does it first)")
         return 0
+    _refuse_uncached(args, state, ", ".join(targets))
     if missing:
         t0 = time.perf_counter()
         outcomes = _on_cluster(missing, scheduler=args.scheduler, workers=args.workers, threads=args.threads,
@@ -257,6 +326,7 @@ def _book(args: argparse.Namespace) -> int:
     if not args.no_execute:
         _check_output_folder(book.BOOK, "the book's folder")
         plan = _checked_parameters(book.chapters(), {}, args.profile)  # every profile, once, before any runs
+        _chapters_cached(args, book.chapters(), plan)
         for chapter in book.chapters():
             t1 = time.perf_counter()
             try:
@@ -267,7 +337,7 @@ def _book(args: argparse.Namespace) -> int:
                 err = failure.error
                 log = _write_log(args, failure)
                 print(f"lrd book: {chapter} FAILED ({err.ename}: {(err.evalue or '').strip()}) in cell "
-                      f"{err.exec_count}; the executed notebook shows it: {failure.notebook}; full traceback: {log}",
+                      f"{err.exec_count}; {failure.shown}; full traceback: {log}",
                       file=sys.stderr)
                 continue
             print(f"lrd book: executed {chapter} ({time.perf_counter() - t1:.1f} s)")
@@ -327,17 +397,25 @@ def _report(args: argparse.Namespace) -> int:
     import shlex
 
     import lrd.book as book
-    from lrd.report import build_report
+    from lrd.report import build_report, output_paths
 
-    _check_output_file(args.output, "-o", example="report.html")
-    _check_output_file(args.output.with_suffix(".json"), "-o (its JSON beside it)", example="report.json")
+    page, data = output_paths(args.output)  # a .json name is refused: it names the page
+    _check_output_file(page, "-o", example="report.html")
+    _check_output_file(data, "-o (its JSON beside it)", example="report.json")
     params = book.parse_parameters(args.parameters)  # a key given twice is an error
     command = " ".join(shlex.quote(a) for a in ["lrd", *sys.argv[1:]]) if sys.argv[1:2] == ["report"] else "lrd report"
     t0 = time.perf_counter()
-    page, data = build_report(args.models, output=args.output, profile=args.profile, parameters=params,
-                              command=command)
+    page, data = build_report(args.models, output=page, profile=args.profile, parameters=params, command=command,
+                              check_planned=lambda planned: _report_cached(args, planned))
     print(f"lrd report: {page} and {data} ({time.perf_counter() - t0:.1f} s)")
     return _report_failures(data)
+
+
+def _report_cached(args: argparse.Namespace, planned: dict[str, dict[str, list]]) -> None:
+    """:func:`_refuse_uncached` for a report's units (model -> section -> units)."""
+    for model, sections in planned.items() if args.home_error else ():
+        what = f"the report of {model}"
+        _refuse_uncached(args, _status(args, [u for todo in sections.values() for u in todo], what), what)
 
 
 def _report_failures(data: Path) -> int:
@@ -431,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # for the log
+    for option in ("output", "output_dir"):  # where the user typed them: a kernel runs in its output folder
+        if getattr(args, option, None) is not None:
+            setattr(args, option, Path(os.path.abspath(getattr(args, option))))
     return _guarded(args)
 
 
@@ -438,15 +519,54 @@ def main(argv: list[str] | None = None) -> int:
 USAGE_ERRORS = (KeyError, ValueError, FileNotFoundError, TimeoutError)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a ``timeout``, Slurm, systemd) as an interrupt: raised where lrd is, so that what
+    cleans up after Ctrl-C runs (a chapter's kernel shut down, the temporary notebook, the
+    kernel's connection file and the side channel removed, a Dask cluster closed)."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Inside the block, SIGTERM raises :class:`Terminated` in the main thread; a second SIGTERM
+    while lrd cleans up ends it at once (the default action). Outside the main thread (lrd
+    called from a thread), nothing changes."""
+    import signal
+
+    def terminated(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _guarded(args: argparse.Namespace) -> int:
     """Run the command; every failure is one message on stderr: exit status 2 for bad input
-    (:data:`USAGE_ERRORS`), 1 for a failure during the work (the full traceback in a log file
-    the message names, :func:`_write_log`, or on stderr with ``--debug``), 130 for Ctrl-C."""
+    (:data:`USAGE_ERRORS`: a file as ``$LRD_HOME`` included, and a read-only one where the
+    command would write, both found before any work), 1 for a failure during the work (the
+    full traceback in a log file the message names, :func:`_write_log`, or on stderr with
+    ``--debug``; a disk with no room names the file, the space left and what was kept:
+    :func:`lrd.engine.store.disk_full`), 130 for Ctrl-C, 143 for SIGTERM."""
     import traceback
+
+    from lrd.engine.store import NO_SPACE, check_home, disk_full
 
     name = f"lrd {args.command}"
     try:
-        return args.func(args)
+        with _terminate_as_interrupt():
+            args.home_error = check_home()  # None: writable; else what a write there met
+            return args.func(args)
+    except Terminated:
+        print(f"{name}: terminated (SIGTERM), and cleaned up (a chapter's kernel shut down, temporary files removed); "
+              "what was cached stays valid, and the same command goes on from there", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
         return 130
@@ -458,7 +578,11 @@ def _guarded(args: argparse.Namespace) -> int:
     except USAGE_ERRORS as err:
         error, status, text = err, 2, err.args[0] if isinstance(err, KeyError) and err.args else str(err)
     except Exception as err:  # noqa: BLE001  (one message; the traceback goes to the log)
-        error, status, text = err, 1, f"{type(err).__name__}: {err}"
+        if isinstance(err, OSError) and err.errno in NO_SPACE:  # the file, the space left, what was kept
+            text = str(disk_full(err, err.filename if isinstance(err.filename, str) else None))
+        else:
+            text = f"{type(err).__name__}: {err}"
+        error, status = err, 1
     if args.debug:
         traceback.print_exception(error)
     elif status == 1:

@@ -314,7 +314,8 @@ def test_an_os_error_in_a_report_is_one_message(monkeypatch, capsys, lrd_home, t
     monkeypatch.setattr(lrd.report, "build_report", full)
     assert main(["report", "minilm", "-o", str(tmp_path / "r.html")]) == 1
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("lrd report: error: OSError: [Errno 28] No space left on device; full traceback: ")
+    assert line.startswith("lrd report: error: no space left on the device (the write did not name its file; ")
+    assert "cached results stay valid" in line and "; full traceback: " in line  # the fuller message: test_cli_hardening
 
 
 def _fake_jupyter_book(monkeypatch, lines: list[str], returncode: int) -> None:

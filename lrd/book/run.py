@@ -19,6 +19,7 @@ from pathlib import Path
 
 from lrd.book import markup
 from lrd.book.notebooks import BOOK, ROOT, default_parameters, profile, source_notebook, validate_parameters
+from lrd.engine.store import DiskFull, space_named
 
 #: Packages whose versions the re-run header of every chapter lists.
 HEADER_PACKAGES = ("lrd", "torch", "transformers", "numpy", "scikit-learn", "mteb", "papermill")
@@ -117,7 +118,11 @@ def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: s
     its output folder as working directory (so its ``results/`` land beside it).
     ``progress`` shows papermill's cell counter. The executed notebook opens with a re-run
     header (:func:`rerun_header`) when the execution succeeded. The notebook is put in place
-    whole (a failed write leaves the previous one); a chapter that raised is kept, to show the error.
+    whole (a failed write leaves the previous one); a chapter that raised is kept, to show the error
+    (where the disk has no room for it, papermill's error says so: ``notebook_lost``).
+    The kernel is handed the relative paths of its environment as the caller meant them
+    (:func:`absolute_paths`); an interrupted run (Ctrl-C, SIGTERM under ``lrd``) shuts its kernel
+    down and leaves nothing in the temporary folder, the kernel's connection file included.
     """
     import nbformat
     import papermill
@@ -129,26 +134,33 @@ def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: s
         params, notes = validate_parameters(chapter, {**profile(profile_name, chapter), **(parameters or {})})
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    output = Path(output) if output else BOOK / f"{chapter}.ipynb"
+    output = Path(os.path.abspath(output)) if output else BOOK / f"{chapter}.ipynb"
     output.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         src, executed = Path(tmp) / f"{chapter}.ipynb", Path(tmp) / "executed.ipynb"
-        nbformat.write(source_notebook(chapter), src)
         # executed into scratch, then put in place whole: a full disk or an interrupted run never
         # leaves a truncated notebook at `output`; a chapter that raised is kept, to show the error
-        kernel_log = _kernel_log_path(chapter)
-        try:  # the kernel's stderr goes to its log: its notices reach ours through a side channel
-            with open(kernel_log, "wb") as klog, _notices_relayed():
-                papermill.execute_notebook(str(src), str(executed), parameters=params, kernel_name="python3",
-                                           cwd=str(output.parent), progress_bar=progress, log_output=False,
-                                           config=kernel_config(), kernel_manager_class=kernel_manager(klog))
-        except PapermillExecutionError as err:
-            err.kernel_log = _kept_log(kernel_log)
-            _put_in_place(executed, output)
-            raise
-        finally:
-            _kept_log(kernel_log)
-        add_rerun_header(executed, chapter, parameters=parameters, profile_name=profile_name)
+        with space_named(tmp, scratch=True):  # papermill's own writes there
+            nbformat.write(source_notebook(chapter), src)
+            kernel_log = _kernel_log_path(chapter)
+            managers: list = []
+            try:  # the kernel's stderr goes to its log: its notices reach ours through a side channel
+                with open(kernel_log, "wb") as klog, _notices_relayed():
+                    manager = kernel_manager(klog, absolute_paths(os.environ), managers, tmp)  # before papermill's chdir
+                    papermill.execute_notebook(str(src), str(executed), parameters=params, kernel_name="python3",
+                                               cwd=str(output.parent), progress_bar=progress, log_output=False,
+                                               config=kernel_config(), kernel_manager_class=manager)
+            except PapermillExecutionError as err:
+                err.kernel_log = _kept_log(kernel_log)
+                try:
+                    _put_in_place(executed, output)
+                except DiskFull as full:  # the chapter's error comes first; the notebook's loss is said with it
+                    err.notebook_lost = full
+                raise
+            finally:
+                _shut_down(managers)
+                _kept_log(kernel_log)
+            add_rerun_header(executed, chapter, parameters=parameters, profile_name=profile_name)
         _put_in_place(executed, output)
     return output
 
@@ -193,9 +205,15 @@ def _kept_log(path: Path) -> Path | None:
     return None
 
 
-def kernel_manager(stderr):
+def kernel_manager(stderr, environ: dict[str, str] | None = None, made: list | None = None,
+                   folder: str | Path | None = None):
     """The kernel manager class papermill starts a chapter's kernel with: the kernel process's
-    own stderr goes to the open file ``stderr`` instead of the terminal. What a cell writes still
+    environment is updated with ``environ`` (:func:`absolute_paths`, taken before papermill
+    enters the notebook's output folder, where it starts the kernel), its connection file (with
+    the key that signs the kernel's messages) is made in ``folder`` (the run's private scratch
+    folder, removed however the run ends) rather than loose in the temporary folder, each
+    manager is appended to ``made`` (for :func:`_shut_down`), and the kernel's own stderr goes
+    to the open file ``stderr`` instead of the terminal. What a cell writes still
     reaches the notebook (ipykernel forwards it as messages); what goes to the file is ipykernel's
     log (its notices when the kernel is interrupted or shut down mid-cell, e.g. after Ctrl-C or
     a failed cell: a traceback of a closed socket) and ipykernel's echo of the cells' low-level
@@ -203,11 +221,63 @@ def kernel_manager(stderr):
     from jupyter_client.manager import AsyncKernelManager
 
     class LrdKernelManager(AsyncKernelManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            if folder is not None and not self.connection_file:
+                self.connection_file = str(Path(folder) / f"kernel-{len(made or [])}.json")
+            if made is not None:
+                made.append(self)
+
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             kw.setdefault("stderr", stderr)
+            kw["env"] = {**(kw.get("env") or os.environ), **(environ or {})}
             return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     return LrdKernelManager
+
+
+def _shut_down(managers: list) -> None:
+    """Kill the kernel processes of ``managers`` still running: what papermill leaves when lrd is
+    interrupted (Ctrl-C, SIGTERM: :class:`lrd.cli.Terminated`) while a kernel starts (its
+    shutdown covers the rest). The process itself, not the manager's asynchronous shutdown,
+    which an interrupted start leaves in a state it refuses."""
+    for km in managers:
+        process = getattr(km.provisioner, "process", None) if km.provisioner is not None else None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+
+
+#: Environment variables that hold a path a chapter's kernel reads: lrd's cache, the scratch
+#: folder, the caches of the libraries the chapters call. The kernel runs in the notebook's
+#: output folder, where a relative one would name another place than the user's.
+PATH_VARIABLES = ("LRD_HOME", "TMPDIR", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE",
+                  "TORCH_HOME", "XDG_CACHE_HOME", "MPLCONFIGDIR", "IPYTHONDIR")
+#: Those that hold a list of paths (``os.pathsep``): where Python finds modules, lrd included.
+PATH_LISTS = ("PYTHONPATH",)
+
+
+def absolute_paths(env) -> dict[str, str]:
+    """The variables of ``env`` among :data:`PATH_VARIABLES` and :data:`PATH_LISTS` that hold a
+    relative path, made absolute from the current folder (where the user typed them), as a
+    chapter's kernel is handed them; ``~`` is left to the kernel, which expands it alike, and an
+    empty value stays empty.
+
+    Examples
+    --------
+    >>> env = absolute_paths({"LRD_HOME": "cache", "HF_HOME": "~/hf", "PYTHONPATH": "src:/opt/x", "HOME": "h"})
+    >>> sorted(env), env["LRD_HOME"] == os.path.abspath("cache")
+    (['LRD_HOME', 'PYTHONPATH'], True)
+    >>> env["PYTHONPATH"] == f"{os.path.abspath('src')}:/opt/x"
+    True
+    """
+    def absolute(value: str) -> str:
+        return value if os.path.isabs(os.path.expanduser(value)) else os.path.abspath(value)
+
+    found = {name: absolute(env[name]) for name in PATH_VARIABLES if env.get(name)}
+    found |= {name: os.pathsep.join(absolute(p) for p in env[name].split(os.pathsep))  # an empty entry: this folder,
+              for name in PATH_LISTS if env.get(name)}                                 # as Python reads it
+    return {name: value for name, value in found.items() if value != env[name]}
 
 
 def kernel_config():

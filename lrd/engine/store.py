@@ -11,6 +11,7 @@ removed once no live process holds it (:func:`remove_stale_temp_files`).
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -23,9 +24,132 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
+
 def lrd_home() -> Path:
-    """Root of the lrd cache: ``$LRD_HOME`` if set, else ``~/.cache/lrd``."""
-    return Path(os.environ.get("LRD_HOME") or Path.home() / ".cache" / "lrd").expanduser()
+    """Root of the lrd cache: ``$LRD_HOME`` if set, else ``~/.cache/lrd``; always absolute (a
+    relative ``$LRD_HOME`` is taken from the current folder, where the user typed it; a chapter's
+    kernel, which runs in its output folder, is handed the absolute path:
+    :func:`lrd.book.run.absolute_paths`)."""
+    return Path(os.path.abspath(Path(os.environ.get("LRD_HOME") or Path.home() / ".cache" / "lrd").expanduser()))
+
+
+def nearest_existing(path: Path) -> Path:
+    """``path`` if it exists, else the nearest path above it that does (where it would be made)."""
+    existing = Path(os.path.abspath(path))
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    return existing
+
+
+def write_error(folder: Path) -> OSError | None:
+    """None when a file can be created in the existing ``folder`` (one is created there and
+    removed: permissions alone do not tell, e.g. a read-only mount or root), else the error."""
+    try:
+        tempfile.TemporaryFile(dir=folder, prefix=".lrd-write-check-").close()
+    except OSError as err:
+        return err
+    return None
+
+
+def check_home() -> OSError | None:
+    """Check ``$LRD_HOME`` (:func:`lrd_home`) before any work: what writing there meets.
+
+    Returns None when files can be written there (or where it would be made), else the error
+    of a write (a read-only home: lrd reads a complete cache from it, and a command that would
+    write there refuses before it starts: :class:`HomeReadOnly`).
+
+    Raises
+    ------
+    ValueError
+        The home, or a path above it, is a file: it names the file and the fix.
+    """
+    home = lrd_home()
+    existing = nearest_existing(home)
+    if not existing.is_dir():
+        where = "is a file" if existing == home else f"is under {existing}, which is a file"
+        raise ValueError(f"LRD_HOME {home} {where}, not a folder; set LRD_HOME to a folder (or unset it for "
+                         f"{Path.home() / '.cache' / 'lrd'})")
+    return write_error(existing)
+
+
+class HomeReadOnly(ValueError):
+    """What a command would write into a read-only ``$LRD_HOME`` (``what``, e.g. "2 of 5 units of
+    lrd_families are not cached: they would be written there"), refused before it starts;
+    ``why`` is the error a write met (:func:`check_home`)."""
+
+    def __init__(self, what: str, why: OSError) -> None:
+        home = lrd_home()
+        super().__init__(f"LRD_HOME {home} cannot be written ({why.strerror or type(why).__name__}), and {what}; "
+                         "set LRD_HOME to a writable folder (a copy of this one keeps its cache; lrd reads a "
+                         "complete cache from a read-only folder)")
+
+
+#: The errors of a write that found no room: the disk is full, or the user's quota is reached.
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+class DiskFull(OSError):
+    """A write that found no room (``errno`` ENOSPC or EDQUOT): its message (:func:`disk_full`)
+    names the file, the space left on its disk, where else to write and what was kept."""
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"  # pragma: no cover
+
+
+def disk_full(err: OSError, path: Path | str | None, *, scratch: bool = False) -> DiskFull:
+    """``err`` (no room: :data:`NO_SPACE`), met writing ``path`` (None: not known), as a
+    :class:`DiskFull` that says which file, how much space is free there, what to do (free
+    space, or point at another disk ``$LRD_HOME`` when the file is in the cache, ``$TMPDIR``
+    for ``scratch`` files, else the output option) and what was kept: every file lrd wrote
+    before is whole (:func:`atomic_write`), so cached results stay valid and the same command
+    goes on from them."""
+    import shutil
+
+    if isinstance(err, DiskFull):
+        return err
+    home = lrd_home()
+    target = Path(os.path.abspath(path)) if path else home
+    where = nearest_existing(target)
+    where = where if where.is_dir() else where.parent
+    try:
+        free = f"{_size(shutil.disk_usage(where).free)} free in {where}"
+    except OSError:
+        free = f"free space in {where} unknown"
+    if not path:
+        which, move = f"(the write did not name its file; {free}, $LRD_HOME)", "$LRD_HOME, -o or --output-dir"
+    elif target.is_relative_to(home):
+        which, move = f"writing {target} ({free})", "$LRD_HOME (the cache; a new one starts empty)"
+    elif scratch:
+        which, move = f"writing {target} ({free})", "$TMPDIR (lrd's scratch files)"
+    else:
+        which, move = f"writing {target} ({free})", "the output (-o or --output-dir)"
+    room = "disk quota exceeded" if err.errno == errno.EDQUOT else "no space left on the device"
+    return DiskFull(err.errno, f"{room} {which}; free space there, or point {move} at a disk with room. Every file "
+                               "written before is whole (each is written in full, then renamed into place): "
+                               "cached results stay valid, and the same command goes on from them",
+                    str(target) if path else None)
+
+
+@contextmanager
+def space_named(path: Path | str, *, scratch: bool = False) -> Iterator[None]:
+    """Turn a write's "no room" error (:data:`NO_SPACE`) inside the block into :func:`disk_full`
+    naming ``path`` (``scratch``: a temporary file)."""
+    try:
+        yield
+    except DiskFull:
+        raise
+    except OSError as err:
+        if err.errno not in NO_SPACE:
+            raise
+        raise disk_full(err, path, scratch=scratch) from err
 
 
 #: The folders under :func:`lrd_home`, by what they hold.
@@ -104,24 +228,26 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], None], suffix: str) -> 
     ``.<stem>-XXXX<suffix>`` (e.g. ``suffix=".npy.tmp"``); it is locked while written
     (:func:`hold_lock`). The first write into a folder also removes temporary files
     with that suffix that killed writers left there (:func:`remove_stale_temp_files`;
-    files that live writers hold are kept).
+    files that live writers hold are kept). A write that finds no room raises :class:`DiskFull`,
+    which names ``path`` and the space left there.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if (path.parent, suffix) not in _SWEPT:
-        remove_stale_temp_files(path.parent, f".*{suffix}")
-        _SWEPT.add((path.parent, suffix))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=suffix)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual permissions
-        with os.fdopen(fd, "wb") as f:
-            hold_lock(f)
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with space_named(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if (path.parent, suffix) not in _SWEPT:
+            remove_stale_temp_files(path.parent, f".*{suffix}")
+            _SWEPT.add((path.parent, suffix))
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=suffix)
+        try:
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual permissions
+            with os.fdopen(fd, "wb") as f:
+                hold_lock(f)
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 @functools.cache

@@ -101,14 +101,35 @@ def check_parameters(models: Sequence[str], parameters: dict, *, profile: str = 
     return plans, notes
 
 
+def output_paths(output: str | Path) -> tuple[Path, Path]:
+    """The page and its JSON that ``output`` names: ``output`` itself and ``output`` with the
+    suffix ``.json`` (``report.html`` -> ``report.json``). A name ending in ``.json`` is refused
+    (ValueError with the fix): page and JSON would be one file, the JSON written over the page.
+
+    Examples
+    --------
+    >>> [p.name for p in output_paths("out/both.html")]
+    ['both.html', 'both.json']
+    """
+    page = Path(output)
+    if page.suffix.lower() == ".json":
+        html = page.with_suffix(".html")
+        raise ValueError(f"-o {page} names the page, and the JSON goes beside it with the suffix .json: both would "
+                         f"be {page}; name the page, e.g. -o {html} (writes {html.name} and {page.name})")
+    return page, page.with_suffix(".json")
+
+
 def build_report(models: Sequence[str], *, output: str | Path = "report.html", profile: str = DEFAULT_PROFILE,
                  parameters: dict | None = None, device: str = "cpu", log: Callable[[str], None] | None = None,
-                 command: str = "", root=None) -> tuple[Path, Path]:
+                 command: str = "", root=None,
+                 check_planned: Callable[[dict[str, dict[str, list]]], None] | None = None) -> tuple[Path, Path]:
     """Compute and write the report of ``models``: ``output`` (HTML) and its JSON beside it
-    (``report.html`` -> ``report.json``).
+    (:func:`output_paths`: ``report.html`` -> ``report.json``).
 
-    Every input is checked before the first model loads: the models (:func:`check_models`) and
-    each chapter's parameters, as ``lrd run`` checks them (:func:`check_parameters`). A model that
+    Every input is checked before the first model loads: the output's name, the models
+    (:func:`check_models`) and each chapter's parameters, as ``lrd run`` checks them
+    (:func:`check_parameters`); then ``check_planned``, when given, with every model's units by
+    section (``lrd report`` refuses there a read-only ``$LRD_HOME`` that lacks some). A model that
     is a folder is named by its absolute path from then on (:func:`lrd.book.parameters.absolute_model`),
     in the page and the JSON too. A model with too few blocks to prune is said so before any work
     (its blocks section then says why it does not apply). Returns the two paths.
@@ -117,6 +138,7 @@ def build_report(models: Sequence[str], *, output: str | Path = "report.html", p
     from lrd.engine.store import atomic_write
     from lrd.report.page import render_page, to_json
 
+    output, json_path = output_paths(output)
     parameters = dict(parameters or {})
     device = parameters.pop("device", device)
     log = log or (lambda line: print(f"lrd report: {line}", file=sys.stderr, flush=True))
@@ -129,15 +151,15 @@ def build_report(models: Sequence[str], *, output: str | Path = "report.html", p
         log(f"note: {note}")
     parameters = _applied(parameters, plans[models[0]])
     planned = {m: report_units(m, plan=plans[m]) for m in models}
+    if check_planned is not None:
+        check_planned(planned)
     reports = []
     for m in models:
         t0 = time.perf_counter()
         computed = compute_report_units(m, planned[m], log=lambda line, m=m: log(f"{m}: {line}"), root=root)
         reports.append(model_report(m, computed, profile=profile, parameters=parameters, root=root))
         log(f"{m}: done ({time.perf_counter() - t0:.1f} s)")
-    output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    json_path = output.with_suffix(".json")  # report.html -> report.json; two reports in one folder keep apart
     page = render_page(reports, command=command, json_name=json_path.name).encode()
     data = to_json(reports, profile=profile, parameters=parameters, device=device).encode()
     atomic_write(output, lambda f: f.write(page), ".html.tmp")
@@ -151,4 +173,4 @@ def _applied(parameters: dict, plan: dict[str, dict]) -> dict:
 
 
 __all__ = ["OWN_PARAMETERS", "SECTIONS", "build_report", "check_models", "check_parameter_names", "check_parameters",
-           "model_report", "report_units"]
+           "model_report", "output_paths", "report_units"]
