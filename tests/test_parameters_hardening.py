@@ -354,3 +354,23 @@ def test_a_two_block_report_ticks_whole_layers_and_prints_no_negative_zero(monke
         labels = [t.get_text() for t in ax.get_yticklabels()]
         assert not any(re.fullmatch("[-\u2212]0(\\.0*)?", t) for t in labels), labels
         assert ax.yaxis.get_offset_text().get_text() == ""
+
+
+def test_a_hub_id_shadowed_by_a_folder_in_the_output_folder_is_refused_before_a_kernel(tmp_path, monkeypatch):
+    """The kernel runs in the output folder: a hub id ``org/bert`` (no such folder where the
+    command runs) would load ``out/org/bert`` there instead. Refused, naming the fix, before
+    papermill starts; a folder typed by its path is absolute by then and never shadowed."""
+    import papermill
+
+    from lrd.book.parameters import shadowed_models
+    from lrd.book.run import run_chapter
+
+    (tmp_path / "out" / "org" / "bert").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: pytest.fail("papermill started"))
+    with pytest.raises(ValueError, match=r"models: 'org/bert' is a Hugging Face hub id here.*output folder"):
+        run_chapter("models_and_tasks", parameters={"models": ["org/bert"]}, output=tmp_path / "out" / "mt.ipynb",
+                    checked=True)
+    assert shadowed_models("models_and_tasks", {"models": [str(tmp_path / "out" / "org" / "bert"), "minilm"]},
+                           tmp_path / "out") == []
+    assert shadowed_models("models_and_tasks", {"models": ["org/bert"]}, tmp_path) == []  # nothing there

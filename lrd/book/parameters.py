@@ -460,6 +460,37 @@ def absolute_model(name: str) -> str:
     return absolute_folder(name)
 
 
+def shadowed_models(chapter: str, values: dict, folder: str | Path) -> list[str]:
+    """The models of ``values`` that a kernel running in ``folder`` would load from there instead
+    of from where they were typed: a name that is neither an offline key nor an absolute path (a
+    hub id, since :func:`resolve_paths` made every folder the user meant absolute) while
+    ``folder`` holds a folder of that name. Each as a message naming the parameter and the fix.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> out = tempfile.mkdtemp(); os.makedirs(os.path.join(out, "org", "bert"))
+    >>> shadowed_models("models_and_tasks", {"models": ["minilm", "org/bert"]}, out)[0][:48]
+    "models: 'org/bert' is a Hugging Face hub id here"
+    """
+    from lrd.engine.packs import MODEL_PACKS
+
+    found = []
+    for name, value in values.items():
+        rule = RULES.get(chapter, {}).get(name)
+        if rule is None or not rule.model_kind:
+            continue
+        for model in [value] if isinstance(value, str) else list(value or ()):
+            if not isinstance(model, str) or model in MODEL_PACKS or Path(model).expanduser().is_absolute():
+                continue
+            if (Path(folder) / model).is_dir():
+                found.append(f"{name}: {model!r} is a Hugging Face hub id here (no such folder where the command "
+                             f"runs), but the output folder {folder} holds a folder of that name, which the chapter's "
+                             f"kernel (running there) would load instead; pass the folder you mean by its path "
+                             f"(e.g. {Path(folder) / model}), or write the notebook elsewhere")
+    return found
+
+
 def resolve_paths(chapter: str, values: dict) -> dict:
     """``values`` with every path a chapter's rules declare (a model that is a folder, a
     :attr:`Rule.path` such as ``results_dir``) made absolute here, where the user typed it.

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from lrd.book import markup
 from lrd.book.notebooks import BOOK, ROOT, default_parameters, profile, source_notebook, validate_parameters
+from lrd.book.parameters import shadowed_models
 from lrd.engine.store import DiskFull, space_named
 
 #: Packages whose versions the re-run header of every chapter lists.
@@ -135,6 +136,8 @@ def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: s
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     output = Path(os.path.abspath(output)) if output else BOOK / f"{chapter}.ipynb"
+    if shadowed := shadowed_models(chapter, params, output.parent):  # the kernel runs in the output folder
+        raise ValueError("; ".join(shadowed))
     output.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         src, executed = Path(tmp) / f"{chapter}.ipynb", Path(tmp) / "executed.ipynb"
@@ -160,7 +163,8 @@ def run_chapter(chapter: str, *, parameters: dict | None = None, profile_name: s
             finally:
                 _shut_down(managers)
                 _kept_log(kernel_log)
-            add_rerun_header(executed, chapter, parameters=parameters, profile_name=profile_name)
+            given = {k: params.get(k, v) for k, v in (parameters or {}).items()}  # as checked: folders absolute
+            add_rerun_header(executed, chapter, parameters=given, profile_name=profile_name)
         _put_in_place(executed, output)
     return output
 
