@@ -435,6 +435,38 @@ def test_a_real_unit_s_record_round_trips_exactly(tiny_encoder_dir, tmp_path, re
         assert_same(computed, again, unit.label)
 
 
+@pytest.mark.integration
+def test_every_chapter_s_units_round_trip_exactly_through_the_cache(lrd_home, tiny_encoder_dir, tiny_decoder_dir):
+    """Each chapter's units (at the tiny size of tests/test_any_panel.py, on an encoder and a
+    decoder) computed, stored, then read back: what a chapter reads from the cache is exactly
+    what its units returned."""
+    from test_any_panel import DATA_PACKS, TINY, panel_parameters
+
+    from lrd.book.parameters import model_kind
+    from lrd.units import run_unit
+    from lrd.units.registry import CHAPTER_UNITS, units
+
+    (lrd_home / "data").mkdir(parents=True)
+    for key in DATA_PACKS:
+        if not (REAL_HOME / "data" / key / MANIFEST).is_file():
+            pytest.skip(f"offline data pack {key!r} not built; run `lrd fetch {key}`")
+        (lrd_home / "data" / key).symlink_to(REAL_HOME / "data" / key)
+    models = [str(tiny_encoder_dir), str(tiny_decoder_dir)]
+    kinds = {m: model_kind(m) for m in models}
+    seen = set()
+    for chapter in CHAPTER_UNITS:
+        if chapter not in TINY:
+            continue
+        for unit in units(chapter, {**TINY[chapter], **panel_parameters(chapter, models, kinds)}):
+            computed, how = run_unit(unit, root=lrd_home / "results")
+            again, how_again = run_unit(unit, root=lrd_home / "results")
+            assert (how, how_again) == ("computed", "cached"), unit.label
+            assert_same(computed, again, unit.label)
+            seen.add(type(computed).__name__)
+    assert seen >= {"PanelProbe", "FamilyProfile", "MidLayerModel", "DecoderSweeps", "EncoderRemoval", "SelectionModel",
+                    "TaskScores", "VariantScores", "FewShotScores"}, seen
+
+
 class _Custom:
     pass
 
