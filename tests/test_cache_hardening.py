@@ -195,6 +195,17 @@ def test_a_pickle_of_an_older_lrd_under_the_same_name_is_reported_not_read(tmp_p
     assert not marker.exists() and not legacy.exists()
 
 
+def test_the_pickles_of_an_older_lrd_are_counted_once_never_read(tmp_path):
+    marker = tmp_path / "ran"
+    for i in range(3):
+        _plant(tmp_path / f"unit-old{i}.pkl", pickle.dumps(_payloads(marker)["os.system"]))
+    with _said("holds 3 result entries of an older lrd", f"rm {tmp_path}/*.pkl"):
+        cache.save("unit", "k", {"x": 1}, tmp_path)
+    with _said() as err:
+        cache.save("unit", "k2", {"x": 2}, tmp_path)
+    assert "older lrd" not in err.getvalue() and not marker.exists()  # said once per process
+
+
 def test_no_lrd_module_unpickles_or_evaluates_what_it_reads():
     """No cache of lrd's may run code when read: no pickle, marshal, shelve, eval of file text."""
     package = Path(cache.__file__).resolve().parents[1]

@@ -335,7 +335,25 @@ def save(name: str, key: str, value: Any, root: str | Path | None = None) -> Pat
     """
     path = entry_path(name, key, root)
     write_checked(path, lambda f: codec.dump(value, f), f"{SUFFIX}.tmp")
+    _say_legacy(path.parent)
     return path
+
+
+_LEGACY_SAID: set[Path] = set()
+
+
+def _say_legacy(folder: Path) -> None:
+    """Once per process and folder: say how many pickles of older lrd versions lie in ``folder``
+    (never read, only taking space) and how to remove them."""
+    if folder in _LEGACY_SAID:
+        return
+    _LEGACY_SAID.add(folder)
+    old = sum(1 for _ in folder.glob(f"*{LEGACY_SUFFIX}"))
+    if old:
+        from lrd.engine.progress import notice
+
+        notice(f"lrd: {folder} holds {old} result entries of an older lrd ({LEGACY_SUFFIX} pickles), which lrd "
+               f"never reads (pickles can run code when read); `rm {folder}/*{LEGACY_SUFFIX}` reclaims their space")
 
 
 def contains(name: str, key: str, root: str | Path | None = None) -> bool:

@@ -116,7 +116,7 @@ class _Encoder:
         self.blobs: list[np.ndarray] = []
 
     def blob(self, array: np.ndarray, where: str) -> int:
-        if array.dtype.hasobject or not type(array.dtype)._legacy:
+        if array.dtype.hasobject or not getattr(type(array.dtype), "_legacy", True):
             raise UnsupportedValue(f"{where}: cannot store a numpy array of dtype {array.dtype} (it holds Python "
                                    "objects); store a list, or an array of numbers or fixed-width strings")
         self.blobs.append(array)
@@ -496,7 +496,7 @@ class _Decoder:
             dtype = pd.CategoricalDtype(categories, ordered=node["ordered"])
             return pd.Categorical.from_codes(codes, dtype=dtype)
         if tag == "string":
-            if node["storage"] not in ("python", "pyarrow") or node["na"] not in ("NA", "nan"):
+            if node["storage"] not in ("python", "pyarrow", "pyarrow_numpy") or node["na"] not in ("NA", "nan"):
                 raise BadPayload("a malformed string column")
             if "text" in node:
                 items = self.decode_text(node["text"])  # pandas takes arrow's strings as they are
@@ -505,7 +505,10 @@ class _Decoder:
                 if type(items) is not list or not set(map(type, items)) <= {str, type(None)}:
                     raise BadPayload("a string column holding other values")
                 items = np.array(items, dtype=object) if items else np.empty(0, dtype=object)
-            dtype = pd.StringDtype(node["storage"], na_value=pd.NA if node["na"] == "NA" else np.nan)
+            try:
+                dtype = pd.StringDtype(node["storage"], na_value=pd.NA if node["na"] == "NA" else np.nan)
+            except TypeError:  # pandas before 2.3: no na_value (its "pyarrow_numpy" storage is NaN's)
+                dtype = pd.StringDtype(node["storage"])
             return pd.array(items, dtype=dtype)
         if tag == "masked":
             if node["dtype"] not in _MASKED:
