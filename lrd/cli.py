@@ -277,18 +277,23 @@ def _sweep(args: argparse.Namespace) -> int:
     from lrd.units.registry import CHAPTER_UNITS, units
 
     targets = [c for c in targets if c in CHAPTER_UNITS] if args.chapter == "all" else targets
-    todo = [u for c in targets for u in units(c, plan[c], checked=True)]  # checked above, once
+    declared = {c: units(c, plan[c], checked=True) for c in targets}  # checked above, once
+    todo = [u for c in targets for u in declared[c]]
     state = _status(args, todo, ", ".join(targets), build=not args.dry_run)  # a dry run builds no pack
     missing = [u for u, s in state if s != sweep.CACHED]
     damaged = sum(s == sweep.DAMAGED for _, s in state)
-    print(f"lrd sweep: {len(todo)} units in {len(sweep.batches(todo))} model batches for {', '.join(targets)}; "
+    empty = [c for c in targets if not declared[c]]
+    print(f"lrd sweep: {len(todo)} units in {len(sweep.batches(todo))} model batches for "
+          f"{', '.join(c for c in targets if declared[c]) or 'no chapter'}; "
           f"{len(todo) - len(missing)} cached, {len(missing)} to compute"
           + (f" ({damaged} damaged entries, failing their checksum, to recompute)" if damaged else "")
-          + f" (results in {results_dir()})")
+          + f" (results in {results_dir()})"
+          + (f"; {', '.join(empty)} declare{'s' if len(empty) == 1 else ''} no units (nothing to compute)"
+             if empty else ""))
     if args.dry_run:
         for u, s in state:
             print(f"  {s:<7}  {u.chapter}: {u.label}")
-        unbuilt = sorted({s.rsplit(" ", 1)[-1] for _, s in state if s.startswith("pack ")})
+        unbuilt = sweep.packs_to_fetch(s for _, s in state)
         if unbuilt:
             print(f"lrd sweep: a dry run builds nothing; packs not built (or damaged): {', '.join(unbuilt)} "
                   f"(`lrd fetch {' '.join(unbuilt)}` builds them; a sweep without --dry-run does it first)")

