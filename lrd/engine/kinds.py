@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ModelKind", "GROUPINGS", "model_kind", "grouped", "DECODER_FAMILIES"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from lrd.engine import packs as assets
 from lrd.engine.cache import stable_json
@@ -27,6 +27,7 @@ from lrd.engine.kinds import ModelKind, model_kind
 from lrd.engine.store import atomic_write, content_sha256, folder as lrd_folder
 
 if TYPE_CHECKING:  # torch is imported where a model is loaded or probed: declaring units needs none
+    import pandas as pd
     import torch
 
 # Where each architecture keeps its blocks, final norm and token embeddings, as attribute
