@@ -907,7 +907,7 @@ def _read_checkpoint(auto: Any, name: str, source: str, *, meta: bool = False,
     """``auto.from_pretrained(source, **kwargs)`` with its loading report; on the ``meta`` device
     (the keys and shapes only, no weight read: a tenth of a second) when ``meta``. transformers'
     own load report (a warning with terminal colours) is left out: :class:`LoadingReport` says it."""
-    import pickle
+    from pickle import UnpicklingError  # torch's refusal to unpickle, caught; nothing here unpickles
 
     from safetensors import SafetensorError
     from transformers.utils import logging as hf_logging
@@ -919,14 +919,14 @@ def _read_checkpoint(auto: Any, name: str, source: str, *, meta: bool = False,
     try:
         model, info = auto.from_pretrained(source, output_loading_info=True, ignore_mismatched_sizes=True,
                                            trust_remote_code=False, **kwargs)
-    except pickle.UnpicklingError as err:
+    except UnpicklingError as err:
         raise _pickle_refused(name, source) from err
     except SafetensorError as err:
         raise _unreadable_weights(name, source, err) from err
     except (OSError, ValueError) as err:
         if _asks_for_custom_code(err):
             raise _needs_code(name) from err
-        if isinstance(err.__cause__ or err.__context__, pickle.UnpicklingError) or "weights_only" in str(err):
+        if isinstance(err.__cause__ or err.__context__, UnpicklingError) or "weights_only" in str(err):
             raise _pickle_refused(name, source) from err
         raise
     finally:
