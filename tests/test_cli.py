@@ -360,7 +360,8 @@ def test_a_chapter_failing_in_its_kernel_prints_one_line(tiny_encoder_dir, tmp_p
     err = capfd.readouterr().err
     assert "Traceback" not in err and "without encryption" not in err, err
     (line,) = [x for x in err.splitlines() if x.startswith("lrd run: error:")]
-    assert line.startswith("lrd run: error: models_and_tasks failed in cell ") and f"{out}; full traceback: " in line
+    assert line.startswith("lrd run: error: models_and_tasks failed in cell ") and f"shows it: {out}" in line
+    assert "; full traceback: " in line  # after the kernel's own log, where its stderr had anything (load-dependent)
     assert out.is_file()  # kept, with the error
 
 
