@@ -430,3 +430,30 @@ def test_the_page_and_its_json_are_two_paths(tmp_path, monkeypatch, capsys):
     assert main(["report", "minilm", "-o", "both"]) == 0
     assert seen == [tmp_path / "both"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["both", "both.json"]
+
+
+def test_a_config_memo_is_not_needed_on_a_read_only_home(tiny_encoder_dir, tmp_path, monkeypatch):
+    """completed_config_text is a memo: on a read-only $LRD_HOME it is computed and not written
+    (the same text as where it is written), so reading a complete cache there needs no write."""
+    import os
+
+    from lrd.engine import models
+
+    monkeypatch.setenv("LRD_HOME", str(tmp_path / "home"))
+    written = models.completed_config_text(tiny_encoder_dir)
+    assert written is not None and list((tmp_path / "home" / "configs").glob("*.json"))
+    monkeypatch.setenv("LRD_HOME", str(tmp_path / "ro"))
+    (tmp_path / "ro").mkdir()
+    os.chmod(tmp_path / "ro", 0o555)
+    real = models.atomic_write
+
+    def refused(path, *a, **k):  # as a read-only mount answers, whoever we are (root ignores mode bits)
+        raise PermissionError(13, "Read-only file system", str(path))
+
+    monkeypatch.setattr(models, "atomic_write", refused)
+    try:
+        assert models.completed_config_text(tiny_encoder_dir) == written
+    finally:
+        monkeypatch.setattr(models, "atomic_write", real)
+        os.chmod(tmp_path / "ro", 0o755)
+    assert not (tmp_path / "ro" / "configs").exists() or not list((tmp_path / "ro" / "configs").glob("*.json"))

@@ -7,6 +7,7 @@ layer ``l`` (1..L) the output of transformer block ``l``.
 from __future__ import annotations
 
 import difflib
+import errno
 import functools
 import hashlib
 import inspect
@@ -485,7 +486,8 @@ def completed_config_text(folder: Path, dtype: torch.dtype | str = "float32") ->
     when the folder holds no readable model config (:func:`load_model` then says what is wrong).
 
     Content-addressed: the key is the sha256 of the folder's ``config.json`` bytes, the installed
-    transformers version and the dtype name, the value the canonical text (written atomically).
+    transformers version and the dtype name, the value the canonical text (written atomically;
+    not written, and computed again next time, where ``$LRD_HOME`` is read-only).
     """
     config_file = Path(folder) / "config.json"
     if not config_file.is_file():
@@ -504,8 +506,12 @@ def completed_config_text(folder: Path, dtype: torch.dtype | str = "float32") ->
             return None  # not a model folder: load_model will say what is wrong
     config.dtype = _dtype_name(dtype)  # as from_pretrained(dtype=...) records it
     text = _config_text(config.to_dict())
-    memo.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(memo, lambda f: f.write(text.encode()), ".json.tmp")
+    try:  # a memo: a read-only $LRD_HOME computes it again next time, as the hash memo does
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(memo, lambda f: f.write(text.encode()), ".json.tmp")
+    except OSError as err:
+        if err.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
     return text
 
 
