@@ -27,11 +27,20 @@ def links(text: str) -> list[str]:
     return [a or b for a, b in LINK.findall(text)]
 
 
+def labels(root: Path = ROOT) -> set[str]:
+    """The MyST targets ``(name)=`` of the book's pages: ``[text](name)`` links to one (Sphinx
+    resolves it; the strict build fails on one that does not)."""
+    pages = [*(root / "book").rglob("*.md"), *(root / "notebooks").glob("*.py")]
+    return {m for p in pages if p.is_file() for m in re.findall(r"^\s*(?:# )?\(([\w.-]+)\)=\s*$", p.read_text(), re.M)}
+
+
 def broken(page: Path, root: Path = ROOT) -> list[str]:
-    """The relative links of ``page`` that name no file or folder inside ``root``."""
+    """The relative links of ``page`` that name no file or folder inside ``root`` (nor a MyST
+    target of the book)."""
     wrong = []
+    targets = labels(root)
     for target in links(page.read_text()):
-        if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#") or target in targets:
             continue
         path = (page.parent / target.split("#", 1)[0]).resolve()
         if not path.exists() or root.resolve() not in (path, *path.parents):
@@ -45,13 +54,15 @@ def test_every_relative_link_resolves(page):
 
 
 def test_the_checker_finds_a_broken_link(tmp_path):
-    page = tmp_path / "p.md"
-    page.write_text("[ok](p.md) [gone](book/nowhere.md#x) ![pic](missing.png) `[code](x.md)` "
+    page = tmp_path / "book" / "p.md"
+    page.parent.mkdir()
+    (tmp_path / "book" / "l.md").write_text("(a-label)=\n# A\n")
+    page.write_text("[label](a-label) [ok](p.md) [gone](book/nowhere.md#x) ![pic](missing.png) `[code](x.md)` "
                     "[web](https://example.org) <https://example.org/a>\n```\n[fenced](y.md)\n```\n")
-    assert links(page.read_text()) == ["p.md", "book/nowhere.md#x", "missing.png", "https://example.org",
+    assert links(page.read_text()) == ["a-label", "p.md", "book/nowhere.md#x", "missing.png", "https://example.org",
                                        "https://example.org/a"]
     assert broken(page, tmp_path) == ["book/nowhere.md#x", "missing.png"]
-    assert broken(page, tmp_path / "elsewhere") == ["p.md", "book/nowhere.md#x", "missing.png"]
+    assert broken(page, tmp_path / "elsewhere") == ["a-label", "p.md", "book/nowhere.md#x", "missing.png"]
 
 
 def test_no_page_types_the_published_address():

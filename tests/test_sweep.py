@@ -431,8 +431,16 @@ def test_prepared_cayley_units_train_without_a_forward_pass_and_per_unit_workers
         m.setattr("lrd.engine.extract._run", lambda *a, **k: pytest.fail("a prepared unit ran the model"))
         from transformers import AutoModel
 
-        # ... so their workers do not even read the weights (the slot loads lazily)
-        m.setattr(AutoModel, "from_pretrained", lambda *a, **k: pytest.fail("a prepared unit read the weights"))
+        # ... so their workers do not even read the weights (the slot loads lazily; the checkpoint's
+        # keys are checked on the meta device, which reads no weight)
+        read = AutoModel.from_pretrained
+
+        def keys_only(*a, **k):
+            if k.get("device_map") != "meta":
+                pytest.fail("a prepared unit read the weights")
+            return read(*a, **k)
+
+        m.setattr(AutoModel, "from_pretrained", keys_only)
         serial = compute(todo, root=tmp_path / "serial")
     outcomes = sweep(todo, client=client, root=tmp_path / "swept", threads=1, progress=False, per_unit=True)
     assert [o.status for o in outcomes] == ["computed"] * 3

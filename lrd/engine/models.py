@@ -501,7 +501,7 @@ def completed_config_text(folder: Path, dtype: torch.dtype | str = "float32") ->
         from transformers import AutoConfig
 
         try:
-            config = AutoConfig.from_pretrained(str(folder))
+            config = AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
         except (OSError, ValueError):
             return None  # not a model folder: load_model will say what is wrong
     config.dtype = _dtype_name(dtype)  # as from_pretrained(dtype=...) records it
@@ -962,8 +962,43 @@ def checkpoint_problem(name: str, *, lm_head: bool = False, allow_missing_weight
     the architecture's, read by transformers on the ``meta`` device (:class:`LoadingReport`).
     With ``lm_head``, a decoder whose checkpoint has no language-model head is refused too (the
     chapters that score text with it); an encoder never needs one.
+
+    For a folder, what the check found is kept under ``$LRD_HOME/configs``, keyed by the name,
+    the folder's fingerprint (:func:`source_fingerprint`: its config and every file's content)
+    and the transformers version, so checking a folder again (``lrd sweep --dry-run``) imports
+    neither torch nor transformers.
     """
     source, info = _resolve(name)
+    memo = None
+    if Path(source).is_dir():
+        if problem := config_file_problem(Path(source)):
+            return problem
+        fp = source_fingerprint(name)
+        if fp is not None:
+            key = hashlib.sha256(f"{name}\0{fp}\0{_transformers_version()}".encode()).hexdigest()[:32]
+            memo = lrd_folder("configs") / f"checkpoint-{key}.json"
+    if memo is not None and memo.is_file():
+        found = json.loads(memo.read_text())
+    else:
+        found = _checkpoint_findings(name, source, info)
+        if memo is not None:
+            text = json.dumps(found, sort_keys=True)
+            try:  # a memo: a read-only $LRD_HOME checks again next time
+                memo.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(memo, lambda f: f.write(text.encode()), ".json.tmp")
+            except OSError as err:
+                if err.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                    raise
+    if found["error"]:
+        return found["error"]
+    if not _allow_missing(allow_missing_weights) and found["problem"]:
+        return found["problem"]
+    return found["head"] if lm_head and found["kind"] == "decoder" else None
+
+
+def _checkpoint_findings(name: str, source: str, info: dict) -> dict:
+    """What :func:`checkpoint_problem` reads from the checkpoint: ``error`` (it does not load at
+    all), ``problem`` (weights missing or unexpected), ``head`` (no language-model head), ``kind``."""
     try:
         with hf_progress(False):
             config = _config(name, source)
@@ -971,12 +1006,11 @@ def checkpoint_problem(name: str, *, lm_head: bool = False, allow_missing_weight
             auto = model_class(config, kind, name)
             report = _read_checkpoint(auto, name, source, meta=True)[1]
     except ValueError as err:
-        return str(err)
+        return {"error": str(err), "problem": None, "head": None, "kind": None}
     except OSError as err:  # what from_pretrained could not find or read, in its words
-        return f"model {name!r} does not load: {str(err).strip().splitlines()[0]}"
-    if not _allow_missing(allow_missing_weights) and (problem := report.problem(name)):
-        return problem
-    return report.head_problem(name) if lm_head and kind == "decoder" else None
+        return {"error": f"model {name!r} does not load: {str(err).strip().splitlines()[0]}", "problem": None,
+                "head": None, "kind": None}
+    return {"error": None, "problem": report.problem(name), "head": report.head_problem(name), "kind": kind}
 
 
 def device_problem(device: Any, *, name: str = "device", fix: str = "pass device={!r}") -> str | None:
