@@ -83,6 +83,8 @@ def _edited(monkeypatch, tmp_path, module: str) -> None:
 
 def test_editing_any_module_a_unit_uses_changes_its_key(monkeypatch, tmp_path):
     """Invalidation: a change to the code behind a unit, however deep, gives it a new key."""
+    units.unit_code_digest.cache_clear()  # digests and closures remembered by earlier tests may hold their edits
+    cache.module_closure.cache_clear()
     digest = units.unit_code_digest(units.lrd_families_profile)
     other = units.unit_code_digest(units.cayley_task_scores)
     _edited(monkeypatch, tmp_path, "lrd.metrics.gfmi")  # imported by lrd.metrics, used by lrd_profile
