@@ -342,15 +342,18 @@ def test_a_notebook_that_finds_no_room_is_one_line_naming_it(lrd_home, tmp_path,
     assert "cached results stay valid" in err[1] and not out.exists()
 
 
-def test_a_failed_chapter_whose_notebook_finds_no_room_says_both(lrd_home, tmp_path, monkeypatch, capsys):
-    import papermill
+def _failing_in_cell_3(src, out, **kw):
+    """papermill's execution of a chapter whose cell 3 raised: the notebook written, then the error."""
     from papermill.exceptions import PapermillExecutionError
 
-    def failing(src, out, **kw):
-        shutil.copy(src, out)
-        raise PapermillExecutionError(0, 3, "x", "ValueError", "bad layer", [])
+    shutil.copy(src, out)
+    raise PapermillExecutionError(0, 3, "x", "ValueError", "bad layer", [])
 
-    monkeypatch.setattr(papermill, "execute_notebook", failing)
+
+def test_a_failed_chapter_whose_notebook_finds_no_room_says_both(lrd_home, tmp_path, monkeypatch, capsys):
+    import papermill
+
+    monkeypatch.setattr(papermill, "execute_notebook", _failing_in_cell_3)
     monkeypatch.setattr("lrd.engine.store.os.fsync", _no_room())
     out = tmp_path / "x.ipynb"
     assert main(["run", CHAPTER, "-o", str(out)]) == 1
@@ -361,15 +364,10 @@ def test_a_failed_chapter_whose_notebook_finds_no_room_says_both(lrd_home, tmp_p
 
 def test_lrd_book_says_which_failed_chapter_lost_its_notebook(lrd_home, tmp_path, monkeypatch, capsys):
     import papermill
-    from papermill.exceptions import PapermillExecutionError
 
     import lrd.cli as cli
 
-    def failing(src, out, **kw):
-        shutil.copy(src, out)
-        raise PapermillExecutionError(0, 3, "x", "ValueError", "bad layer", [])
-
-    monkeypatch.setattr(papermill, "execute_notebook", failing)
+    monkeypatch.setattr(papermill, "execute_notebook", _failing_in_cell_3)
     monkeypatch.setattr("lrd.engine.store.os.fsync", _no_room())
     for module in (book, run):
         monkeypatch.setattr(module, "BOOK", tmp_path / "book")
