@@ -151,6 +151,39 @@ def test_lidar_counts_discriminative_directions():
     assert values[0] > np.log(16) - 0.4 and values[1] < np.log(2) + 0.5
 
 
+def _lidar_by_definition(views, delta=1e-4):
+    """LiDAR as its definition reads: the d x d LDA matrix S_w^{-1/2} S_b S_w^{-1/2}."""
+    z = views / np.linalg.norm(views, axis=-1, keepdims=True)
+    n, k, d = z.shape[-3:]
+    mu = z.mean(-2)
+    cb = mu - mu.mean(-2, keepdims=True)
+    sb = np.einsum("...nd,...ne->...de", cb, cb) / n
+    cw = (z - mu[..., None, :]).reshape(*z.shape[:-3], n * k, d)
+    sw = np.einsum("...nd,...ne->...de", cw, cw) / (n * k) + delta * np.eye(d)
+    w, u = np.linalg.eigh(sw)
+    inv_sqrt = (u / np.sqrt(w)[..., None, :]) @ np.swapaxes(u, -1, -2)
+    ev = np.clip(np.linalg.eigvalsh(inv_sqrt @ sb @ inv_sqrt), 0, None)
+    p = ev / ev.sum(-1, keepdims=True)
+    return -(p * np.log(np.where(p > 0, p, 1))).sum(-1)
+
+
+@pytest.mark.parametrize("shape", [(6, 3, 40), (6, 3, 10), (2, 5, 4, 64), (4, 2, 8)])
+def test_lidar_equals_its_definition_in_both_regimes(shape):
+    # d > N K (Woodbury, N K x N K), d <= N K (d x d solve), batched; against the d x d LDA matrix
+    rng = np.random.default_rng(sum(shape))
+    views = rng.standard_normal(shape) + 2.0 * rng.standard_normal(shape[:-2] + (1, shape[-1]))
+    np.testing.assert_allclose(lidar(views), _lidar_by_definition(views), rtol=1e-8, atol=1e-10)
+
+
+def test_lidar_is_invariant_to_rotations_and_view_scale():
+    rng = np.random.default_rng(3)
+    views = rng.standard_normal((5, 4, 30)) + rng.standard_normal((5, 1, 30))
+    q, _ = np.linalg.qr(rng.standard_normal((30, 30)))
+    scale = rng.uniform(0.1, 10, size=(5, 4, 1))
+    np.testing.assert_allclose(lidar(views @ q), lidar(views), rtol=1e-9)
+    np.testing.assert_allclose(lidar(views * scale), lidar(views), rtol=1e-9)
+
+
 def test_views_validated():
     with pytest.raises(ValueError, match="same shape"):
         infonce(np.ones((4, 3)), np.ones((5, 3)))
