@@ -505,3 +505,19 @@ def test_code_and_text_licences_are_stated():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert "CC BY 4.0" in config["copyright"] and "CC BY 4.0" in config["html"]["extra_footer"]
     assert "CC BY 4.0" in (ROOT / "book" / "intro.md").read_text() and "MIT" in (ROOT / "README.md").read_text()
+
+
+def test_the_dashboard_tallies_after_holm_and_marks_a_decision_it_does_not_keep(tmp_path):
+    """Each paper's tally counts the outcomes after Holm's adjustment over the claims tested at
+    once, those judged alone beside them; a decision the adjustment does not keep says so."""
+    site = _site(tmp_path, ["lrd_families"])
+    kept = Verdict("lrd.task", "test", "x", test="t", p_value=0.001, p_min=0.001)  # 0.001 x 3 = 0.003
+    lost = Verdict("lrd.complementarity", "test", "y", test="t", p_value=0.03, p_min=0.001)  # 0.03 x 2 = 0.06
+    other = Verdict("lrd.architecture", "test", "z", test="t", p_value=0.5, p_min=0.02)
+    _fake_chapter(site, "lrd_families", verdicts=[kept, lost, other])
+    text = table_markdown(dashboard_rows(site), "book/intro")
+    assert ("1 reproduced, 2 inconclusive, 1 no verdict recorded after Holm's adjustment (judged alone: 2 reproduced, "
+            "1 inconclusive, 1 no verdict recorded)") in text  # lrd.final_layer: no verdict in this fake chapter
+    assert text.count("not kept after Holm") == 1
+    line = next(x for x in text.splitlines() if "not kept after Holm" in x)
+    assert "`reproduced`" in line

@@ -111,18 +111,38 @@ def test_findings_snapshot_matches_the_book_built_here(snapshot):
                            + ", ".join(f"{c}: {kept.get(c)} -> {o}" for c, o in built.items() if kept.get(c) != o))
 
 
+def _records(p_a: float = 0.01, p_against_d: float = 0.02) -> list[dict]:
+    return [{"claim": "a", "paper": "skean2025layer", "label": "x", "outcome": "reproduced", "p_value": p_a,
+             "p_min": 0.004, "p_against": 1.0},
+            {"claim": "b", "paper": "skean2025layer", "label": "y", "outcome": "not testable", "p_value": 0.5,
+             "p_min": 0.25, "p_against": 0.6},
+            {"claim": "c", "paper": "jiang2026lrd", "label": "z", "outcome": "not testable", "p_value": None,
+             "p_min": None},
+            {"claim": "d", "paper": "jiang2026lrd", "label": "w", "outcome": "contradicted", "p_value": 0.9,
+             "p_min": 0.004, "p_against": p_against_d}]
+
+
 def test_findings_sentences_count_every_outcome_per_paper():
-    records = [{"claim": "a", "paper": "skean2025layer", "label": "x", "outcome": "reproduced", "p_value": 0.01},
-               {"claim": "b", "paper": "skean2025layer", "label": "y", "outcome": "not testable", "p_value": 0.5,
-                "p_min": 0.25},
-               {"claim": "c", "paper": "jiang2026lrd", "label": "z", "outcome": "not testable", "p_value": None,
-                "p_min": None},
-               {"claim": "d", "paper": "jiang2026lrd", "label": "w", "outcome": "contradicted", "p_value": 0.9}]
-    s = findings.summary(records, n_models=8)
+    # Holm over the two tests that could reach 0.05 (a, d): 0.02 for a; against the claims (a, b, d): 0.06 for d
+    s = findings.summary(_records(p_against_d=0.02), n_models=8)
     text = findings.sentences(s)
-    assert text[0] == ("Of the 4 claims of the four papers, the book reproduced 1, contradicted 1, left 0 "
-                       "inconclusive, found 2 not testable on its panel of 8 models and demonstrated 0 by construction.")
-    assert text[1] == "By paper: Jiang et al. 2026: 1 contradicted, 1 not testable; Skean et al. 2025: 1 reproduced, 1 not testable."
-    assert text[2] == "Reproduced: *x* (Skean et al. 2025, p = 0.01)."
+    assert text[0] == ("Of the 4 claims of the four papers, after Holm's adjustment for the 2 claims tested at once, "
+                       "the book reproduced 1, contradicted 0, left 1 inconclusive, found 2 not testable on its panel "
+                       "of 8 models and demonstrated 0 by construction; judged each alone, it reproduced 1, "
+                       "contradicted 1 and left 0 inconclusive.")
+    assert text[1] == ("By paper, after the adjustment: Jiang et al. 2026: 1 inconclusive, 1 not testable (judged alone: "
+                       "1 contradicted, 1 not testable); Skean et al. 2025: 1 reproduced, 1 not testable.")
+    assert text[2] == "Reproduced, each judged alone: *x* (Skean et al. 2025, p = 0.01, 0.02 after Holm's adjustment)."
+    assert text[3] == ("Contradicted, each judged alone: *w* (Jiang et al. 2026, p against the claim = 0.02, "
+                       "0.06 after Holm's adjustment: not kept).")
     assert "for 1, the model is the unit" in text[-1] and "smallest attainable p 0.25" in text[-1]
     assert "1 needs models or data the offline panel lacks" in text[-1]
+
+
+def test_findings_headline_names_the_adjustment_only_when_it_changes_a_count():
+    s = findings.summary(_records(p_against_d=0.01), n_models=8)  # against: 0.01 x 3 = 0.03, kept
+    assert s["adjusted"] == s["total"]
+    assert findings.sentences(s)[0] == (
+        "Of the 4 claims of the four papers, the book reproduced 1, contradicted 1, left 0 inconclusive, found 2 not "
+        "testable on its panel of 8 models and demonstrated 0 by construction.")
+    assert "(judged alone" not in findings.sentences(s)[1]

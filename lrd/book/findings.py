@@ -33,7 +33,7 @@ README = ROOT / "README.md"
 #: Outcomes in the order the book reports them (:func:`lrd.verdicts.decide`).
 OUTCOMES = ("reproduced", "contradicted", "inconclusive", "not testable", "demonstrated")
 #: The fields of a verdict record the snapshot keeps.
-KEPT = ("claim", "chapter", "section", "paper", "label", "outcome", "p_value", "p_against", "p_min", "effect",
+KEPT = ("claim", "chapter", "section", "paper", "label", "kind", "outcome", "p_value", "p_against", "p_min", "effect",
         "effect_format", "power", "per_model", "per_model_label")
 
 BEGIN, END = "<!-- findings:begin", "<!-- findings:end -->"
@@ -67,14 +67,31 @@ def paper_name(key: str) -> str:
     return f"{_short_authors(paper.authors) if paper else key} {year.group(0) if year else ''}".strip()
 
 
-def counts(records: list[dict]) -> dict[str, Counter]:
-    """Outcome counts per paper key, papers in :data:`lrd.verdicts.PAPERS` order."""
+def counts(records: list[dict], outcomes: dict[str, str] | None = None) -> dict[str, Counter]:
+    """Outcome counts per paper key, papers in :data:`lrd.verdicts.PAPERS` order; ``outcomes``
+    (claim -> outcome, e.g. :func:`adjusted`) replaces the records' own."""
     from lrd.verdicts import PAPERS
 
     per = {key: Counter() for key in PAPERS}
     for r in records:
-        per.setdefault(r["paper"], Counter())[r["outcome"]] += 1
+        per.setdefault(r["paper"], Counter())[(outcomes or {}).get(r["claim"], r["outcome"])] += 1
     return {k: c for k, c in per.items() if c}
+
+
+def _as_tests(records: list[dict]) -> list[dict]:
+    """Records with their ``kind`` (a snapshot written before it kept the field: a verdict with a
+    p-value is a test, one without a demonstration or untestable)."""
+    return [r if r.get("kind") else {**r, "kind": "test" if r.get("p_value") is not None else "demonstration"}
+            for r in records]
+
+
+def adjusted(records: list[dict]) -> tuple[dict[str, str], dict]:
+    """``(claim -> outcome after Holm's adjustment, the adjustment's numbers)``: the claims tested
+    at once, adjusted as :func:`lrd.verdicts.record.adjusted_outcomes` says."""
+    from lrd.verdicts.record import adjusted_outcomes, multiplicity
+
+    tests = _as_tests(records)
+    return adjusted_outcomes(tests), multiplicity(tests)
 
 
 def _count_text(c: Counter) -> str:
@@ -110,10 +127,17 @@ def undecided_reason(records: list[dict], n_models: int | None = None) -> str:
 
 
 def summary(records: list[dict], *, n_models: int | None = None) -> dict[str, Any]:
-    """The numbers the landing page and the README state, from verdict records."""
+    """The numbers the landing page and the README state, from verdict records: each outcome's
+    count as judged (``total``, ``papers``) and after Holm's adjustment over the claims tested
+    (``adjusted``, ``papers_adjusted``, ``outcomes_adjusted``; :func:`adjusted`)."""
     total = Counter(r["outcome"] for r in records)
+    outcomes, m = adjusted(records)
+    after = Counter(outcomes.get(r["claim"], r["outcome"]) for r in records)
     return {"n_claims": len(records), "n_models": n_models, "total": {o: total[o] for o in OUTCOMES},
+            "adjusted": {o: after[o] for o in OUTCOMES}, "outcomes_adjusted": outcomes,
+            "p_holm": m["p_holm"], "p_against_holm": m["p_against_holm"], "n_tested": m["n_tested"],
             "papers": {k: {o: c[o] for o in OUTCOMES} for k, c in counts(records).items()},
+            "papers_adjusted": {k: {o: c[o] for o in OUTCOMES} for k, c in counts(records, outcomes).items()},
             "decisive": [r for r in records if r["outcome"] in ("reproduced", "contradicted")],
             "reason": undecided_reason(records, n_models)}
 
@@ -127,31 +151,49 @@ def n_models_of(results: Path) -> int | None:
     return None
 
 
-def _decisive_text(r: dict, cite, link=None) -> str:
+def _decisive_text(r: dict, cite, link=None, holm: dict | None = None) -> str:
     """A decisive verdict in a few words: its label (linked to its evidence by ``link(r)``), paper
-    and the p that decided it (for a contradiction, the p of the test against the claim)."""
+    and the p that decided it (for a contradiction, the p of the test against the claim), with
+    its Holm-adjusted value from ``holm`` (claim -> adjusted p) where given."""
+    from lrd.verdicts import ALPHA
+
     label = f"[{r['label']}]({link(r)})" if link else f"*{r['label']}*"
+    holm = (holm or {}).get(r["claim"])
+    after = "" if holm is None else (f", {_p(holm)} after Holm's adjustment"
+                                     + ("" if holm <= ALPHA else ": not kept"))
     if r["outcome"] == "contradicted" and r.get("p_against") is not None:
-        return f"{label} ({cite(r['paper'])}, p against the claim = {_p(r['p_against'])})"
+        return f"{label} ({cite(r['paper'])}, p against the claim = {_p(r['p_against'])}{after})"
     if r.get("p_value") is not None:
-        return f"{label} ({cite(r['paper'])}, p = {_p(r['p_value'])})"
+        return f"{label} ({cite(r['paper'])}, p = {_p(r['p_value'])}{after})"
     return f"{label} ({cite(r['paper'])})"
 
 
 def sentences(s: dict, cite=paper_name, link=None) -> list[str]:
     """The landing page's and README's opening sentences (markdown); ``cite(key)`` names a paper,
     ``link(record)`` is where a decisive verdict's evidence is (None: no links)."""
-    t = s["total"]
-    first = (f"Of the {s['n_claims']} claims of the four papers, the book "
-             f"reproduced {t['reproduced']}, contradicted {t['contradicted']}, left {t['inconclusive']} "
-             f"inconclusive, found {t['not testable']} not testable on its panel"
+    t, a = s["total"], s.get("adjusted", s["total"])
+    moved = any(a[o] != t[o] for o in OUTCOMES)
+    first = (f"Of the {s['n_claims']} claims of the four papers, "
+             + (f"after Holm's adjustment for the {s['n_tested']} claims tested at once, " if moved else "")
+             + f"the book reproduced {a['reproduced']}, contradicted {a['contradicted']}, left {a['inconclusive']} "
+             f"inconclusive, found {a['not testable']} not testable on its panel"
              + (f" of {s['n_models']} models" if s.get("n_models") else "")
-             + f" and demonstrated {t['demonstrated']} by construction.")
-    per = "By paper: " + "; ".join(f"{cite(k)}: {_count_text(Counter(c))}" for k, c in s["papers"].items()) + "."
+             + f" and demonstrated {a['demonstrated']} by construction"
+             + (f"; judged each alone, it reproduced {t['reproduced']}, contradicted {t['contradicted']} and left "
+                f"{t['inconclusive']} inconclusive." if moved else "."))
+    papers = s.get("papers_adjusted", s["papers"])
+
+    def tally(k: str) -> str:
+        alone = s["papers"].get(k, {})
+        text = _count_text(Counter(papers[k]))
+        return text if Counter(alone) == Counter(papers[k]) else f"{text} (judged alone: {_count_text(Counter(alone))})"
+
+    per = "By paper, after the adjustment: " + "; ".join(f"{cite(k)}: {tally(k)}" for k in papers) + "."
     out = [first, per]
     by_outcome = {o: [r for r in s["decisive"] if r["outcome"] == o] for o in ("reproduced", "contradicted")}
-    decided = [f"{o.capitalize()}: " + "; ".join(_decisive_text(r, cite, link) for r in rs) + "."
-               for o, rs in by_outcome.items() if rs]
+    holm = {"reproduced": s.get("p_holm"), "contradicted": s.get("p_against_holm")}
+    decided = [f"{o.capitalize()}, each judged alone: " + "; ".join(_decisive_text(r, cite, link, holm[o]) for r in rs)
+               + "." for o, rs in by_outcome.items() if rs]
     return out + decided + [s["reason"]]
 
 
@@ -196,13 +238,21 @@ def readme_block(snap: dict) -> str:
     forge; the built dashboard is named by where it is, not by a typed address."""
     s = summary(snap["verdicts"], n_models=snap.get("n_models"))
     header = "| paper | " + " | ".join(OUTCOMES) + " |"
-    rows = [f"| {paper_name(k)} | " + " | ".join(str(c[o]) for o in OUTCOMES) + " |" for k, c in s["papers"].items()]
+    after = s["papers_adjusted"]
+
+    def cell(k: str, o: str) -> str:  # after the adjustment, the count judged alone beside it where it differs
+        alone, held = s["papers"][k][o], after[k][o]
+        return str(held) if held == alone else f"{held} ({alone} alone)"
+
+    rows = [f"| {paper_name(k)} | " + " | ".join(cell(k, o) for o in OUTCOMES) + " |" for k in after]
     body = sentences(s, link=chapter_source)
     at = "" if snap.get("profile", "default") == "default" else (
         f" with the `{snap['profile']}` parameter profile (smaller than the book's defaults)")
     lines = [f"{BEGIN}: generated by `python -m lrd.book.findings` from book/findings.json; do not edit -->",
              f"From the book built on {snap['date']} at commit {snap['commit']}{at}:", "", body[0], "",
-             header, "|---" * (len(OUTCOMES) + 1) + "|", *rows, "", *[line for b in body[2:] for line in (b, "")],
+             header, "|---" * (len(OUTCOMES) + 1) + "|", *rows, "",
+             "Counts after Holm's adjustment over the claims tested at once; in brackets, where it differs, the "
+             "count with each claim judged alone.", "", *[line for b in body[2:] for line in (b, "")],
              "Every claim, with its test and evidence: the dashboard on the book's landing page "
              "(`make book`, then `_build/html/index.html`).", END]
     return "\n".join(lines)

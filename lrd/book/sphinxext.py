@@ -235,7 +235,10 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
     a few characters (the paper's whole statement on hover); p with the smallest p this panel
     allows; and the test's power where a verdict records it or the appendix simulated it
     (:func:`with_appendix_power`), what it was computed at on hover. Beside the outcome, for a per-model
-    phenomenon, in how many models the per-model test shows it (:func:`per_model_text`). Below the tables, folded, what panel and
+    phenomenon, in how many models the per-model test shows it (:func:`per_model_text`); for a
+    decision that Holm's adjustment over the claims tested at once does not keep
+    (:func:`lrd.verdicts.record.adjusted_outcomes`), "not kept after Holm", and each paper's tally
+    counts the adjusted outcomes, those judged alone beside them. Below the tables, folded, what panel and
     ``lrd sweep`` command would decide each claim this panel cannot test.
     """
     from lrd.verdicts import PAPERS
@@ -250,13 +253,20 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
     order = [k for k in PAPERS if k in groups] + [k for k in groups if k not in PAPERS]
     lines: list[str] = []
     todo: list[str] = []
+    from lrd.verdicts.record import ALPHA, adjusted_outcomes
+
+    after = adjusted_outcomes([r for r in rows if "outcome" in r])
     for key in order:
         group = groups[key]
-        counted = {}
+        counted, alone = {}, {}
         for r in group:
             o = _status_kind(r["status"]) if "status" in r else r["outcome"]
+            alone[o] = alone.get(o, 0) + 1
+            o = after.get(r.get("claim"), o) if "status" not in r else o
             counted[o] = counted.get(o, 0) + 1
         tally = ", ".join(f"{n} {o}" for o, n in counted.items())
+        if counted != alone:
+            tally += " after Holm's adjustment (judged alone: " + ", ".join(f"{n} {o}" for o, n in alone.items()) + ")"
         title = f"{{cite:t}}`{key}`" if key in PAPERS else "Chapters without a claim of the claims table"
         lines += [f"**{title}**: {tally}", "", "```{list-table}", ":header-rows: 1", f":class: {CLASS}",
                   f":widths: {widths}", "", *head]
@@ -281,6 +291,9 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
                     beside = f"{{abbr}}`{_role_text(ours)} ({_role_text(explained)})`" + (
                         f" · {{abbr}}`{_role_text(paper)} ({said})`" if paper else "")
                 outcome = f"{{{BADGES.get(r['outcome'], 'bdg-dark')}}}`{r['outcome']}`" + per_model_text(r)
+                if after.get(r.get("claim"), r["outcome"]) != r["outcome"]:
+                    outcome += (f" {{abbr}}`not kept after Holm (its Holm-adjusted p is above {ALPHA:g}: "
+                                f"see Many claims at once, below)`")
                 cells = [f"[{label}]({target}{anchor})", outcome,
                          beside, p_text(r)] + ([_power_cell(r)] if power else [])
                 if r["outcome"] == "not testable" and r.get("panel"):

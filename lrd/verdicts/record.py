@@ -28,7 +28,7 @@ from typing import Literal
 from lrd.verdicts.claims import CLAIM_GROUPINGS, CLAIMS
 from lrd.verdicts.stats import holm
 
-__all__ = ["ALPHA", "OUTCOMES", "OUTCOME_RULES", "Verdict", "decide", "holm_over", "multiplicity", "per_model_count"]
+__all__ = ["ALPHA", "OUTCOMES", "OUTCOME_RULES", "Verdict", "adjusted_outcomes", "decide", "holm_over", "multiplicity", "per_model_count"]
 
 ALPHA = 0.05
 OUTCOMES = ("reproduced", "contradicted", "inconclusive", "not testable", "demonstrated")
@@ -336,3 +336,33 @@ def multiplicity(records, *, alpha: float = ALPHA) -> dict:
             "reproduced": reproduced, "contradicted": contradicted,
             "reproduced_holm": [c for c in reproduced if p_holm.get(c, 1.0) <= alpha],
             "contradicted_holm": [c for c in contradicted if p_against_holm.get(c, 1.0) <= alpha]}
+
+
+def adjusted_outcomes(records, *, alpha: float = ALPHA) -> dict[str, str]:
+    r"""Each verdict's outcome once the claims tested at once are adjusted for multiplicity.
+
+    A "reproduced" stays so only when its p in the paper's direction, Holm-adjusted over the
+    claims tested on a panel that could reach ``alpha``, is at most ``alpha`` (``p_holm`` of
+    :func:`multiplicity`); a "contradicted" only when its p against the claim, Holm-adjusted over
+    every test's p against its claim, is (``p_against_holm``). A decision that does not survive
+    becomes "inconclusive"; every other outcome is kept. The headline (README, landing page,
+    per-paper tallies) counts these, the unadjusted outcomes beside them.
+
+    Returns
+    -------
+    dict
+        claim -> outcome after the adjustment, for every record with a claim and an outcome.
+
+    Examples
+    --------
+    >>> rows = [Verdict("skean.gain", "test", "x", test="t", p_value=0.01, p_min=0.004).record(),
+    ...         Verdict("skean.choice", "test", "x", test="t", p_value=0.04, p_min=0.004).record(),
+    ...         Verdict("skean.valley", "test", "x", test="t", p_value=0.5, p_min=0.004).record(),
+    ...         Verdict("ilse.parameters", "demonstration", "x", holds=True).record()]
+    >>> adjusted_outcomes(rows)  # Holm over three: 0.03, 0.08, 0.5
+    {'skean.gain': 'reproduced', 'skean.choice': 'inconclusive', 'skean.valley': 'inconclusive', 'ilse.parameters': 'demonstrated'}
+    """
+    m = multiplicity(records, alpha=alpha)
+    kept = set(m["reproduced_holm"]) | set(m["contradicted_holm"])
+    return {r["claim"]: ("inconclusive" if r["outcome"] in ("reproduced", "contradicted") and r["claim"] not in kept
+                         else r["outcome"]) for r in records if r.get("claim") and r.get("outcome")}
