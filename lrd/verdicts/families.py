@@ -39,7 +39,7 @@ from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
-from lrd.verdicts.stats import (holm, monte_carlo_p, tolerance, equivalence_sign_flip_test, intersection_union_by_model, mean_interval, partial_eta_squared, score_grid,
+from lrd.verdicts.stats import (average_ranks, holm, monte_carlo_p, tolerance, equivalence_sign_flip_test, intersection_union_by_model, mean_interval, partial_eta_squared, score_grid,
                                 separation_counts, separation_test, separation_tests, sign_flip_min_p_test,
                                 variance_explained, within_block_permutation_test)
 
@@ -489,7 +489,7 @@ def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORE
 
 def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Spearman correlation of each row of ``a`` with the same row of ``b`` (NaN for a constant row)."""
-    ra, rb = _sp.rankdata(a, axis=-1), _sp.rankdata(b, axis=-1)
+    ra, rb = average_ranks(a), average_ranks(b)
     ra, rb = ra - ra.mean(-1, keepdims=True), rb - rb.mean(-1, keepdims=True)
     norm = np.sqrt((ra ** 2).sum(-1) * (rb ** 2).sum(-1))
     with np.errstate(invalid="ignore", divide="ignore"):

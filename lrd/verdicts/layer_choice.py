@@ -54,7 +54,7 @@ from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import OUT_OF_SCOPE, SKEAN_GAIN_RANGE, Scope, claim as _claim
 from lrd.verdicts.record import ALPHA, Verdict, holm_over
 from lrd.tables import RESULT_COLUMNS
-from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, mean_interval, sign_flip_min_p_test,
+from lrd.verdicts.stats import (average_ranks, holm, equivalence_sign_flip_test, mean_interval, sign_flip_min_p_test,
                                 sign_flip_power, sign_flip_test,
                                 two_group_permutation_test)
 
@@ -423,7 +423,7 @@ def model_gains(table: pd.DataFrame, *, chosen: str = "best (cross-fitted)") -> 
 
 def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman correlation of matching rows of x and y (..., n_layers); 0 where either is constant."""
-    rx, ry = _sp.rankdata(x, axis=-1), _sp.rankdata(y, axis=-1)
+    rx, ry = average_ranks(x), average_ranks(y)
     rx, ry = rx - rx.mean(-1, keepdims=True), ry - ry.mean(-1, keepdims=True)
     den = np.sqrt((rx ** 2).sum(-1) * (ry ** 2).sum(-1))
     return np.divide((rx * ry).sum(-1), den, out=np.zeros(den.shape), where=den > 0)

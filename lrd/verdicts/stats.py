@@ -656,8 +656,43 @@ def within_block_permutation_test(scores: pd.DataFrame, measures: list[str], *, 
 
 # --- rank correlation: orderings ---------------------------------------------------------------
 
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks along the last axis, 1..n, ties sharing their mean rank; a row holding a NaN is all NaN.
+
+    The same numbers as ``scipy.stats.rankdata(x, axis=-1)`` (method "average"; the ranks are
+    half-integers, so exactly the same), at a fraction of its cost on many short rows (the
+    calibration ranks thousands of resampled relevance vectors per simulated panel): one
+    unstable argsort of all rows at once, then each tie group's first and last position.
+
+    >>> average_ranks(np.array([[0.3, 0.1, 0.3, 0.2], [1.0, np.nan, 0.0, 2.0]])).tolist()
+    [[3.5, 1.0, 3.5, 2.0], [nan, nan, nan, nan]]
+    """
+    x = np.asarray(x, dtype=float)
+    if x.size == 0:
+        return np.empty(x.shape)
+    n = x.shape[-1] if x.ndim else 1
+    flat = x.reshape(-1, n)
+    order = flat.argsort(axis=-1)
+    order += np.arange(0, flat.size, n)[:, None]  # positions in the flattened rows
+    s = flat.ravel()[order]  # each row sorted (NaN last)
+    idx = np.arange(n)
+    first = np.empty(s.shape, dtype=bool)  # a tie group starts here
+    first[:, 0] = True
+    np.not_equal(s[:, 1:], s[:, :-1], out=first[:, 1:])
+    start = np.maximum.accumulate(first * idx, axis=-1)
+    last_rev = np.empty_like(first)  # a group ends here, the row read right to left
+    last_rev[:, 0] = True
+    last_rev[:, 1:] = first[:, :0:-1]
+    end = (n - 1) - np.maximum.accumulate(last_rev * idx, axis=-1)[:, ::-1]
+    ranks = np.empty(flat.size)
+    ranks[order] = (start + end) * 0.5 + 1
+    ranks = ranks.reshape(flat.shape)
+    ranks[np.isnan(s[:, -1])] = np.nan
+    return ranks.reshape(x.shape)
+
+
 def _rank_rows(x: np.ndarray) -> np.ndarray:
-    r = _sp.rankdata(x, axis=-1)
+    r = average_ranks(x)
     r = r - r.mean(-1, keepdims=True)
     norm = np.sqrt((r ** 2).sum(-1, keepdims=True))
     return np.divide(r, norm, out=np.zeros_like(r), where=norm > 0)
