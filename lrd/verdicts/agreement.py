@@ -716,6 +716,23 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
                                                             f"resampled; {holm_over(len(p_claim), 'decoder')})"))
 
 
+def _mean_over_tasks(draws: pd.DataFrame) -> np.ndarray:
+    """Per permutation (ascending), the mean over tasks (sorted) of ``misestimated``: the numbers of
+    ``draws.pivot_table(index="permutation", columns="task", values="misestimated").mean(axis=1)``,
+    read off a grid where every (permutation, task) has one finite value (as :func:`unrelated_draws`
+    gives), else from that pivot table."""
+    p_codes, permutations = pd.factorize(draws["permutation"], sort=True)
+    t_codes, tasks = pd.factorize(draws["task"], sort=True)
+    cell = p_codes * len(tasks) + t_codes
+    values = draws["misestimated"].to_numpy(dtype=float)
+    if (len(draws) == 0 or len(draws) != len(permutations) * len(tasks) or (p_codes < 0).any() or (t_codes < 0).any()
+            or np.bincount(cell, minlength=len(draws)).max() != 1 or not np.isfinite(values).all()):
+        return draws.pivot_table(index="permutation", columns="task", values="misestimated").mean(axis=1).to_numpy()
+    grid = np.empty(len(draws))
+    grid[cell] = values
+    return grid.reshape(len(permutations), len(tasks)).mean(1)  # contiguous rows: pandas' summation order
+
+
 def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: pd.DataFrame, *,
                       share: float = COSINE_MISESTIMATE_SHARE, min_reliability: float = MIN_RELIABILITY,
                       alpha: float = ALPHA, note: str = "") -> Verdict:
@@ -776,15 +793,15 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
     observed = {m: a.mean(0) for m, a in arrays["misestimated"].items()}
     chance_share = {m: a.mean(0) for m, a in arrays["unrelated"].items()}
     kept_pairs = set(zip(kept["model"], kept["task"]))
-    null = unrelated[[(m, t) in kept_pairs for m, t in zip(unrelated["model"], unrelated["task"])]]
+    null = unrelated[[(m, t) in kept_pairs for m, t in zip(unrelated["model"].to_numpy(dtype=object),
+                                                              unrelated["task"].to_numpy(dtype=object))]]
     with np.errstate(invalid="ignore"):
         excess = {m: np.where((arrays["rank_reliability"][m] >= min_reliability).all(0), v - chance_share[m], np.nan)
                   for m, v in observed.items()}
     p_against, parts = [], []
     n_perm = None
     for model, v in excess.items():
-        draws = null[null["model"] == model].pivot_table(index="permutation", columns="task",
-                                                         values="misestimated").mean(1).to_numpy()
+        draws = _mean_over_tasks(null[null["model"] == model])
         if not len(draws):
             raise ValueError(f"{model}: no permutation draws in `unrelated` (run unrelated_draws on the same replicates)")
         n_perm = len(draws) if n_perm is None else min(n_perm, len(draws))
