@@ -54,7 +54,7 @@ from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import OUT_OF_SCOPE, SKEAN_GAIN_RANGE, Scope, claim as _claim
 from lrd.verdicts.record import ALPHA, Verdict, holm_over
 from lrd.tables import RESULT_COLUMNS
-from lrd.verdicts.stats import (average_ranks, holm, equivalence_sign_flip_test, mean_interval, sign_flip_min_p_test,
+from lrd.verdicts.stats import (average_ranks, holm, equivalence_sign_flip_test, mean_interval, mean_intervals, sign_flip_min_p_test,
                                 sign_flip_power, sign_flip_test,
                                 two_group_permutation_test)
 
@@ -216,14 +216,17 @@ def per_model_band_gains(results: pd.DataFrame, *, band: tuple[float, float] = P
     rest = results[~results["model"].isin(normed)]
     if len(rest):
         parts.append((_per_model(rest, HALVES), "as returned (no final norm)"))
-    rows = []
+    rows, samples = [], []
     for per, states in parts:
         for model, (_, layers, s) in per.items():
             b = band_layers(layers, band)
             d = (s[:, b, :].mean(1) - s[:, -1, :]).ravel()  # (tasks x halves,)
             test = sign_flip_test(d)
             rows.append({"model": model, "states": states, "replicates": len(d), "mean difference": float(d.mean()),
-                         "ci": _interval(d), "p": test.p_value, "p min": test.p_min})
+                         "ci": None, "p": test.p_value, "p min": test.p_min})
+            samples.append(d)
+    for row, ci in zip(rows, _intervals(samples)):  # filled in at once
+        row["ci"] = ci
     order = list(pd.unique(results["model"]))
     table = pd.DataFrame(rows).set_index("model").loc[[m for m in order if m in {r["model"] for r in rows}]]
     table["p (Holm)"] = holm(table["p"].to_numpy())
@@ -365,14 +368,17 @@ def per_model_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALL
     (Holm)`` is Holm-adjusted over the panel's decoders, ``p flat (Holm)`` over its encoders.
     The unit is the prompt: the model's own curve is the estimand, not a draw from a population.
     """
-    rows = []
+    rows, samples = [], []
     for model, kind, _, x in _prompt_valley_groups(prompts, band):  # prompt_valleys, grouped
         if pd.isna(model) or pd.isna(kind):
             continue  # as groupby would
         rows.append({"model": model, "kind": kind, "prompts": len(x), "valley": float(x.mean()),
-                     "ci": _interval(x), "p valley": sign_flip_test(x, n_permutations=n_permutations).p_value,
+                     "ci": None, "p valley": sign_flip_test(x, n_permutations=n_permutations).p_value,
                      "p flat": (flat := equivalence_sign_flip_test(x, margin, n_permutations=n_permutations)).p_value,
                      "p flat min": flat.p_min})
+        samples.append(x)
+    for row, ci in zip(rows, _intervals(samples)):  # filled in at once
+        row["ci"] = ci
     table = pd.DataFrame(rows, columns=["model", "kind", "prompts", "valley", "ci", "p valley", "p flat", "p flat min"])
     for column, kind in (("p valley", "decoder"), ("p flat", "encoder")):
         mask = (table["kind"] == kind).to_numpy()
@@ -691,6 +697,16 @@ def panel_note(kinds: dict[str, str], sources: dict[str, str]) -> str:
 
 def _interval(values: np.ndarray) -> tuple[float, float] | None:
     return mean_interval(values) if len(values) > 1 else None
+
+
+def _intervals(samples: list[np.ndarray]) -> list[tuple[float, float] | None]:
+    """:func:`_interval` of each sample, the samples of each size at once (:func:`mean_intervals`)."""
+    out: list[tuple[float, float] | None] = [None] * len(samples)
+    for n in {len(x) for x in samples if len(x) > 1}:
+        at = [i for i, x in enumerate(samples) if len(x) == n]
+        for i, (low, high) in zip(at, mean_intervals(np.stack([samples[i] for i in at]))):
+            out[i] = (float(low), float(high))
+    return out
 
 
 def _count(n: int, noun: str) -> str:
