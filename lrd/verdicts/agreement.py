@@ -67,12 +67,11 @@ from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import COSINE_MISESTIMATE_SHARE
 from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
-from lrd.verdicts.stats import crossed_t_test, holm, mean_interval, monte_carlo_p, sign_flip_test, tolerance
+from lrd.verdicts.stats import average_ranks, crossed_t_test, holm, mean_interval, monte_carlo_p, sign_flip_test, tolerance
 
 __all__ = ["RelevanceReplicates", "relevance_replicates", "replicates_of", "spearman_brown", "corrected_correlation",
            "estimation_shares", "agreement_table", "task_agreement_table", "chance_table", "agreement_summary",
@@ -155,8 +154,8 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman correlation along the last axis (ties share their mean rank); NaN where constant or NaN."""
     x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     nan = np.isnan(x).any(-1) | np.isnan(y).any(-1)
-    rx = _sp.rankdata(np.where(np.isnan(x), 0, x), axis=-1)
-    ry = _sp.rankdata(np.where(np.isnan(y), 0, y), axis=-1)
+    rx = average_ranks(np.where(np.isnan(x), 0, x))
+    ry = average_ranks(np.where(np.isnan(y), 0, y))
     return np.where(nan, np.nan, _pearson(rx, ry))
 
 
@@ -343,8 +342,8 @@ def estimation_shares(cosine: np.ndarray, accuracy: np.ndarray, *, margin: float
     if not 0 <= margin < 1:
         raise ValueError(f"margin is a share of the percentile range in [0, 1), got {margin!r}")
     n = a.shape[-1]
-    pc = (_sp.rankdata(c, axis=-1) - 1) / (n - 1)
-    pa = (_sp.rankdata(a, axis=-1) - 1) / (n - 1)
+    pc = (average_ranks(c) - 1) / (n - 1)
+    pa = (average_ranks(a) - 1) / (n - 1)
     tol = 1e-9
     over, under = pc - pa > margin + tol, pa - pc > margin + tol
     out = {"over": over.mean(-1), "under": under.mean(-1)}
@@ -362,8 +361,8 @@ def _unrelated_share(cosine: np.ndarray, accuracy: np.ndarray, margin: float) ->
     the mean over blocks :math:`l` and percentiles :math:`j` of :math:`1[|p^{\cos}_l - p^{\mathrm{acc}}_j| > m]`.
     """
     n = len(accuracy)
-    pc = (_sp.rankdata(cosine) - 1) / (n - 1)
-    pa = (_sp.rankdata(accuracy) - 1) / (n - 1)
+    pc = (average_ranks(cosine) - 1) / (n - 1)
+    pa = (average_ranks(accuracy) - 1) / (n - 1)
     return float((np.abs(pc[:, None] - pa[None, :]) > margin + 1e-9).mean())
 
 
@@ -389,8 +388,8 @@ def unrelated_draws(replicates: Mapping[tuple[str, str], RelevanceReplicates], *
     frames = []
     for (model, task), rep in replicates.items():
         n = len(rep.cosine)
-        pc = (_sp.rankdata(rep.cosine) - 1) / (n - 1)
-        pa = (_sp.rankdata(rep.accuracy[0]) - 1) / (n - 1)
+        pc = (average_ranks(rep.cosine) - 1) / (n - 1)
+        pa = (average_ranks(rep.accuracy[0]) - 1) / (n - 1)
         perm = rng.permuted(np.broadcast_to(pa, (n_perm, n)), axis=1)
         share = (np.abs(pc[None, :] - perm) > margin + 1e-9).mean(1)
         frames.append(pd.DataFrame({"model": model, "task": task, "permutation": np.arange(n_perm),
@@ -717,6 +716,23 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
                                                             f"resampled; {holm_over(len(p_claim), 'decoder')})"))
 
 
+def _mean_over_tasks(draws: pd.DataFrame) -> np.ndarray:
+    """Per permutation (ascending), the mean over tasks (sorted) of ``misestimated``: the numbers of
+    ``draws.pivot_table(index="permutation", columns="task", values="misestimated").mean(axis=1)``,
+    read off a grid where every (permutation, task) has one finite value (as :func:`unrelated_draws`
+    gives), else from that pivot table."""
+    p_codes, permutations = pd.factorize(draws["permutation"], sort=True)
+    t_codes, tasks = pd.factorize(draws["task"], sort=True)
+    cell = p_codes * len(tasks) + t_codes
+    values = draws["misestimated"].to_numpy(dtype=float)
+    if (len(draws) == 0 or len(draws) != len(permutations) * len(tasks) or (p_codes < 0).any() or (t_codes < 0).any()
+            or np.bincount(cell, minlength=len(draws)).max() != 1 or not np.isfinite(values).all()):
+        return draws.pivot_table(index="permutation", columns="task", values="misestimated").mean(axis=1).to_numpy()
+    grid = np.empty(len(draws))
+    grid[cell] = values
+    return grid.reshape(len(permutations), len(tasks)).mean(1)  # contiguous rows: pandas' summation order
+
+
 def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: pd.DataFrame, *,
                       share: float = COSINE_MISESTIMATE_SHARE, min_reliability: float = MIN_RELIABILITY,
                       alpha: float = ALPHA, note: str = "") -> Verdict:
@@ -777,15 +793,15 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
     observed = {m: a.mean(0) for m, a in arrays["misestimated"].items()}
     chance_share = {m: a.mean(0) for m, a in arrays["unrelated"].items()}
     kept_pairs = set(zip(kept["model"], kept["task"]))
-    null = unrelated[[(m, t) in kept_pairs for m, t in zip(unrelated["model"], unrelated["task"])]]
+    null = unrelated[[(m, t) in kept_pairs for m, t in zip(unrelated["model"].to_numpy(dtype=object),
+                                                              unrelated["task"].to_numpy(dtype=object))]]
     with np.errstate(invalid="ignore"):
         excess = {m: np.where((arrays["rank_reliability"][m] >= min_reliability).all(0), v - chance_share[m], np.nan)
                   for m, v in observed.items()}
     p_against, parts = [], []
     n_perm = None
     for model, v in excess.items():
-        draws = null[null["model"] == model].pivot_table(index="permutation", columns="task",
-                                                         values="misestimated").mean(1).to_numpy()
+        draws = _mean_over_tasks(null[null["model"] == model])
         if not len(draws):
             raise ValueError(f"{model}: no permutation draws in `unrelated` (run unrelated_draws on the same replicates)")
         n_perm = len(draws) if n_perm is None else min(n_perm, len(draws))
@@ -1073,7 +1089,7 @@ def _at_share(drop: np.ndarray, target: float, *, margin: float = ESTIMATION_MAR
     True
     """
     a = np.asarray(drop, dtype=float)
-    z = (_sp.rankdata(a) - (len(a) + 1) / 2) / len(a)
+    z = (average_ranks(a) - (len(a) + 1) / 2) / len(a)
     z = z / z.std()
     noise = np.random.default_rng(seed).standard_normal((50, len(a)))
     r = np.linspace(0.0, 1.0, 101)[:, None, None]

@@ -39,7 +39,7 @@ from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
-from lrd.verdicts.stats import (holm, monte_carlo_p, tolerance, equivalence_sign_flip_test, intersection_union_by_model, mean_interval, partial_eta_squared, score_grid,
+from lrd.verdicts.stats import (average_ranks, holm, monte_carlo_p, tolerance, equivalence_sign_flip_test, intersection_union_by_model, mean_interval, mean_intervals, partial_eta_squared, score_grid,
                                 separation_counts, separation_test, separation_tests, sign_flip_min_p_test,
                                 variance_explained, within_block_permutation_test)
 
@@ -489,7 +489,7 @@ def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORE
 
 def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Spearman correlation of each row of ``a`` with the same row of ``b`` (NaN for a constant row)."""
-    ra, rb = _sp.rankdata(a, axis=-1), _sp.rankdata(b, axis=-1)
+    ra, rb = average_ranks(a), average_ranks(b)
     ra, rb = ra - ra.mean(-1, keepdims=True), rb - rb.mean(-1, keepdims=True)
     norm = np.sqrt((ra ** 2).sum(-1) * (rb ** 2).sum(-1))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -682,19 +682,27 @@ def complementarity_model_tests(correlations: pd.DataFrame, *,
         raise ValueError(f"margin must lie in (0, 1), got {margin}")
     columns = ["model", "pair", "tasks", "mean |rho|", "low", "high", "p"]
     table = correlations.assign(_x=np.abs(_judged_rho(correlations))).dropna(subset=["_x"])
+    groups = [(model, pair, part["_x"].to_numpy(dtype=float))
+              for (model, pair), part in table.groupby(["model", "pair"], sort=False)]
+    tested = {}  # group -> (p, low, high): the t-tests of the groups of each size at once (same numbers)
+    for n in {len(x) for _, _, x in groups} - {1}:
+        at = [g for g, (_, _, x) in enumerate(groups) if len(x) == n]
+        xs = np.stack([groups[g][2] for g in at])
+        spread = xs.std(1, ddof=1) > 0
+        p = (xs.mean(1) >= margin).astype(float)
+        if spread.any():
+            p[spread] = _sp.ttest_1samp(xs[spread], margin, axis=-1, alternative="less").pvalue
+        ci = np.clip(mean_intervals(xs), 0.0, 1.0)
+        tested.update({g: (float(p[i]), float(ci[i, 0]), float(ci[i, 1])) for i, g in enumerate(at)})
     rows = []
-    for (model, pair), part in table.groupby(["model", "pair"], sort=False):
-        x = part["_x"].to_numpy(dtype=float)
+    for g, (model, pair, x) in enumerate(groups):
         n, mean = len(x), float(x.mean())
         if n < 2:
             rows.append({"model": model, "pair": pair, "tasks": n, "mean |rho|": mean, "low": 0.0, "high": 1.0,
                          "p": 1.0})
             continue
-        spread = float(x.std(ddof=1)) > 0
-        p = float(_sp.ttest_1samp(x, margin, alternative="less").pvalue) if spread else float(mean >= margin)
-        low, high = np.clip(mean_interval(x), 0.0, 1.0)
-        rows.append({"model": model, "pair": pair, "tasks": n, "mean |rho|": mean, "low": float(low),
-                     "high": float(high), "p": p})
+        p, low, high = tested[g]
+        rows.append({"model": model, "pair": pair, "tasks": n, "mean |rho|": mean, "low": low, "high": high, "p": p})
     n_pairs = correlations["pair"].nunique()
     return intersection_union_by_model(pd.DataFrame(rows, columns=columns), n_pairs)
 

@@ -54,7 +54,7 @@ from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.claims import OUT_OF_SCOPE, SKEAN_GAIN_RANGE, Scope, claim as _claim
 from lrd.verdicts.record import ALPHA, Verdict, holm_over
 from lrd.tables import RESULT_COLUMNS
-from lrd.verdicts.stats import (holm, equivalence_sign_flip_test, mean_interval, sign_flip_min_p_test,
+from lrd.verdicts.stats import (average_ranks, holm, equivalence_sign_flip_test, mean_interval, mean_intervals, sign_flip_min_p_test,
                                 sign_flip_power, sign_flip_test,
                                 two_group_permutation_test)
 
@@ -216,14 +216,17 @@ def per_model_band_gains(results: pd.DataFrame, *, band: tuple[float, float] = P
     rest = results[~results["model"].isin(normed)]
     if len(rest):
         parts.append((_per_model(rest, HALVES), "as returned (no final norm)"))
-    rows = []
+    rows, samples = [], []
     for per, states in parts:
         for model, (_, layers, s) in per.items():
             b = band_layers(layers, band)
             d = (s[:, b, :].mean(1) - s[:, -1, :]).ravel()  # (tasks x halves,)
             test = sign_flip_test(d)
             rows.append({"model": model, "states": states, "replicates": len(d), "mean difference": float(d.mean()),
-                         "ci": _interval(d), "p": test.p_value, "p min": test.p_min})
+                         "ci": None, "p": test.p_value, "p min": test.p_min})
+            samples.append(d)
+    for row, ci in zip(rows, _intervals(samples)):  # filled in at once
+        row["ci"] = ci
     order = list(pd.unique(results["model"]))
     table = pd.DataFrame(rows).set_index("model").loc[[m for m in order if m in {r["model"] for r in rows}]]
     table["p (Holm)"] = holm(table["p"].to_numpy())
@@ -315,29 +318,41 @@ def _has_band(n_layers: int, band: tuple[float, float]) -> bool:
     return True
 
 
-def prompt_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_BAND) -> pd.DataFrame:
-    """:func:`valley_contrast` of every prompt's curve (:func:`lrd.methods.crossfit.prompt_entropy_rows`):
-    ``model, kind, prompt, valley``."""
+def _prompt_valley_groups(prompts: pd.DataFrame, band: tuple[float, float]):
+    """Per (model, kind) in order of first appearance (as ``groupby(sort=False)``): the model, its
+    kind, its prompts (ascending) and their :func:`valley_contrast`; models with too few blocks
+    for a mid band are left out, as in :func:`valley_depths`."""
     needed = {"model", "kind", "prompt", "layer", "value"}
     if not needed <= set(prompts.columns):
         raise ValueError(f"prompts need the columns {sorted(needed)}")
-    codes, groups = pd.MultiIndex.from_arrays([prompts["model"], prompts["kind"]]).factorize()  # as groupby(sort=False)
+    m_codes, models = pd.factorize(prompts["model"], use_na_sentinel=False)
+    k_codes, kinds = pd.factorize(prompts["kind"], use_na_sentinel=False)
+    codes, pairs = pd.factorize(m_codes * len(kinds) + k_codes)  # (model, kind) pairs by first appearance
     prompt, layer = prompts["prompt"].to_numpy(), prompts["layer"].to_numpy()
     value = prompts["value"].to_numpy(dtype=float)
     order = np.lexsort((layer, prompt, codes))
-    starts = np.searchsorted(codes[order], np.arange(len(groups) + 1))
-    found: dict[str, list] = {"model": [], "kind": [], "prompt": [], "valley": []}
-    for g, (model, kind) in enumerate(groups):
+    starts = np.searchsorted(codes[order], np.arange(len(pairs) + 1))
+    for g, pair in enumerate(pairs):
+        model, kind = models[pair // len(kinds)], kinds[pair % len(kinds)]
         rows = order[starts[g]:starts[g + 1]]  # this model's rows, by prompt then layer
         p, l = prompt[rows], layer[rows]
-        ids, layers = np.unique(p), np.unique(l)
-        if len(rows) != len(ids) * len(layers) or np.unique(p * (l.max() + 1) + l).size != len(rows):
+        new_prompt = np.r_[True, p[1:] != p[:-1]]
+        ids, layers = p[new_prompt], np.unique(l)
+        repeated = (~new_prompt[1:] & (l[1:] == l[:-1])).any()  # sorted: a repeated (prompt, layer) is adjacent
+        if len(rows) != len(ids) * len(layers) or repeated:
             raise ValueError(f"model {model!r}: every prompt needs exactly one value at every layer")
         if not _has_band(len(layers), band):
             continue  # too few blocks for a mid band: left out, as in valley_depths
-        grid = value[rows].reshape(len(ids), len(layers))
+        yield model, kind, ids, valley_contrast(value[rows].reshape(len(ids), len(layers)), band)
+
+
+def prompt_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALLEY_BAND) -> pd.DataFrame:
+    """:func:`valley_contrast` of every prompt's curve (:func:`lrd.methods.crossfit.prompt_entropy_rows`):
+    ``model, kind, prompt, valley``."""
+    found: dict[str, list] = {"model": [], "kind": [], "prompt": [], "valley": []}
+    for model, kind, ids, valleys in _prompt_valley_groups(prompts, band):
         for key, part in (("model", [model] * len(ids)), ("kind", [kind] * len(ids)), ("prompt", ids),
-                          ("valley", valley_contrast(grid, band))):
+                          ("valley", valleys)):
             found[key].extend(part)
     return pd.DataFrame(found) if found["model"] else pd.DataFrame(columns=["model", "kind", "prompt", "valley"])
 
@@ -353,14 +368,17 @@ def per_model_valleys(prompts: pd.DataFrame, *, band: tuple[float, float] = VALL
     (Holm)`` is Holm-adjusted over the panel's decoders, ``p flat (Holm)`` over its encoders.
     The unit is the prompt: the model's own curve is the estimand, not a draw from a population.
     """
-    v = prompt_valleys(prompts, band=band)
-    rows = []
-    for (model, kind), g in v.groupby(["model", "kind"], sort=False):
-        x = g["valley"].to_numpy()
+    rows, samples = [], []
+    for model, kind, _, x in _prompt_valley_groups(prompts, band):  # prompt_valleys, grouped
+        if pd.isna(model) or pd.isna(kind):
+            continue  # as groupby would
         rows.append({"model": model, "kind": kind, "prompts": len(x), "valley": float(x.mean()),
-                     "ci": _interval(x), "p valley": sign_flip_test(x, n_permutations=n_permutations).p_value,
+                     "ci": None, "p valley": sign_flip_test(x, n_permutations=n_permutations).p_value,
                      "p flat": (flat := equivalence_sign_flip_test(x, margin, n_permutations=n_permutations)).p_value,
                      "p flat min": flat.p_min})
+        samples.append(x)
+    for row, ci in zip(rows, _intervals(samples)):  # filled in at once
+        row["ci"] = ci
     table = pd.DataFrame(rows, columns=["model", "kind", "prompts", "valley", "ci", "p valley", "p flat", "p flat min"])
     for column, kind in (("p valley", "decoder"), ("p flat", "encoder")):
         mask = (table["kind"] == kind).to_numpy()
@@ -423,7 +441,7 @@ def model_gains(table: pd.DataFrame, *, chosen: str = "best (cross-fitted)") -> 
 
 def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman correlation of matching rows of x and y (..., n_layers); 0 where either is constant."""
-    rx, ry = _sp.rankdata(x, axis=-1), _sp.rankdata(y, axis=-1)
+    rx, ry = average_ranks(x), average_ranks(y)
     rx, ry = rx - rx.mean(-1, keepdims=True), ry - ry.mean(-1, keepdims=True)
     den = np.sqrt((rx ** 2).sum(-1) * (ry ** 2).sum(-1))
     return np.divide((rx * ry).sum(-1), den, out=np.zeros(den.shape), where=den > 0)
@@ -679,6 +697,16 @@ def panel_note(kinds: dict[str, str], sources: dict[str, str]) -> str:
 
 def _interval(values: np.ndarray) -> tuple[float, float] | None:
     return mean_interval(values) if len(values) > 1 else None
+
+
+def _intervals(samples: list[np.ndarray]) -> list[tuple[float, float] | None]:
+    """:func:`_interval` of each sample, the samples of each size at once (:func:`mean_intervals`)."""
+    out: list[tuple[float, float] | None] = [None] * len(samples)
+    for n in {len(x) for x in samples if len(x) > 1}:
+        at = [i for i, x in enumerate(samples) if len(x) == n]
+        for i, (low, high) in zip(at, mean_intervals(np.stack([samples[i] for i in at]))):
+            out[i] = (float(low), float(high))
+    return out
 
 
 def _count(n: int, noun: str) -> str:
@@ -1019,6 +1047,12 @@ BOOK_DESIGN = MidLayerDesign(layers=(6, 12, 12, 24, 30, 18, 24, 28),
 BOOK_MODELS = ("minilm", "mpnet", "e5small", "embeddinggemma", "smollm2", "gemma3", "qwen", "qwen15")
 
 
+def _labelled(labels: list[str], codes: np.ndarray) -> pd.Index:
+    """The column ``labels[codes]``, typed as pandas types a column of those strings: each label
+    converted once (a simulated table's strings, converted row by row, were most of its cost)."""
+    return pd.Index(labels).take(codes)
+
+
 def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESIGN, *, gain: float = 0.0,
                     band: tuple[float, float] = PAPER_BAND) -> pd.DataFrame:
     r"""Score tables of the mid-layer chapter drawn at ``design``, with a true relative ``gain`` of
@@ -1039,6 +1073,9 @@ def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESI
         (:data:`FINAL_NORM_HALVES`).
     """
     columns: dict[str, list] = {k: [] for k in ("model", "task", "measurement", "layer", "depth", "value", "kind")}
+    labels = {"model": [f"m{i}" for i in range(len(design.layers))], "task": [f"t{t}" for t in range(design.n_tasks)],
+              "measurement": ["score", *HALVES, FINAL_NORM_SCORE, *FINAL_NORM_HALVES],
+              "kind": list(dict.fromkeys(design.kinds))}  # the string columns, as codes into these
     for i, (n_blocks, kind) in enumerate(zip(design.layers, design.kinds)):
         layers = np.arange(n_blocks + 1)
         in_band = np.zeros(n_blocks + 1, dtype=bool)
@@ -1056,14 +1093,15 @@ def simulate_design(rng: np.random.Generator, design: MidLayerDesign = BOOK_DESI
             values[FINAL_NORM_HALVES[0]] = true + rows[0] + normed_fits[0]
             values[FINAL_NORM_HALVES[1]] = true + rows[1] + normed_fits[-1]
         size = k * (n_blocks + 1)
-        tasks = np.repeat(np.array([f"t{t}" for t in range(k)], dtype=object), n_blocks + 1)
+        tasks = np.repeat(np.arange(k), n_blocks + 1)
         for measurement, v in values.items():  # one frame at the end: building one per model was most of the cost
-            for key, part in (("model", np.full(size, f"m{i}", dtype=object)), ("task", tasks),
-                              ("measurement", np.full(size, measurement, dtype=object)),
+            for key, part in (("model", np.full(size, i)), ("task", tasks),
+                              ("measurement", np.full(size, labels["measurement"].index(measurement))),
                               ("layer", np.tile(layers, k)), ("depth", np.tile(layers / n_blocks, k)),
-                              ("value", v.ravel()), ("kind", np.full(size, kind, dtype=object))):
+                              ("value", v.ravel()), ("kind", np.full(size, labels["kind"].index(kind)))):
                 columns[key].append(part)
-    return pd.DataFrame({key: np.concatenate(parts) for key, parts in columns.items()})
+    return pd.DataFrame({key: _labelled(labels[key], np.concatenate(parts)) if key in labels else np.concatenate(parts)
+                         for key, parts in columns.items()})
 
 
 #: The parameters of the mid-layer null models' design (``NullModel.design``): the default book's,
@@ -1108,6 +1146,8 @@ def simulate_valleys(rng: np.random.Generator, *, decoder_valley: float, encoder
     names = ("model", "kind", "task", "prompt", "layer", "depth", "value")
     frames: dict[str, list] = {k: [] for k in names}
     curves: dict[str, list] = {k: [] for k in names if k != "prompt"}
+    labels = {"model": [f"m{i}" for i in range(len(design["layers"]))], "kind": list(dict.fromkeys(design["kinds"])),
+              "task": ["t0"]}  # the string columns, as codes into these
     n_prompts = design["n_prompts"]
     for i, (n_blocks, kind) in enumerate(zip(design["layers"], design["kinds"])):
         layers = np.arange(n_blocks + 1)
@@ -1119,21 +1159,24 @@ def simulate_valleys(rng: np.random.Generator, *, decoder_valley: float, encoder
         true = true - (target - valley_contrast(true)) * mid  # lowering the band by x raises v by x
         values = true + rng.normal(0, design["prompt_sd"], (design["n_prompts"], n_blocks + 1))
         size = n_prompts * (n_blocks + 1)
-        for key, part in (("model", np.full(size, f"m{i}", dtype=object)), ("kind", np.full(size, kind, dtype=object)),
-                          ("task", np.full(size, "t0", dtype=object)),
+        for key, part in (("model", np.full(size, i)), ("kind", np.full(size, labels["kind"].index(kind))),
+                          ("task", np.zeros(size, dtype=int)),
                           ("prompt", np.repeat(np.arange(n_prompts), n_blocks + 1)),
                           ("layer", np.tile(layers, n_prompts)), ("depth", np.tile(depth, n_prompts)),
                           ("value", values.ravel())):
             frames[key].append(part)
-        for key, part in (("model", np.full(n_blocks + 1, f"m{i}", dtype=object)),
-                          ("kind", np.full(n_blocks + 1, kind, dtype=object)),
-                          ("task", np.full(n_blocks + 1, "t0", dtype=object)), ("layer", layers), ("depth", depth),
+        for key, part in (("model", np.full(n_blocks + 1, i)), ("kind", np.full(n_blocks + 1, labels["kind"].index(kind))),
+                          ("task", np.zeros(n_blocks + 1, dtype=int)), ("layer", layers), ("depth", depth),
                           ("value", values.mean(0))):
             curves[key].append(part)
-    results = pd.DataFrame({key: np.concatenate(parts) for key, parts in curves.items()})
+
+    def table(parts: dict[str, list]) -> pd.DataFrame:  # one frame per table: a frame per model was most of the cost
+        return pd.DataFrame({key: _labelled(labels[key], np.concatenate(p)) if key in labels else np.concatenate(p)
+                             for key, p in parts.items()})
+
+    results = table(curves)
     results.insert(3, "measurement", "prompt entropy")
-    return {"results": results,  # one frame per table: a frame per model was most of the cost
-            "prompts": pd.DataFrame({key: np.concatenate(parts) for key, parts in frames.items()})}
+    return {"results": results, "prompts": table(frames)}
 
 
 def _valley_design(**panel) -> dict:

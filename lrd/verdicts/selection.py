@@ -43,7 +43,7 @@ from scipy import stats as _sp
 
 from lrd.verdicts.calibration import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
-from lrd.verdicts.stats import PermutationTest, _all_orderings, _rank_rows, sign_flip_test, spearman_permutation_test
+from lrd.verdicts.stats import PermutationTest, _all_orderings, _rank_rows, average_ranks, sign_flip_test, spearman_permutation_test
 
 __all__ = ["LRD_SCORES", "selection_table", "spearman_difference_test", "spearman_interval", "judge_selection",
            "judge_selection_strongest", "judge_selection_llm", "SELECTION_NULL", "STRONGEST_NULL", "SELECTION_LLM_NULL"]
@@ -54,7 +54,7 @@ LRD_SCORES = ("d_0L", "mean NRS (adjusted)", "mean GFMI")
 
 def _centred_ranks(x: np.ndarray) -> np.ndarray:
     """Ranks (ties averaged) centred and scaled to unit norm, so that ``r_a @ r_y`` is Spearman's rho."""
-    r = _sp.rankdata(x) - (len(x) + 1) / 2
+    r = average_ranks(x) - (len(x) + 1) / 2
     norm = float(np.sqrt((r ** 2).sum()))
     return r / norm if norm > 0 else r
 

@@ -656,8 +656,43 @@ def within_block_permutation_test(scores: pd.DataFrame, measures: list[str], *, 
 
 # --- rank correlation: orderings ---------------------------------------------------------------
 
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks along the last axis, 1..n, ties sharing their mean rank; a row holding a NaN is all NaN.
+
+    The same numbers as ``scipy.stats.rankdata(x, axis=-1)`` (method "average"; the ranks are
+    half-integers, so exactly the same), at a fraction of its cost on many short rows (the
+    calibration ranks thousands of resampled relevance vectors per simulated panel): one
+    unstable argsort of all rows at once, then each tie group's first and last position.
+
+    >>> average_ranks(np.array([[0.3, 0.1, 0.3, 0.2], [1.0, np.nan, 0.0, 2.0]])).tolist()
+    [[3.5, 1.0, 3.5, 2.0], [nan, nan, nan, nan]]
+    """
+    x = np.asarray(x, dtype=float)
+    if x.size == 0:
+        return np.empty(x.shape)
+    n = x.shape[-1] if x.ndim else 1
+    flat = x.reshape(-1, n)
+    order = flat.argsort(axis=-1)
+    order += np.arange(0, flat.size, n)[:, None]  # positions in the flattened rows
+    s = flat.ravel()[order]  # each row sorted (NaN last)
+    idx = np.arange(n, dtype=np.int16 if n < 2 ** 14 else np.intp)  # small positions: less memory to scan
+    first = np.empty(s.shape, dtype=bool)  # a tie group starts here
+    first[:, 0] = True
+    np.not_equal(s[:, 1:], s[:, :-1], out=first[:, 1:])
+    start = np.maximum.accumulate(first * idx, axis=-1)
+    last_rev = np.empty_like(first)  # a group ends here, the row read right to left
+    last_rev[:, 0] = True
+    last_rev[:, 1:] = first[:, :0:-1]
+    end = (n - 1) - np.maximum.accumulate(last_rev * idx, axis=-1)[:, ::-1]
+    ranks = np.empty(flat.size)
+    ranks[order] = (start + end) * 0.5 + 1
+    ranks = ranks.reshape(flat.shape)
+    ranks[np.isnan(s[:, -1])] = np.nan
+    return ranks.reshape(x.shape)
+
+
 def _rank_rows(x: np.ndarray) -> np.ndarray:
-    r = _sp.rankdata(x, axis=-1)
+    r = average_ranks(x)
     r = r - r.mean(-1, keepdims=True)
     norm = np.sqrt((r ** 2).sum(-1, keepdims=True))
     return np.divide(r, norm, out=np.zeros_like(r), where=norm > 0)
@@ -752,6 +787,31 @@ def mean_interval(values: np.ndarray, *, level: float = 0.95) -> tuple[float, fl
     low, high = _sp.ttest_1samp(x, 0.0).confidence_interval(confidence_level=level)
     return float(low), float(high)
 
+
+
+def mean_intervals(values: np.ndarray, *, level: float = 0.95) -> np.ndarray:
+    r""":func:`mean_interval` of each row of ``values`` (rows, n), as an array (rows, 2) of low and high.
+
+    The same numbers as row by row (scipy's t-test reduces each row along the last axis as it
+    reduces one array), from one t-test over the rows: a judge with many small groups of units
+    (models and pairs of families, a few tasks each) spent most of its time in the per-call
+    overhead of the t-test.
+
+    >>> mean_intervals(np.array([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]])).round(3).tolist()
+    [[-0.484, 4.484], [2.0, 2.0]]
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 2 or x.shape[1] == 0 or not np.isfinite(x).all():
+        raise ValueError(f"need a finite 2-D array of at least one unit per row, got shape {x.shape}")
+    if x.shape[1] == 1:
+        return np.tile([-math.inf, math.inf], (len(x), 1))
+    m = x.mean(1)
+    out = np.stack([m, m], axis=1)
+    spread = x.std(1, ddof=1) != 0
+    if spread.any():
+        low, high = _sp.ttest_1samp(x[spread], 0.0, axis=-1).confidence_interval(confidence_level=level)
+        out[spread, 0], out[spread, 1] = low, high
+    return out
 
 
 # --- accuracy against chance: permuted gold labels -----------------------------------------------
