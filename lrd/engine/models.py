@@ -22,7 +22,7 @@ from pathlib import Path
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from lrd.engine import packs as assets
+from lrd.engine import packs
 from lrd.engine.cache import stable_json
 from lrd.engine.kinds import DECODER_FAMILIES, ModelKind, model_kind
 from lrd.engine.store import atomic_write, content_sha256, folder as lrd_folder
@@ -403,7 +403,7 @@ def model_files(folder: Path) -> list[Path]:
     level (what ``from_pretrained`` reads from) except hidden files, Markdown documents and an
     offline pack's manifest (which says what the files were, not what they are)."""
     return sorted(p for p in Path(folder).iterdir()
-                  if p.is_file() and not p.name.startswith(".") and p.name != assets.MANIFEST
+                  if p.is_file() and not p.name.startswith(".") and p.name != packs.MANIFEST
                   and p.suffix.lower() != ".md")
 
 
@@ -528,13 +528,13 @@ def model_source(name: str) -> str:
 
 
 def offline_keys() -> list[str]:
-    return sorted(assets.MODEL_PACKS)
+    return sorted(packs.MODEL_PACKS)
 
 
 def _resolve(name: str) -> tuple[str, dict]:
-    if name in assets.MODEL_PACKS:
-        pack = assets.MODEL_PACKS[name]
-        return str(assets.pack_path(name)), {**pack.info, "upstream": pack.upstream, "licence": pack.licence}
+    if name in packs.MODEL_PACKS:
+        pack = packs.MODEL_PACKS[name]
+        return str(packs.pack_path(name)), {**pack.info, "upstream": pack.upstream, "licence": pack.licence}
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser()), {}
     return name, {}
