@@ -8,9 +8,8 @@ protocol, :func:`lrd.methods.evaluate.evaluate_layers`), on each half of them
 training rows (:func:`training_halves`, stratified by label) and tests on its own test rows; a
 clustering half draws its k-means bootstraps from its own rows; a pair or STS half scores its
 own pairs (a cosine per pair: nothing is fitted). No fit is shared by the two halves, so the
-noise of the fits cannot make a layer chosen on one half pay on the other (issue 31: with the
-classifiers and partitions shared, the chapter's old judge of ``skean.gain`` said "reproduced"
-on 96% of null panels with 2 points of shared fit noise).
+noise of the fits cannot make a layer chosen on one half pay on the other (issue 31; each
+half's score depends on its own rows alone: ``tests/test_crossfit.py::test_halves_are_cross_fitted``).
 
 :data:`FINAL_NORM_SCORE` names the score of states passed through a decoder's final norm (the
 states the paper's code scores), and :func:`prompt_entropy_rows` keeps each prompt's entropy
