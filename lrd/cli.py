@@ -22,19 +22,19 @@ from pathlib import Path
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from lrd.engine import packs as assets
+    from lrd.engine import packs
 
     if args.home_error:  # a read-only home: refused at once if a pack is to build (checked by remembered hashes)
-        todo = [k for k in (args.keys or assets.PACKS) if k in assets.PACKS and (args.force or not _built(k))]
+        todo = [k for k in (args.keys or packs.PACKS) if k in packs.PACKS and (args.force or not _built(k))]
         if todo:
             from lrd.engine.store import HomeReadOnly
 
             raise HomeReadOnly(f"the packs {', '.join(todo)} are {'to rebuild (--force)' if args.force else 'not built'}"
                                ": they would be built there", args.home_error)
     t0 = time.perf_counter()
-    status = assets.fetch(args.keys or None, force=args.force, keep_wheels=args.keep_wheels)
+    status = packs.fetch(args.keys or None, force=args.force, keep_wheels=args.keep_wheels)
     built = [k for k, s in status.items() if s != "up to date"]
-    print(f"lrd fetch: {len(status)} packs in {assets.lrd_home()}: "
+    print(f"lrd fetch: {len(status)} packs in {packs.lrd_home()}: "
           + (f"built {', '.join(built)}" if built else "nothing to do, all up to date")
           + f" ({time.perf_counter() - t0:.1f} s)")
     return 0
@@ -42,11 +42,11 @@ def _fetch(args: argparse.Namespace) -> int:
 
 def _built(key: str) -> bool:
     """Whether the pack ``key`` is built and, for a model, its files match their manifest."""
-    from lrd.engine import packs as assets
+    from lrd.engine import packs
 
     try:
-        assets.pack_path(key, auto_fetch=False)
-    except assets.PackNotBuilt:
+        packs.pack_path(key, auto_fetch=False)
+    except packs.PackNotBuilt:
         return False
     return True
 

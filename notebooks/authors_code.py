@@ -56,7 +56,7 @@ from lrd.verdicts.layer_choice import panel_note
 
 glue = lrd.book.open_chapter("authors_code", globals())  # an appendix: it compares computations, it judges no claim
 parameters = {ch: {**lrd.book.default_parameters(ch), **lrd.book.profile(chapter_profile, ch)} for ch in DECLARATIONS}
-units = authors_code_units(parameters, models=models)
+units = authors_code_units(parameters=parameters, models=models)
 tables = mid_layer_tables(models, compute(units["mid_layer"]))
 results, note = tables.results, panel_note(tables.kinds, tables.sources)
 glue("n_models", len(models))

@@ -141,10 +141,12 @@ glue("paper_p_min", f"1/{round(1 / sign_flip_p_min(len(ILSE_TABLE_ROWS)))}")
 task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
 # cached units (lrd.units; `lrd sweep` runs them on a cluster): every method per (model, task), the
 # few-shot runs per (model, few-shot task), and the ablations on the ablation model
-parts = cayley_aggregation_units(models, tasks, n_samples, methods, seeds, gnn_layers, max_epochs, patience,
-                                 ablation_model, ablation_task, n_mappings, few_shot, few_shot_tasks,
-                                 few_shot_methods, train_threads=train_threads, device=device,
-                                 dtype=dtype, ablation_dtype=ablation_dtype, per_model_mappings=per_model_mappings)
+parts = cayley_aggregation_units(models=models, tasks=tasks, n_samples=n_samples, methods=methods, seeds=seeds,
+                                 gnn_layers=gnn_layers, max_epochs=max_epochs, patience=patience,
+                                 ablation_model=ablation_model, ablation_task=ablation_task, n_mappings=n_mappings,
+                                 few_shot=few_shot, few_shot_tasks=few_shot_tasks, few_shot_methods=few_shot_methods,
+                                 train_threads=train_threads, device=device, dtype=dtype,
+                                 ablation_dtype=ablation_dtype, per_model_mappings=per_model_mappings)
 tables = cayley_tables(parts, {part: compute(units) for part, units in parts.items()})
 
 # %% [markdown]

@@ -98,9 +98,10 @@ _ = glue("panel_note", note)  # (the last line of the cell: its key is not shown
 
 # %% tags=["hide-input"]
 glue("n_items", n_items)
-units = cosine_vs_ablation_units(models, tasks, n_items, n_calibration, pruning_models, pruning_ks, n_random, encoders,
-                                 encoder_task, n_encoder, encoder_scorer, batch_size=batch_size, device=device,
-                                 dtype=dtype)
+units = cosine_vs_ablation_units(models=models, tasks=tasks, n_items=n_items, n_calibration=n_calibration,
+                                 pruning_models=pruning_models, pruning_ks=pruning_ks, n_random=n_random,
+                                 encoders=encoders, encoder_task=encoder_task, n_encoder=n_encoder,
+                                 encoder_scorer=encoder_scorer, batch_size=batch_size, device=device, dtype=dtype)
 runs = collect_decoders(models, compute(units["decoders"]))  # one cached unit per decoder (lrd.units.cosine_vs_ablation.ablation_decoder)
 relevance = runs.relevance
 csv_path = save_results(relevance, "cosine_vs_ablation", results_dir)

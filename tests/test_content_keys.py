@@ -179,7 +179,7 @@ def test_a_chapter_s_cached_record_names_the_request(tiny_encoder_dir, tmp_path,
     from lrd.units.models_and_tasks import models_and_tasks_units
 
     folders = [str(shutil.copytree(tiny_encoder_dir, tmp_path / n)) for n in ("one", "two")]
-    units = models_and_tasks_units(folders, "sst2", 12)
+    units = models_and_tasks_units(models=folders, task="sst2", n_samples=12, dtype="float32")
     got = [run_unit(u, root=tmp_path / "results") for u in units]
     assert [how for _, how in got] == ["computed", "cached"]
     for (probe, _), folder in zip(got, folders):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lrd.engine.tasks import Task
 from lrd.methods.crossfit import (evaluate_layer_halves, fitting_rows, layer_scores, prompt_entropy_rows,
                                   training_halves)
 from lrd.methods.evaluate import evaluate_layers, evaluation_halves
@@ -54,21 +55,52 @@ def test_training_halves_keep_every_label():
 
 
 def test_crossfit_halves_are_scored_on_their_own_pairs():
-    """Pairs fit nothing: each half is scored on its own pairs, as before."""
+    """Pairs fit nothing: each half is scored on its own pairs. STS where the human score follows
+    the cosine on half 1 and its opposite on half 2."""
     task = _label_blind_task("sts", n=40)
     layers = np.random.default_rng(3).standard_normal((2, len(task.texts), 8))
     assert fitting_rows(task) is None
-    done = evaluate_layer_halves(layers, task)
+    where = {t: i for i, t in enumerate(task.texts)}
+    vectors = [(layers[1, where[u]], layers[1, where[v]]) for u, v in zip(*task.pairs)]
+    sims = np.array([np.dot(u, v) / np.linalg.norm(u) / np.linalg.norm(v) for u, v in vectors])
     a, b = evaluation_halves(task)
-    assert done.halves.shape == (2, 2) and done.score == pytest.approx(evaluate_layers(layers, task))
+    score = sims.copy()
+    score[b] = -sims[b]
+    task = Task("t", "sts", task.frame.assign(score=score), None, "test")
+    done = evaluate_layer_halves(layers, task)
+    assert done.halves.shape == (2, 2) and done.halves[:, 1] == pytest.approx([1.0, -1.0])
+    assert done.score == pytest.approx(evaluate_layers(layers, task))
 
 
 def test_crossfit_layer_scores_rows():
     task, layers = synthetic_task(n=120)
     rows = layer_scores(layers, task, model="m", halves=True, n_permutations=2, n_experiments=2)
     assert set(rows["measurement"]) == {"score", "score half 1", "score half 2", "chance", "chance max"}
+    assert (rows.groupby("measurement").size() == 2).all()
+    assert set(layer_scores(layers, task, model="m", n_experiments=2)["measurement"]) == {"score"}
     with pytest.raises(ValueError, match="n_permutations"):
         evaluate_layer_halves(layers, task, n_permutations=-1)
+
+
+def test_random_layer_scores_at_chance_and_signal_above():
+    task, layers = synthetic_task(n=600, n_classes=3)
+    done = evaluate_layer_halves(layers, task, n_experiments=4, n_permutations=2)
+    assert abs(done.score[0] - 1 / 3) < 0.06  # 4 experiments x ~300 test rows
+    assert abs(done.chance.mean() - 1 / 3) < 0.05  # permuted labels: 1 / n_classes for a balanced classifier
+    assert done.score[1] > 0.7 > done.chance.max()
+
+
+@pytest.mark.parametrize("kind, n_labels, low", [("sts", 0, -0.1), ("pair_classification", 2, 0.4),
+                                                 ("clustering", 4, 0.0), ("clustering", 57, 0.5)])
+def test_random_layer_scores_at_its_permutation_chance(kind, n_labels, low):
+    """A label-blind partition of 300 rows into 57 clusters has a V-measure near 0.7, not 0: chance
+    is what the same evaluator scores on the same rows with the labels shuffled."""
+    task = _label_blind_task(kind, n_labels=n_labels)
+    layers = np.random.default_rng(2).standard_normal((1, len(task.texts), 24))
+    done = evaluate_layer_halves(layers, task, n_bootstrap=3, n_permutations=4)
+    assert done.chance.shape == (4, 1) and done.halves.shape == (2, 1)
+    assert abs(done.score[0] - done.chance.mean()) < 0.1
+    assert done.chance.mean() > low
 
 
 def test_prompt_entropy_rows_average_to_the_prompt_entropy():

@@ -1,5 +1,5 @@
-"""lrd.evaluate_layers: equal to mteb's own evaluation on one layer, at its measured (label-permutation)
-chance on random layers; the two halves of the evaluation rows."""
+"""lrd.evaluate_layers: equal to mteb's own evaluation on one layer; the two halves of the evaluation
+rows (each half's score and the label-permutation chance: tests/test_crossfit.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lrd.methods.evaluate import (evaluate_layer_halves, evaluate_layers, evaluation_halves, layer_scores, mteb_classifier,
-                          n_evaluation_units, undersample)
+from lrd.methods.evaluate import (MTEB_SEED, _run, evaluate_layers, evaluation_halves, mteb_classifier, n_evaluation_units,
+                                  undersample)
 from lrd.engine.tasks import Task
 
 # Scores are computed by the same scikit-learn calls on the same rows; only float32 (mteb's
@@ -60,14 +60,6 @@ def test_undersample_takes_samples_per_label_of_each():
         assert sorted(labels[chosen].tolist()) == [0, 0, 1, 1]
 
 
-def test_random_layer_scores_at_chance_and_signal_above():
-    task, layers = synthetic_task(n=600, n_classes=3)
-    done = evaluate_layer_halves(layers, task, n_experiments=4, n_permutations=2)
-    assert abs(done.score[0] - 1 / 3) < 0.06  # 4 experiments x ~300 test rows
-    assert abs(done.chance.mean() - 1 / 3) < 0.05  # permuted labels: 1 / n_classes for a balanced classifier
-    assert done.score[1] > 0.7 > done.chance.max()
-
-
 def _label_blind_task(kind: str, n: int = 300, n_labels: int = 4, seed: int = 1) -> Task:
     rng = np.random.default_rng(seed)
     if kind == "clustering":
@@ -78,19 +70,6 @@ def _label_blind_task(kind: str, n: int = 300, n_labels: int = 4, seed: int = 1)
     y = rng.random(n) if kind == "sts" else rng.integers(0, 2, n)
     frame = pd.DataFrame({"text1": texts[:n], "text2": texts[n:], col: y, "split": "test"})
     return Task("t", kind, frame, None if kind == "sts" else ("0", "1"), "test")
-
-
-@pytest.mark.parametrize("kind, n_labels, low", [("sts", 0, -0.1), ("pair_classification", 2, 0.4),
-                                                 ("clustering", 4, 0.0), ("clustering", 57, 0.5)])
-def test_random_layer_scores_at_its_permutation_chance(kind, n_labels, low):
-    """A label-blind partition of 300 rows into 57 clusters has a V-measure near 0.7, not 0: chance
-    is what the same evaluator scores on the same rows with the labels shuffled."""
-    task = _label_blind_task(kind, n_labels=n_labels)
-    layers = np.random.default_rng(2).standard_normal((1, len(task.texts), 24))
-    done = evaluate_layer_halves(layers, task, n_bootstrap=3, n_permutations=4)
-    assert done.chance.shape == (4, 1) and done.halves.shape == (2, 1)
-    assert abs(done.score[0] - done.chance.mean()) < 0.1
-    assert done.chance.mean() > low
 
 
 def test_halves_partition_the_evaluation_units():
@@ -105,39 +84,16 @@ def test_halves_partition_the_evaluation_units():
         evaluation_halves(_label_blind_task("sts", n=3))
 
 
-def test_halves_are_scored_on_their_own_units():
-    """STS where the human score follows the cosine on half 1 and its opposite on half 2."""
-    task = _label_blind_task("sts", n=40)
-    layers = np.random.default_rng(3).standard_normal((2, len(task.texts), 8))
-    where = {t: i for i, t in enumerate(task.texts)}
-    vectors = [(layers[1, where[u]], layers[1, where[v]]) for u, v in zip(*task.pairs)]
-    sims = np.array([np.dot(u, v) / np.linalg.norm(u) / np.linalg.norm(v) for u, v in vectors])
-    a, b = evaluation_halves(task)
-    score = sims.copy()
-    score[b] = -sims[b]
-    task = Task("t", "sts", task.frame.assign(score=score), None, "test")
-    done = evaluate_layer_halves(layers, task)
-    assert done.halves[:, 1] == pytest.approx([1.0, -1.0])
-    assert done.score[1] == pytest.approx(evaluate_layers(layers, task)[1])
-
-
-def test_classification_halves_weigh_up_to_the_full_score():
-    """Accuracy is a mean over test rows, and both halves use the same classifiers."""
+def test_one_fit_scored_on_subsets_weighs_up_to_the_full_score():
+    """Accuracy is a mean over test rows: one set of classifiers scored on the two halves of the
+    test rows (the subsets every scorer takes) averages, weighted by size, to the full score."""
     task, layers = synthetic_task(n=200, n_classes=2, signal=0.6)
-    done = evaluate_layer_halves(layers, task, n_experiments=3)
     a, b = evaluation_halves(task)
-    assert (len(a) * done.halves[0] + len(b) * done.halves[1]) / (len(a) + len(b)) == pytest.approx(done.score)
-    assert done.score == pytest.approx(evaluate_layers(layers, task, n_experiments=3))
-
-
-def test_layer_scores_rows_and_bad_permutations():
-    task, layers = synthetic_task(n=120)
-    rows = layer_scores(layers, task, model="m", halves=True, n_permutations=2, n_experiments=2)
-    assert set(rows["measurement"]) == {"score", "score half 1", "score half 2", "chance", "chance max"}
-    assert (rows.groupby("measurement").size() == 2).all()
-    assert set(layer_scores(layers, task, model="m", n_experiments=2)["measurement"]) == {"score"}
-    with pytest.raises(ValueError, match="n_permutations"):
-        evaluate_layer_halves(layers, task, n_permutations=-1)
+    options = dict(n_experiments=3, samples_per_label=8, n_bootstrap=10, seed=MTEB_SEED)
+    full, first, second = _run(layers.astype(np.float64), task, [task.labels], [np.arange(len(a) + len(b)), a, b],
+                               **options)[0]
+    assert (len(a) * first + len(b) * second) / (len(a) + len(b)) == pytest.approx(full)
+    assert full == pytest.approx(evaluate_layers(layers, task, n_experiments=3))
 
 
 def test_rejects_misaligned_states():

@@ -109,3 +109,16 @@ def test_grouping_table_lists_each_group_s_models():
     assert cos.loc[CLAIMS["cosine.correlation"].label, "models"] == "lm"
     assert cos.loc[CLAIMS["cosine.theory"].label, "models"] == "-"
     assert cos.loc[CLAIMS["cosine.olmo"].label, "models"] == "none of the panel"  # OLMo-7B's claim, OLMo-7B only
+
+
+def test_the_anatomy_table_s_decoder_rows_are_the_decoder_families_in_it():
+    """Issue 47 (8b): which families are decoders is DECODER_FAMILIES' fact; the anatomy table's
+    decoder rows (those with a final norm, read from the *ForCausalLM) are exactly its members, so
+    the loader's rule (lrd.engine.models._is_decoder) reads the same set from either."""
+    from lrd.engine.kinds import DECODER_FAMILIES
+    from lrd.engine.models import ARCHITECTURES
+
+    with_norm = {k for k, v in ARCHITECTURES.items() if v["final_norm"] is not None}
+    assert with_norm == set(ARCHITECTURES) & DECODER_FAMILIES
+    assert {"bert", "mpnet", "xlm-roberta"} <= set(ARCHITECTURES) - DECODER_FAMILIES
+

@@ -8,6 +8,7 @@ import pytest
 
 from lrd import book
 from lrd.cli import main
+from lrd.units.registry import CHAPTER_UNITS
 
 
 @pytest.fixture
@@ -411,6 +412,26 @@ def test_declaring_a_chapter_s_units_checks_the_values_too():
         units.units("mid_layer", {"n_views": 1})
     with pytest.raises(ValueError, match="max_epochs must be at least 1"):
         units.units("cayley_aggregation", {"max_epochs": 0})
+
+
+@pytest.mark.parametrize("chapter", list(CHAPTER_UNITS))
+def test_unit_declarations_take_keywords_with_the_notebook_s_defaults(chapter):
+    """Issue 47 (6): a chapter's unit declaration takes its parameters by name only, and each
+    default it declares is the one the chapter's parameters cell sets (``dtype`` defaulted to
+    float32 in the declarations and bfloat16 in every notebook); a parameter the chapter lacks
+    (cosine_vs_ablation's ``n_chance``) has a default of its own, so the registry can declare the
+    units from the chapter's parameters alone."""
+    import inspect
+
+    from lrd.units.registry import declaration
+
+    notebook = book.default_parameters(chapter)
+    for name, p in inspect.signature(declaration(chapter)).parameters.items():
+        assert p.kind is p.KEYWORD_ONLY, f"{chapter}: {name} is not keyword-only"
+        if name in notebook and p.default is not p.empty:
+            assert p.default == notebook[name], f"{chapter}.{name}: {p.default!r} here, {notebook[name]!r} in the notebook"
+        elif name not in notebook:
+            assert p.default is not p.empty, f"{chapter}.{name} is no parameter of the chapter and has no default"
 
 
 # ---- issue 28: every parameter typed, duplicates, the device, seeds, -p twice ---------------------

@@ -94,7 +94,7 @@ def test_scoring_and_removal_outputs_are_perturbed(tiny_decoder, tiny_encoder, m
 def test_unit_keys_depend_on_the_perturbation(tiny_encoder_dir, monkeypatch):
     from lrd.units import models_and_tasks_units
 
-    (unit,) = models_and_tasks_units([str(tiny_encoder_dir)], "sst2", 8)
+    (unit,) = models_and_tasks_units(models=[str(tiny_encoder_dir)], task="sst2", n_samples=8, dtype="float32")
     unit = type(unit)(unit.chapter, unit.func, unit.model, unit.params)  # no task content in the key
     monkeypatch.delenv(ENV_VAR, raising=False)
     exact = unit.key()

@@ -143,15 +143,21 @@ def test_listing_units_imports_neither_torch_nor_transformers(tiny_encoder, tiny
 
 
 def test_unit_keys_change_with_every_input(tiny_encoder_dir, tiny_decoder_dir, data_packs):
-    a, b = lrd_families_units([str(tiny_encoder_dir), str(tiny_decoder_dir)], ["sst2"], 24, k=3)
+    def declare(models, n_samples=24, k=3, **options):
+        return lrd_families_units(models=models, tasks=["sst2"], n_samples=n_samples, k=k,
+                                  **{"dtype": "float32", "task_groups": 0, **options})
+
+    a, b = declare([str(tiny_encoder_dir), str(tiny_decoder_dir)])
     assert a.key() != b.key()  # model
-    assert a.key() == lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=3)[0].key()  # deterministic
-    assert a.key() != lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=4)[0].key()  # parameter
-    assert a.key() != lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 30, k=3)[0].key()  # task rows
-    assert a.key() == lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=3, device="cuda")[0].key()
-    assert a.key() == lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=3, dtype="float32")[0].key()
-    half = lrd_families_units([str(tiny_encoder_dir)], ["sst2"], 24, k=3, dtype="bfloat16")[0]
+    assert a.key() == declare([str(tiny_encoder_dir)])[0].key()  # deterministic
+    assert a.key() != declare([str(tiny_encoder_dir)], k=4)[0].key()  # parameter
+    assert a.key() != declare([str(tiny_encoder_dir)], n_samples=30)[0].key()  # task rows
+    assert a.key() == declare([str(tiny_encoder_dir)], device="cuda")[0].key()
+    half = declare([str(tiny_encoder_dir)], dtype="bfloat16")[0]
     assert half.dtype == "bfloat16" and half.key() != a.key()  # issue 19: the dtype is in the key
+    # the declaration's default dtype is the chapter's (bfloat16)
+    assert lrd_families_units(models=[str(tiny_encoder_dir)], tasks=["sst2"], n_samples=24, k=3,
+                              task_groups=0)[0].key() == half.key()
 
 
 def test_a_bfloat16_model_is_what_its_key_says_and_close_to_float32(tiny_encoder, tiny_encoder_dir, lrd_home):
@@ -216,7 +222,8 @@ def test_units_are_declared_from_the_chapter_parameters():
 
 def test_the_chapter_function_computes_once_then_reads_the_cache(tiny_encoder_dir, tmp_path, data_packs,
                                                                   monkeypatch):
-    todo = lrd_families_units([str(tiny_encoder_dir)], TASKS, 24, k=3)
+    todo = lrd_families_units(models=[str(tiny_encoder_dir)], tasks=TASKS, n_samples=24, k=3, dtype="float32",
+                              task_groups=0)
     first = compute(todo, root=tmp_path)
     assert len(list(tmp_path.glob("*.lrd"))) == 2
     monkeypatch.setattr("lrd.units.base.load_model", lambda *a, **k: pytest.fail("a cached unit loaded its model"))
@@ -267,8 +274,10 @@ def test_a_sweep_fills_the_cache_as_a_serial_run_does_and_reports_a_failing_unit
         client, tiny_encoder_dir, tiny_decoder_dir, tmp_path, data_packs):
     from lrd.units.sweep import sweep
 
-    good = lrd_families_units([str(tiny_encoder_dir), str(tiny_decoder_dir)], TASKS, 24, k=3)
-    bad = lrd_families_units([str(tmp_path / "no-such-model")], TASKS, 24, k=3)
+    good = lrd_families_units(models=[str(tiny_encoder_dir), str(tiny_decoder_dir)], tasks=TASKS, n_samples=24, k=3,
+                              dtype="float32", task_groups=0)
+    bad = lrd_families_units(models=[str(tmp_path / "no-such-model")], tasks=TASKS, n_samples=24, k=3,
+                             dtype="float32", task_groups=0)
     compute(good, root=tmp_path / "serial")
 
     outcomes = sweep(bad + good, client=client, root=tmp_path / "swept", threads=1, progress=False)
@@ -309,7 +318,8 @@ def test_a_worker_killed_mid_unit_is_retried_and_leaves_no_partial_entry(client,
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import the test module
     try:
         root = tmp_path / "results"
-        todo = lrd_families_units([str(tiny_encoder_dir)], TASKS[:1], 24, k=3)
+        todo = lrd_families_units(models=[str(tiny_encoder_dir)], tasks=TASKS[:1], n_samples=24, k=3, dtype="float32",
+                                  task_groups=0)
         todo.append(Unit("test", kill_once, str(tiny_encoder_dir), {"marker": str(tmp_path / "killed")}))
         outcomes = sweep(todo, client=client, root=root, threads=1, progress=False)
     finally:
@@ -423,9 +433,11 @@ def test_prepared_cayley_units_train_without_a_forward_pass_and_per_unit_workers
     from lrd.units.sweep import sweep
 
     model = str(tiny_encoder_dir)
-    parts = cayley_aggregation_units([model], ["sst2"], 24, ["last", "mean"], [0, 1], gnn_layers=1, max_epochs=2,
-                                     patience=2, ablation_model=model, ablation_task="sst2", n_mappings=1,
-                                     few_shot=[2], few_shot_tasks=["sst2"], few_shot_methods=["last"])
+    parts = cayley_aggregation_units(models=[model], tasks=["sst2"], n_samples=24, methods=["last", "mean"],
+                                     seeds=[0, 1], gnn_layers=1, max_epochs=2, patience=2, ablation_model=model,
+                                     ablation_task="sst2", n_mappings=1, few_shot=[2], few_shot_tasks=["sst2"],
+                                     few_shot_methods=["last"], dtype="float32", ablation_dtype=None,
+                                     per_model_mappings=0)
     todo = [u for part in parts.values() for u in part]
     assert [u.name for u in todo] == ["cayley_ablation", "cayley_task_scores", "cayley_few_shot"]  # longest first
     assert prepare_units(todo) == 3
@@ -459,9 +471,9 @@ def test_prepared_mid_layer_units_run_only_their_token_pass(tiny_decoder_dir, tm
     from lrd.units.mid_layer import mid_layer_units
     from lrd.units.sweep import prepare_units
 
-    (unit,) = mid_layer_units([str(tiny_decoder_dir)], ["sst2"], 24, n_bootstrap=1, pooling="mean", token_task="sst2",
-                              n_token_prompts=6, aug_task="sst2", n_aug_prompts=3, n_views=2, norm_task="sst2",
-                              n_permutations=1)
+    (unit,) = mid_layer_units(models=[str(tiny_decoder_dir)], tasks=["sst2"], n_samples=24, n_bootstrap=1,
+                              pooling="mean", token_task="sst2", n_token_prompts=6, aug_task="sst2", n_aug_prompts=3,
+                              n_views=2, norm_task="sst2", n_permutations=1, dtype="float32")
     states = tmp_path / "states"  # the extraction cache of this test alone
     monkeypatch.setattr(extract_module, "folder", lambda kind: states)
     unprepared = compute([unit], root=tmp_path / "unprepared")[0]
@@ -500,14 +512,15 @@ def test_the_ablation_model_computes_in_its_own_dtype(data_packs):
     from lrd.units.cayley_aggregation import cayley_aggregation_units
 
     def dtypes(**kw):
-        parts = cayley_aggregation_units(["minilm", "mpnet"], ["sst2"], 24, ["last"], [0], gnn_layers=1, max_epochs=2,
-                                         patience=2, ablation_model="mpnet", ablation_task="sst2", n_mappings=1,
-                                         few_shot=[2], few_shot_tasks=["sst2"], few_shot_methods=["last"], **kw)
+        parts = cayley_aggregation_units(models=["minilm", "mpnet"], tasks=["sst2"], n_samples=24, methods=["last"],
+                                         seeds=[0], gnn_layers=1, max_epochs=2, patience=2, ablation_model="mpnet",
+                                         ablation_task="sst2", n_mappings=1, few_shot=[2], few_shot_tasks=["sst2"],
+                                         few_shot_methods=["last"], **{"per_model_mappings": 0, **kw})
         return {part: {u.dtype for u in units} for part, units in parts.items()}
 
     assert dtypes(dtype="bfloat16", ablation_dtype="float32") == {
         "ablation": {"float32"}, "mappings": set(), "scores": {"bfloat16"}, "few_shot": {"bfloat16"}}
-    assert dtypes(dtype="bfloat16") == {"ablation": {"bfloat16"}, "mappings": set(), "scores": {"bfloat16"},
-                                        "few_shot": {"bfloat16"}}
+    assert dtypes(dtype="bfloat16", ablation_dtype=None) == {
+        "ablation": {"bfloat16"}, "mappings": set(), "scores": {"bfloat16"}, "few_shot": {"bfloat16"}}
     # the other models' mapping grids compute in the chapter's dtype
     assert dtypes(dtype="bfloat16", ablation_dtype="float32", per_model_mappings=2)["mappings"] == {"bfloat16"}

@@ -29,11 +29,10 @@ from lrd.engine.pipeline import HostCopy, accelerator_batch_tokens, on_accelerat
 POOLINGS = ("mean", "last", "cls")
 EXTRACT_VERSION = "2"  # bump when extraction semantics or the entry format change: invalidates the cache
 DEFAULT_MAX_LENGTH = 512  # cap of the default max_length (part of every cache key)
-# Padded tokens per batch on CPU (``max_batch_tokens=None``). Measured with
-# benchmarks/batch_tokens.py (2026-11-30, 160 texts, batch size 32): MMLU questions (mean 50,
-# max 448 tokens) through Qwen2.5-0.5B 93.2 s without a cap, 43.9 s at 512 (1024: 41.1 s,
-# 256: 52.4 s), smollm2 29.0 -> 12.7 s; sarcasm headlines (mean 14 tokens) 14.7 -> 11.9 s
-# (qwen), 3.8 -> 3.5 s (smollm2). Accelerators keep plain batches of ``batch_size``.
+# Padded tokens per batch on CPU (``max_batch_tokens=None``), chosen with
+# benchmarks/batch_tokens.py (it times each cap against none): long texts (MMLU questions through
+# the decoders) gain most, short ones (sarcasm headlines) a little, and caps above 512 add little.
+# Accelerators keep plain batches of ``batch_size``.
 CPU_BATCH_TOKENS = 512
 # Position ids of these architectures start after the padding index, so pad_token_id + 1
 # rows of the position table are never used for real tokens.

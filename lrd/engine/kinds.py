@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 __all__ = ["ModelKind", "GROUPINGS", "model_kind", "grouped", "DECODER_FAMILIES"]
 
 #: ``model_type`` values of decoder-family stacks (causal LMs, or their backbones run as embedders).
+#: The one list of which families are decoders. :data:`lrd.engine.models.ARCHITECTURES` states a
+#: different fact, where a family's blocks, final norm and embeddings live, for the families whose
+#: anatomy is not derived (encoders too); its decoder rows are the members of this set it holds
+#: (tests/test_kinds.py::test_the_anatomy_table_s_decoder_rows_are_the_decoder_families_in_it).
 DECODER_FAMILIES = frozenset({
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3",
     "gemma3_text", "phi", "phi3", "olmo", "olmo2", "granite", "smollm3", "gpt2", "gpt_neox", "gptj", "opt",

@@ -22,9 +22,9 @@ from pathlib import Path
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from lrd.engine import packs as assets
+from lrd.engine import packs
 from lrd.engine.cache import stable_json
-from lrd.engine.kinds import ModelKind, model_kind
+from lrd.engine.kinds import DECODER_FAMILIES, ModelKind, model_kind
 from lrd.engine.store import atomic_write, content_sha256, folder as lrd_folder
 
 if TYPE_CHECKING:  # torch is imported where a model is loaded or probed: declaring units needs none
@@ -39,6 +39,11 @@ if TYPE_CHECKING:  # torch is imported where a model is loaded or probed: declar
 # row is written from its *ForCausalLM; the same family loaded with AutoModel (the base model,
 # e.g. EmbeddingGemma's Gemma3TextModel) reads it below the base-model prefix ("model."), see
 # :func:`architecture_row`.
+#
+# Which families are decoders is not this table's fact but :data:`lrd.engine.kinds.DECODER_FAMILIES`
+# (every decoder-family ``model_type``, with a row here or not: a family without a row has its
+# anatomy derived); a decoder family's row here must be one of them, an encoder family's row must
+# not (tests/test_kinds.py::test_the_anatomy_table_s_decoder_rows_are_the_decoder_families_in_it).
 ARCHITECTURES: dict[str, dict[str, str | None]] = {
     # encoders (loaded with AutoModel)
     "bert": {"blocks": "encoder.layer", "final_norm": None, "embeddings": "embeddings"},
@@ -365,14 +370,14 @@ class LoadedModel:
 
 def _is_decoder(config: Any) -> bool:
     """Whether a config is a causal LM: its architectures name a causal-LM head or its family is
-    a decoder family of :data:`ARCHITECTURES`; never when its attention is bidirectional
+    a decoder family (:data:`lrd.engine.kinds.DECODER_FAMILIES`) with a row in
+    :data:`ARCHITECTURES`; never when its attention is bidirectional
     (``use_bidirectional_attention``, e.g. EmbeddingGemma's Gemma 3 backbone)."""
     if getattr(config, "use_bidirectional_attention", False):
         return False
     archs = getattr(config, "architectures", None) or []
-    return any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs) or config.model_type in {
-        k for k, v in ARCHITECTURES.items() if v["final_norm"] is not None
-    }
+    return (any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
+            or (config.model_type in DECODER_FAMILIES and config.model_type in ARCHITECTURES))
 
 
 def fingerprint(model: torch.nn.Module, source: str | None = None) -> str:
@@ -398,7 +403,7 @@ def model_files(folder: Path) -> list[Path]:
     level (what ``from_pretrained`` reads from) except hidden files, Markdown documents and an
     offline pack's manifest (which says what the files were, not what they are)."""
     return sorted(p for p in Path(folder).iterdir()
-                  if p.is_file() and not p.name.startswith(".") and p.name != assets.MANIFEST
+                  if p.is_file() and not p.name.startswith(".") and p.name != packs.MANIFEST
                   and p.suffix.lower() != ".md")
 
 
@@ -523,13 +528,13 @@ def model_source(name: str) -> str:
 
 
 def offline_keys() -> list[str]:
-    return sorted(assets.MODEL_PACKS)
+    return sorted(packs.MODEL_PACKS)
 
 
 def _resolve(name: str) -> tuple[str, dict]:
-    if name in assets.MODEL_PACKS:
-        pack = assets.MODEL_PACKS[name]
-        return str(assets.pack_path(name)), {**pack.info, "upstream": pack.upstream, "licence": pack.licence}
+    if name in packs.MODEL_PACKS:
+        pack = packs.MODEL_PACKS[name]
+        return str(packs.pack_path(name)), {**pack.info, "upstream": pack.upstream, "licence": pack.licence}
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser()), {}
     return name, {}

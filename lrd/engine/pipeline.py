@@ -54,10 +54,9 @@ def prefetch(items: Iterable[T], depth: int = 2, *, background: bool = True) -> 
     background : bool
         ``False`` produces each item inline, when it is asked for, in the calling thread: what
         the CPU wants (``background=on_accelerator(device)``), where a feeding thread has no
-        device to overlap with and can only compete with torch's own threads. (Measured on 2
-        cores, alternating runs of a SmolLM2 removal sweep: 210, 194 s with the thread, 218,
-        183 s without; no difference beyond this VM's noise. Inline keeps the CPU path as it
-        was before the thread, one thread fewer per call.)
+        device to overlap with and can only compete with torch's own threads (on 2 cores a
+        removal sweep was no faster with it). Inline keeps the CPU path as it was before the
+        thread, one thread fewer per call.
     """
     if depth < 1:
         raise ValueError(f"depth must be at least 1, got {depth}")

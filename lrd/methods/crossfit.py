@@ -8,13 +8,8 @@ protocol, :func:`lrd.methods.evaluate.evaluate_layers`), on each half of them
 training rows (:func:`training_halves`, stratified by label) and tests on its own test rows; a
 clustering half draws its k-means bootstraps from its own rows; a pair or STS half scores its
 own pairs (a cosine per pair: nothing is fitted). No fit is shared by the two halves, so the
-noise of the fits cannot make a layer chosen on one half pay on the other (issue 31: with the
-classifiers and partitions shared, the chapter's old judge of ``skean.gain`` said "reproduced"
-on 96% of null panels with 2 points of shared fit noise).
-
-:func:`lrd.methods.evaluate.evaluate_layer_halves`, which scores both halves with the same fits,
-is kept unchanged there so that the units that import :mod:`lrd.methods.evaluate` (the cosine
-and selection chapters') keep their cache keys; the mid-layer chapter uses this module.
+noise of the fits cannot make a layer chosen on one half pay on the other (issue 31; each
+half's score depends on its own rows alone: ``tests/test_crossfit.py::test_halves_are_cross_fitted``).
 
 :data:`FINAL_NORM_SCORE` names the score of states passed through a decoder's final norm (the
 states the paper's code scores), and :func:`prompt_entropy_rows` keeps each prompt's entropy
@@ -27,7 +22,7 @@ Skean et al., "Layer by Layer", ICML 2025, Section 4 (per-layer MTEB evaluation)
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -35,13 +30,13 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from lrd.engine.tasks import Task
-from lrd.methods.evaluate import (MTEB_SEED, LayerEvaluation, _checked, _classification_split, _run, evaluate_layers,
-                                  evaluation_halves, n_evaluation_units)
+from lrd.methods.evaluate import (MTEB_SEED, _checked, _classification_split, _run, evaluate_layers, evaluation_halves,
+                                  n_evaluation_units)
 from lrd.metrics.entropy import prompt_entropy
 from lrd.tables import per_layer
 
-__all__ = ["FINAL_NORM_SCORE", "training_halves", "fitting_rows", "evaluate_layer_halves", "layer_scores",
-           "prompt_entropy_rows"]
+__all__ = ["FINAL_NORM_SCORE", "LayerEvaluation", "training_halves", "fitting_rows", "evaluate_layer_halves",
+           "layer_scores", "prompt_entropy_rows"]
 
 #: The measurement name of a layer's score on states passed through the model's final norm
 #: (decoders with one: every layer as the paper's code scores it, Skean et al.'s truncated model).
@@ -108,6 +103,28 @@ def _half_scores(x: np.ndarray, task: Task, halves: tuple[np.ndarray, np.ndarray
                              "cross-fitted halves need at least two training rows of two labels")
         out.append(_run(x[:, half], sub, [sub.labels], [np.arange(n_evaluation_units(sub))], **options)[0, 0])
     return np.stack(out)
+
+
+@dataclass(frozen=True)
+class LayerEvaluation:
+    """Every layer's main score on a task: on all evaluation units, on each half, and under permuted labels.
+
+    Attributes
+    ----------
+    score : ndarray of shape (n_layers + 1,)
+        On every evaluation unit (:func:`lrd.methods.evaluate.evaluate_layers`).
+    halves : ndarray of shape (2, n_layers + 1)
+        On the units of each half of :func:`lrd.methods.evaluate.evaluation_halves`, cross-fitted
+        (:func:`fitting_rows`: each half's classifiers and partitions fitted on its own rows).
+    chance : ndarray of shape (n_permutations, n_layers + 1)
+        On every unit after shuffling the labels (class labels, human scores or pair labels)
+        across units: the score a representation unrelated to the labels gets, measured with the
+        same evaluator on the same rows.
+    """
+
+    score: np.ndarray
+    halves: np.ndarray
+    chance: np.ndarray
 
 
 def evaluate_layer_halves(layers: np.ndarray, task: Task, *, n_permutations: int = 0, permutation_seed: int = 0,

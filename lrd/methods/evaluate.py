@@ -31,16 +31,16 @@ converges (the estimator).
 **Deviation from MTEB: converged fits.** MTEB's ``LogisticRegression(max_iter=100)`` (lbfgs)
 stops before convergence on raw hidden states of decoders, whose norms reach 10^3 (on 16
 training rows the problem is badly conditioned): its accuracy then depends on where the
-optimiser happened to stop, which moves with float noise. Multiplying the states of SmolLM2 on
-SST-2 (40 rows, 31 layers, 10 experiments) by :math:`1 + 10^{-6} z` flipped 32 of 5580 test
-predictions with MTEB's settings, 2 with lbfgs run to convergence at its tolerance
-(``tol=1e-4``), and none with :func:`mteb_classifier`, which fits the same model to its optimum
-with Newton-CG (``tol=1e-8``, 13 iterations in the median) at about the cost of MTEB's fits
-(2026-12-01, shared machine; ``lrd.engine.perturb``). Where lbfgs converges the two agree.
+optimiser happened to stop, which moves with float noise. :func:`mteb_classifier` fits the same
+model to its optimum with Newton-CG (``tol=1e-8``), so a relative change of :math:`10^{-6}` in
+the states (float noise of another CPU, ``lrd.engine.perturb``) leaves every layer's score as it
+is: ``tests/test_evaluate.py::test_scores_do_not_move_with_float_noise``. Where lbfgs converges
+the two agree.
 
-:func:`evaluate_layer_halves` also scores every layer on each half of the evaluation units
-(:func:`evaluation_halves`: choose a layer on one half, score it on the other) and measures
-chance as a label-permutation null of the same evaluator on the same rows.
+:func:`evaluation_halves` splits the evaluation units in two (choose a layer on one half, score
+it on the other); :func:`lrd.methods.crossfit.evaluate_layer_halves` scores every layer on each
+half, fitting on each half's own rows, and measures chance as a label-permutation null of the
+same evaluator on the same rows.
 
 References
 ----------
@@ -52,10 +52,8 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 from sklearn.cluster import MiniBatchKMeans
@@ -63,7 +61,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, average_precision_score, v_measure_score
 
 from lrd.metrics._validation import check_layers
-from lrd.tables import per_layer
 from lrd.engine.tasks import Task
 
 MAIN_SCORES = {"classification": "accuracy", "pair_classification": "cosine_ap", "sts": "cosine_spearman",
@@ -269,84 +266,3 @@ def evaluation_halves(task: Task, *, seed: int = MTEB_SEED) -> tuple[np.ndarray,
     order = np.random.default_rng(seed).permutation(n)
     cut = (n + 1) // 2
     return np.sort(order[:cut]), np.sort(order[cut:])
-
-
-@dataclass(frozen=True)
-class LayerEvaluation:
-    """Every layer's main score on a task: on all evaluation units, on each half, and under permuted labels.
-
-    Attributes
-    ----------
-    score : ndarray of shape (n_layers + 1,)
-        On every evaluation unit (:func:`evaluate_layers`).
-    halves : ndarray of shape (2, n_layers + 1)
-        On the units of each half of :func:`evaluation_halves` (the same fitted classifiers,
-        partitions or similarities, scored on half the units).
-    chance : ndarray of shape (n_permutations, n_layers + 1)
-        On every unit after shuffling the labels (class labels, human scores or pair labels)
-        across units: the score a representation unrelated to the labels gets, measured with the
-        same evaluator on the same rows.
-    """
-
-    score: np.ndarray
-    halves: np.ndarray
-    chance: np.ndarray
-
-
-def evaluate_layer_halves(layers: np.ndarray, task: Task, *, n_permutations: int = 0, permutation_seed: int = 0,
-                          split_seed: int = MTEB_SEED, **options) -> LayerEvaluation:
-    """:func:`evaluate_layers`, plus the score on each half of the evaluation units and a label-permutation null.
-
-    Chance is measured, not assumed: the labels are shuffled across the evaluation rows
-    (``numpy.random.default_rng(permutation_seed)``, one permutation per draw) and the same
-    evaluator is run again on the same states. For classification the classifier is retrained
-    on the shuffled training labels; for clustering, pair classification and STS the
-    label-blind part (the k-means partitions, the cosine similarities) is computed once and
-    scored against every label set. A label-blind partition is far from 0 on V-measure when the
-    clusters are many and the rows few (57 MMLU subjects in 300 rows), which a formula of 0
-    would hide.
-
-    Parameters
-    ----------
-    layers, task, **options
-        As :func:`evaluate_layers` (``n_experiments``, ``samples_per_label``, ``n_bootstrap``, ``seed``).
-    n_permutations : int
-        Label permutations (0: no chance estimate).
-    permutation_seed, split_seed : int
-        Seeds of the permutations and of :func:`evaluation_halves`.
-    """
-    if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 0:
-        raise ValueError(f"n_permutations must be a non-negative integer, got {n_permutations!r}")
-    x = _checked(layers, task)
-    opts = dict(n_experiments=10, samples_per_label=8, n_bootstrap=10, seed=MTEB_SEED) | options
-    y = task.labels
-    rng = np.random.default_rng(permutation_seed)
-    label_sets = [y] + [y[rng.permutation(len(y))] for _ in range(n_permutations)]
-    halves = evaluation_halves(task, seed=split_seed)
-    everything = np.arange(n_evaluation_units(task))
-    observed = _run(x, task, label_sets[:1], [everything, *halves], **opts)[0]
-    chance = (_run(x, task, label_sets[1:], [everything], **opts)[:, 0] if n_permutations
-              else np.empty((0, len(x))))
-    return LayerEvaluation(observed[0], observed[1:], chance)
-
-
-def layer_scores(layers: np.ndarray, task: Task, *, model: str, halves: bool = False, n_permutations: int = 0,
-                 permutation_seed: int = 0, **options) -> pd.DataFrame:
-    """:func:`evaluate_layers` as tidy rows, ``measurement="score"`` (the task type's main score).
-
-    With ``halves``, also ``"score half 1"`` and ``"score half 2"`` (:func:`evaluation_halves`);
-    with ``n_permutations``, also ``"chance"`` (the mean over label permutations of each layer's
-    score) and ``"chance max"`` (the largest), from :func:`evaluate_layer_halves`.
-    """
-    rows = {"model": model, "task": task.name}
-    if not halves and not n_permutations:
-        return per_layer(evaluate_layers(layers, task, **options), measurement="score", **rows)
-    done = evaluate_layer_halves(layers, task, n_permutations=n_permutations, permutation_seed=permutation_seed,
-                                 **options)
-    out = [per_layer(done.score, measurement="score", **rows)]
-    if halves:
-        out += [per_layer(h, measurement=f"score half {i}", **rows) for i, h in enumerate(done.halves, 1)]
-    if n_permutations:
-        out += [per_layer(done.chance.mean(0), measurement="chance", **rows),
-                per_layer(done.chance.max(0), measurement="chance max", **rows)]
-    return pd.concat(out, ignore_index=True)

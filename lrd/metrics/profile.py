@@ -52,9 +52,8 @@ def lrd_profile(layers: np.ndarray, *, k: int = 10, variance: float = 0.95, **gf
     -----
     Runs with numpy's and scipy's BLAS on one thread: the families are many small decompositions
     (per layer an SVD, a k-NN graph, a clustering), where more BLAS threads only add
-    synchronisation, and beside torch's own threads in the same process they cost about tenfold
-    (minilm, 300 SST-2 rows: 2.8 to 8.4 s at the default 2 threads on a shared 2-core machine,
-    0.25 s on one). torch's threads (the forward pass) are not touched.
+    synchronisation, and beside torch's own threads in the same process they cost many times the
+    one-thread time. torch's threads (the forward pass) are not touched.
     """
     with threadpool_limits(1, user_api="blas"):
         raw = nrs(layers, k)

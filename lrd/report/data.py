@@ -382,9 +382,9 @@ def _panel_scores(chapter_params: dict, model: str, *, root=None) -> pd.DataFram
     for other in MODEL_PACKS:
         if other == model:
             continue
-        todo = lrd_families_units([other], params["tasks"], params["n_samples"], params["pooling"], params["k"],
-                                  params["variance"], dtype=params.get("dtype", "float32"),
-                                  task_groups=params.get("task_groups", 0))
+        todo = lrd_families_units(models=[other], tasks=params["tasks"], n_samples=params["n_samples"],
+                                  pooling=params["pooling"], k=params["k"], variance=params["variance"],
+                                  dtype=params["dtype"], task_groups=params["task_groups"])
         if all(u.is_cached(root) for u in todo):  # the same tasks as this model's, or none
             got = [load_result(u, u.key(), root) for u in todo]
             rows += [g.scores for g in got] if all(g is not None for g in got) else []

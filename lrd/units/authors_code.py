@@ -27,7 +27,7 @@ def _declare(function: Callable, parameters: Mapping) -> dict | list:
     return function(**{k: v for k, v in parameters.items() if k in names})
 
 
-def authors_code_units(parameters: Mapping[str, Mapping], *, models: list[str] | None = None) -> dict[str, list[Unit]]:
+def authors_code_units(*, parameters: Mapping[str, Mapping], models: list[str] | None = None) -> dict[str, list[Unit]]:
     """``"mid_layer"``, ``"decoders"`` (cosine_vs_ablation) and ``"ablation"`` (cayley_aggregation)
     units, each declared from ``parameters[chapter]`` (that chapter's parameters, e.g. its
     defaults merged with a profile); ``models`` replaces the mid-layer chapter's models."""

@@ -170,13 +170,13 @@ def cayley_few_shot(model: LoadedModel, *, task: str, n_samples: int, methods: S
     return FewShotScores(scores.drop(columns="correct"), item_outcomes(scores)[FEW_SHOT_ITEM_COLUMNS])
 
 
-def cayley_aggregation_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, methods: Sequence[str],
+def cayley_aggregation_units(*, models: Sequence[str], tasks: Sequence[str], n_samples: int, methods: Sequence[str],
                              seeds: Sequence[int], gnn_layers: int, max_epochs: int, patience: int,
                              ablation_model: str, ablation_task: str, n_mappings: int, few_shot: Sequence[int],
                              few_shot_tasks: Sequence[str], few_shot_methods: Sequence[str],
                              train_threads: int | None = 1, device: str = "cpu",
-                             dtype: str = "float32", ablation_dtype: str | None = None,
-                             per_model_mappings: int = 0) -> dict[str, list[Unit]]:
+                             dtype: str = "bfloat16", ablation_dtype: str | None = "float32",
+                             per_model_mappings: int = 10) -> dict[str, list[Unit]]:
     """The chapter's units by part: ``"scores"`` one per (model, task); ``"ablation"`` (at most
     one) on the ablation model and task, when both are in the panel, its model computing in
     ``ablation_dtype`` (None: ``dtype``); ``"mappings"`` one per other model of the panel with

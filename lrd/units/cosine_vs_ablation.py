@@ -139,10 +139,10 @@ def ablation_encoder(model: LoadedModel, *, task: str, n_encoder: int, encoder_s
     return EncoderRemoval(np.asarray(cos), np.array([ENCODER_SCORERS[encoder_scorer](p, data) for p in pooled]))
 
 
-def cosine_vs_ablation_units(models: Sequence[str], tasks: Sequence[str], n_items: int, n_calibration: int,
+def cosine_vs_ablation_units(*, models: Sequence[str], tasks: Sequence[str], n_items: int, n_calibration: int,
                              pruning_models: Sequence[str], pruning_ks: Sequence[int], n_random: int,
                              encoders: Sequence[str], encoder_task: str, n_encoder: int, encoder_scorer: str,
-                             batch_size: int = 32, device: str = "cpu", dtype: str = "float32",
+                             batch_size: int = 32, device: str = "cpu", dtype: str = "bfloat16",
                              n_chance: int = 1000) -> dict[str, list[Unit]]:
     """``"decoders"``: one unit per decoder (:func:`ablation_decoder`; those of ``pruning_models``
     are also pruned); ``"encoders"``: one per encoder (:func:`ablation_encoder`)."""

@@ -86,9 +86,9 @@ def lrd_families_profile(model: LoadedModel, *, task: str, n_samples: int, pooli
                           "final mean cosine": mean_cosine_similarity(states)[-1]}, group_scores, group_rows)
 
 
-def lrd_families_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, pooling: str = "mean",
-                       k: int = 10, variance: float = 0.95, device: str = "cpu", dtype: str = "float32",
-                       task_groups: int = 0) -> list[Unit]:
+def lrd_families_units(*, models: Sequence[str], tasks: Sequence[str], n_samples: int, pooling: str = "mean",
+                       k: int = 10, variance: float = 0.95, device: str = "cpu", dtype: str = "bfloat16",
+                       task_groups: int = 4) -> list[Unit]:
     """One unit per (model, task), models outermost (:func:`lrd_families_profile`; ``task_groups``
     disjoint groups of each task's texts scored apart, the chapter's parameter of that name)."""
     return [Unit("lrd_families", lrd_families_profile, m,

@@ -112,9 +112,9 @@ def _mid_layer_states(model: LoadedModel, *, tasks: Sequence[str], n_samples: in
     view_states(model, texts[aug_task][:n_aug_prompts], n_views=n_views, pooling=pooling)
 
 
-def mid_layer_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, n_bootstrap: int, pooling: str,
+def mid_layer_units(*, models: Sequence[str], tasks: Sequence[str], n_samples: int, n_bootstrap: int, pooling: str,
                     token_task: str, n_token_prompts: int, aug_task: str, n_aug_prompts: int, n_views: int,
-                    norm_task: str, n_permutations: int, device: str = "cpu", dtype: str = "float32") -> list[Unit]:
+                    norm_task: str, n_permutations: int, device: str = "cpu", dtype: str = "bfloat16") -> list[Unit]:
     """One unit per model (:func:`mid_layer_model`)."""
     params = dict(tasks=list(tasks), n_samples=n_samples, n_bootstrap=n_bootstrap, pooling=pooling,
                   token_task=token_task, n_token_prompts=n_token_prompts, aug_task=aug_task,

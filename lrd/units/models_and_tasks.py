@@ -52,8 +52,8 @@ def models_and_tasks_probe(model: LoadedModel, *, task: str, n_samples: int | No
                       per_layer(mean_cosine_similarity(states), model=model.name, task=task, measurement="mean cosine"))
 
 
-def models_and_tasks_units(models: Sequence[str], task: str, n_samples: int | None, pooling: str = "mean",
-                           device: str = "cpu", dtype: str = "float32") -> list[Unit]:
+def models_and_tasks_units(*, models: Sequence[str], task: str, n_samples: int | None, pooling: str = "mean",
+                           device: str = "cpu", dtype: str = "bfloat16") -> list[Unit]:
     """One unit per model (:func:`models_and_tasks_probe`)."""
     return [Unit("models_and_tasks", models_and_tasks_probe, m, dict(task=task, n_samples=n_samples, pooling=pooling),
                  tasks=((task, n_samples),), device=device, dtype=dtype) for m in models]

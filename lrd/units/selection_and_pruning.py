@@ -220,12 +220,12 @@ def selection_model(model: LoadedModel, *, tasks: Sequence[str], n_samples: int,
                           mc_intact, mc_items, seconds, item_changes)
 
 
-def selection_and_pruning_units(models: Sequence[str], tasks: Sequence[str], n_samples: int, pooling: str, k: int,
+def selection_and_pruning_units(*, models: Sequence[str], tasks: Sequence[str], n_samples: int, pooling: str, k: int,
                                 variance: float, n_bootstrap: int, aug_task: str, n_aug_prompts: int, n_views: int,
                                 mc_tasks: Sequence[str], n_items: int, n_calibration: int, calibration_task: str,
                                 n_encoder_calibration: int, pruning_models: Sequence[str], budgets: Sequence[float],
                                 n_random: int, batch_size: int, device: str = "cpu",
-                                dtype: str = "float32") -> list[Unit]:
+                                dtype: str = "bfloat16") -> list[Unit]:
     """One unit per model (:func:`selection_model`); models of ``pruning_models`` are pruned."""
     params = dict(tasks=list(tasks), n_samples=n_samples, pooling=pooling, k=k, variance=variance,
                   n_bootstrap=n_bootstrap, aug_task=aug_task, n_aug_prompts=n_aug_prompts, n_views=n_views,

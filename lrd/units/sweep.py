@@ -213,17 +213,15 @@ def status(units: Sequence[Unit], root=None, *, build: bool = True) -> list[tupl
 #: in its own process with every core (:func:`prepare_units`), then the units on
 #: one-thread worker processes, one task per unit, since their own work is single-threaded (the
 #: Cayley chapter trains small aggregators with one torch thread,
-#: :class:`lrd.aggregation.training.TrainConfig`). The default Cayley units with their states
-#: cached, 2026-12-01, this project's 2-vCPU machine: 304 s on 2 workers (Dask's start included)
-#: against 484 s one after another, with equal results (every score of the 36 units).
-#: Forward passes on one-thread workers are not faster than torch's threads in one process:
-#: every chapter's units on 2 workers (with Dask's malloc setting) took 3160 s against 2743 s
-#: serially (each decoder's removal sweeps about 905 s against 427 s and 441 s with 2 torch threads).
+#: :class:`lrd.aggregation.training.TrainConfig`); they give the serial run's results
+#: (``tests/test_sweep.py::test_prepared_cayley_units_train_without_a_forward_pass_and_per_unit_workers_match_the_serial_run``),
+#: sooner (benchmarks/sweep.py times the two). Forward passes on one-thread workers are not
+#: faster than torch's threads in one process.
 #: The mid-layer chapter's units joined them (its cross-fitted classifier and k-means fits per
 #: layer are single-threaded, half of its time in the cold eight-model book): their pooled
-#: states are extracted first, the token pass of ``token_task`` runs again on the worker. In the
-#: cold eight-model book (2026-12-03, 31e1fae) the chapter took 950 s against 1012 s before: two workers on this
-#: 2-vCPU machine give far less than twice one's throughput, and each loads its models again.
+#: states are extracted first, the token pass of ``token_task`` runs again on the worker. Two
+#: workers on a 2-core machine give far less than twice one's throughput, and each loads its
+#: models again.
 SINGLE_THREADED = ("mid_layer", "cayley_aggregation")
 #: Of those, the chapters whose units come in the panel's order, which ``lrd book`` reorders by
 #: :func:`largest_first`; the Cayley chapter lists its longest unit first itself.
@@ -257,9 +255,8 @@ def default_workers(n_batches: int, *, memory_per_worker: float = 4e9) -> int:
 
 #: The environment a LocalCluster's worker processes start with: one OpenMP/BLAS thread, as Dask
 #: sets by default, but not Dask's ``MALLOC_TRIM_THRESHOLD_=65536``, under which glibc hands freed
-#: memory back to the OS at once: training the Cayley chapter's aggregators for qwen on SST-2 took
-#: 30.1 s with it against 16.5 s without (one thread each, 2026-12-01, this project's 2-vCPU
-#: machine; ``top`` showed a worker over 40% of its time in the kernel).
+#: memory back to the OS at once: training the Cayley chapter's aggregators was far slower with
+#: it (a worker spent much of its time in the kernel).
 WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
 
 
@@ -329,8 +326,7 @@ class _WorkerKillNotice:
 def quiet_worker_kill():
     """While a LocalCluster closes, silence its nannies' notice that they kill a worker process
     still alive after 4 s (``distributed.nanny``, 0.8 of ``Nanny.close``'s fixed 5 s): workers that
-    ran torch take longer to exit (6.0 s with a 60 s allowance against 4.1 s killed, 2 workers,
-    2026-12-02, this project's 2-vCPU machine), and by then every result is in the cache (each
+    ran torch take longer to exit, and by then every result is in the cache (each
     written atomically, every task finished), so the kill loses nothing and the notice, printed on
     every sweep, only alarms. Other records of that logger pass."""
     import logging

@@ -23,7 +23,7 @@ makes this exact in expectation for Pearson's correlation of item means, which i
 default (``method="pearson"``). It is not for rank correlations: near-tied blocks stay
 shuffled however many items are added, so the split-half step-up over-states the reliability
 of a ranking and the corrected Spearman correlation stays biased towards 0 (simulated at the
-margin with a few dozen items, its test said "reproduced" well above 5% of the time);
+margin with a few dozen items, its test said "reproduced" more often than its level allows);
 Spearman's rho is reported uncorrected, beside. Every number is recomputed on ``n_boot`` bootstrap resamples of the
 items (the unit that varies independently within one model; halves are split by distinct
 item, so a resampled duplicate never lands in both halves), which gives intervals and p-values.
@@ -740,8 +740,8 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
     relevance" (Introduction), judged against the share that unrelated rankings give.
 
     The share of mis-estimated blocks (:func:`estimation_shares` at the margin of ``agreement``)
-    depends on the margin, and rankings unrelated to each other already mis-estimate 80-84% of
-    18-30 blocks at ours: a share above 90% would need cosine to be *worse* than random. So the
+    depends on the margin, and rankings unrelated to each other already mis-estimate most blocks
+    at ours (the share :math:`u` below): a share above 90% would need cosine to be *worse* than random. So the
     paper's 90% is shown as its description, and the claim is read on the scale it implies:
     cosine places blocks no better than rankings unrelated to removal cost, up to the 10% of
     cases the paper leaves (:math:`\delta = 1 - 0.9`). Per model, :math:`s` is the share averaged
@@ -750,10 +750,11 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
     * **reproduced** ("no better than unrelated rankings", :math:`s > u - \delta`) cannot be shown
       by the measured share: item noise in the accuracy drops pulls :math:`s` towards :math:`u`
       without bound (pure noise gives :math:`s = u`) and the bootstrap over items does not
-      reproduce that pull (simulated at the edge :math:`s = u - 0.105`, 64 items: the measured
-      :math:`d = s - u` averages -0.067, its resamples -0.059; a bootstrap equivalence test says
-      "reproduced" on 13% of such panels). So :math:`p = 1`: the verdict is "contradicted" or
-      "inconclusive", and the difference with its bootstrap interval is shown as evidence. No
+      reproduce that pull (simulated just below the edge :math:`s = u - \delta`, a bootstrap
+      equivalence test says "reproduced" more often than its level allows). So :math:`p = 1`
+      (``tests/test_agreement.py::test_misestimation_is_judged_against_unrelated_rankings``): the
+      verdict is "contradicted" or "inconclusive", and the difference with its bootstrap interval
+      is shown as evidence. No
       other statistic mends this, per model or across models: blocks whose removal costs nearly
       the same (most blocks of a small decoder) are ordered by differences far below what a few
       hundred items resolve, so a panel whose true share is well below :math:`u - \delta` (those
