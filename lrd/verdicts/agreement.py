@@ -68,7 +68,7 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from lrd.verdicts.calibration import NullModel
+from lrd.verdicts.spec import NullModel
 from lrd.verdicts.claims import COSINE_MISESTIMATE_SHARE
 from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
 from lrd.verdicts.stats import average_ranks, crossed_t_test, holm, mean_interval, monte_carlo_p, sign_flip_test, tolerance

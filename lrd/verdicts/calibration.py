@@ -16,142 +16,34 @@ A null model whose design has a size (models of each kind, tasks) declares it in
 whether each row ran at that design, at the default panel's restated in the null model, or at a
 fixed one.
 
-The registry :data:`NULL_MODELS` is lazy (as lm-evaluation-harness's ``api/registry.py``):
-claim id -> ``"module:attribute"`` of a :class:`NullModel`, imported only when asked for.
+The null models come from the claims' specifications (:mod:`lrd.verdicts.specifications`,
+one module per paper): :data:`NULL_MODELS` maps each claim id to its :class:`NullModel`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import importlib
 import math
 import os
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from lrd.verdicts.claims import CLAIMS
 from lrd.verdicts.record import ALPHA, Verdict
+from lrd.verdicts.spec import NullModel, bind_design
+from lrd.verdicts.specifications import null_models
 
 __all__ = ["NullModel", "NULL_MODELS", "null_model", "null_calibration", "contradiction_rate", "power", "calibration_table",
            "simulations_needed", "monte_carlo_bound", "UNTESTABLE_BY_DESIGN", "DEFAULT_DESIGN"]
 
-
-@dataclass(frozen=True)
-class NullModel:
-    """How to simulate one claim's inputs under its null, and how the claim is judged.
-
-    Attributes
-    ----------
-    simulate : callable
-        ``simulate(rng) -> dict`` of keyword arguments for ``judge``: the claim's input tables
-        drawn under the null (``rng`` a ``numpy.random.Generator``).
-    judge : callable
-        The function the chapter calls, returning a :class:`lrd.verdicts.Verdict`.
-    panel : str
-        The simulated design, in words ("8 models x 4 tasks, 13 layers, scores i.i.d. across layers").
-    effect : callable, optional
-        ``effect(rng) -> dict``: the inputs drawn where the paper's claim holds as the paper
-        states it, at its edge (the least favourable point for "contradicted"); None where not
-        yet simulated.
-    effect_panel : str, optional
-        That design, in words.
-    power_effect : callable, optional
-        ``power_effect(rng) -> dict``: the inputs drawn at the paper's effect as the paper states
-        it (for a range, its lower end), at the chapter's design: the share of "reproduced" on
-        them is the test's power (:func:`power`); None where not simulated.
-    power_panel : str, optional
-        That design and effect, in words; where the paper states no size, the effect assumed
-        (a labelled reconstruction). Defaults to ``effect_panel`` when ``power_effect`` is ``effect``.
-    design : mapping, optional
-        The simulated design's size (``{"n_encoders": 3, "n_decoders": 5, "n_tasks": 4}``): passed
-        as keywords to ``simulate``, ``effect`` and ``power_effect`` and formatted into the three
-        panel texts (``"{n_encoders} encoders"``). Its values are the default panel's, restated;
-        :meth:`at` sets them to the design an executed chapter ran (``lrd.book.designs``).
-        Empty for a model whose design is fixed.
-    design_label : str, optional
-        What the appendix's "design" column says of a fixed design (default "fixed"), or of a
-        restated :attr:`design` that no executed chapter replaced: where it differs from the
-        book's, how.
-    describe_design : callable, optional
-        ``describe_design(**design) -> str``: the design in words, available to the panel texts
-        as ``{design}`` (for a design whose parameters read badly as they are, block counts).
-    """
-
-    simulate: Callable[[np.random.Generator], dict]
-    judge: Callable[..., Verdict]
-    panel: str
-    effect: Callable[[np.random.Generator], dict] | None = None
-    effect_panel: str | None = None
-    power_effect: Callable[[np.random.Generator], dict] | None = None
-    power_panel: str | None = None
-    design: Mapping[str, Any] = field(default_factory=dict)
-    design_label: str | None = None
-    describe_design: Callable[..., str] | None = None
-
-    def __post_init__(self):
-        if self.power_effect is not None and self.power_panel is None:
-            if self.power_effect is not self.effect:
-                raise ValueError("a power simulation needs its power_panel: the design and the effect, in words")
-            object.__setattr__(self, "power_panel", self.effect_panel)
-        object.__setattr__(self, "design", dict(self.design))
-
-    def at(self, **design: Any) -> "NullModel":
-        """The same null model at another design (only the parameters of :attr:`design`)."""
-        unknown = sorted(set(design) - set(self.design))
-        if unknown:
-            raise ValueError(f"{', '.join(unknown)}: not a parameter of this null model's design "
-                             f"({', '.join(self.design) or 'its design is fixed'})")
-        return dataclasses.replace(self, design={**self.design, **design})
-
-    def draw(self, which: str = "simulate") -> Callable[[np.random.Generator], dict] | None:
-        """``simulate``, ``effect`` or ``power_effect`` at :attr:`design` (None where not registered)."""
-        if which not in ("simulate", "effect", "power_effect"):
-            raise ValueError(f"which must be 'simulate', 'effect' or 'power_effect', got {which!r}")
-        return _bind(getattr(self, which), self.design)
-
-    def describe(self, which: str = "panel") -> str | None:
-        """``panel``, ``effect_panel`` or ``power_panel`` in words, at :attr:`design`."""
-        if which not in ("panel", "effect_panel", "power_panel"):
-            raise ValueError(f"which must be 'panel', 'effect_panel' or 'power_panel', got {which!r}")
-        text = getattr(self, which)
-        if text is None or not self.design:
-            return text
-        words = {"design": self.describe_design(**self.design)} if self.describe_design else {}
-        return text.format(**self.design, **words)
+# NullModel is defined in lrd.verdicts.spec and kept importable from here.
 
 
-#: Claim id -> ``"module:attribute"`` of its NullModel. Every test-kind claim has one except
+#: Claim id -> its :class:`NullModel`, read from the claims' specifications
+#: (:func:`lrd.verdicts.specifications.null_models`). Every test-kind claim has one except
 #: those of :data:`UNTESTABLE_BY_DESIGN`.
-NULL_MODELS: dict[str, str] = {
-    "cosine.correlation": "lrd.verdicts.agreement:CORRELATION_NULL",
-    "cosine.dataset": "lrd.verdicts.agreement:DATASET_NULL",
-    "cosine.misestimate": "lrd.verdicts.agreement:MISESTIMATE_NULL",
-    "cosine.pruning": "lrd.verdicts.agreement:PRUNING_NULL",
-    "ilse.baselines": "lrd.verdicts.fusion:BASELINES_NULL",
-    "ilse.cayley_performance": "lrd.verdicts.fusion:CAYLEY_PERFORMANCE_NULL",
-    "ilse.fc": "lrd.verdicts.fusion:FC_NULL",
-    "ilse.few_shot": "lrd.verdicts.fusion:FEW_SHOT_NULL",
-    "ilse.gain": "lrd.verdicts.fusion:GAIN_NULL",
-    "ilse.mapping": "lrd.verdicts.fusion:MAPPING_NULL",
-    "lrd.architecture": "lrd.verdicts.families:ARCHITECTURE_NULL",
-    "lrd.complementarity": "lrd.verdicts.families:COMPLEMENTARITY_NULL",
-    "lrd.final_layer": "lrd.verdicts.families:FINAL_LAYER_NULL",
-    "lrd.pruning_frenet": "lrd.verdicts.pruning:FRENET_NULL",
-    "lrd.pruning_gfmi_median": "lrd.verdicts.pruning:GFMI_MEDIAN_NULL",
-    "lrd.pruning_gfmi_only": "lrd.verdicts.pruning:GFMI_ONLY_NULL",
-    "lrd.pruning_nrs": "lrd.verdicts.pruning:NRS_NULL",
-    "lrd.selection": "lrd.verdicts.selection:SELECTION_NULL",
-    "lrd.selection_llm": "lrd.verdicts.selection:SELECTION_LLM_NULL",
-    "lrd.selection_strongest": "lrd.verdicts.selection:STRONGEST_NULL",
-    "lrd.task": "lrd.verdicts.families:TASK_NULL",
-    "skean.choice": "lrd.verdicts.layer_choice:CHOICE_NULL",
-    "skean.gain": "lrd.verdicts.layer_choice:GAIN_NULL",
-    "skean.metrics_track": "lrd.verdicts.layer_choice:METRICS_TRACK_NULL",
-    "skean.valley": "lrd.verdicts.layer_choice:VALLEY_NULL",
-}
+NULL_MODELS: dict[str, NullModel] = null_models()
 
 #: Test-kind claims that no panel of this book can test (the paper's own model is needed);
 #: their verdict is "not testable" without a test, so there is nothing to calibrate.
@@ -159,25 +51,17 @@ UNTESTABLE_BY_DESIGN = ("cosine.olmo",)
 
 
 def null_model(claim_id: str) -> NullModel:
-    """The :class:`NullModel` of a claim (imported from :data:`NULL_MODELS`)."""
+    """The :class:`NullModel` of a claim (from its specification)."""
     if claim_id not in CLAIMS:
         raise KeyError(f"unknown claim {claim_id!r}; claims: {', '.join(CLAIMS)}")
     if claim_id not in NULL_MODELS:
         kind = CLAIMS[claim_id].kind
         why = "a demonstration has no null" if kind == "demonstration" else "no null model is registered"
         raise KeyError(f"claim {claim_id!r}: {why}; registered: {', '.join(NULL_MODELS) or 'none'}")
-    module, _, attr = NULL_MODELS[claim_id].partition(":")
-    found: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        found = getattr(found, part)
+    found = NULL_MODELS[claim_id]
     if not isinstance(found, NullModel):
-        raise TypeError(f"{NULL_MODELS[claim_id]} is not a NullModel")
+        raise TypeError(f"the null model of {claim_id} is not a NullModel")
     return found
-
-
-def _bind(simulate: Callable | None, design: Mapping[str, Any]) -> Callable | None:
-    """``simulate`` with ``design``'s parameters bound (itself where there are none)."""
-    return functools.partial(simulate, **design) if simulate is not None and design else simulate
 
 
 def _design_key(design: Mapping[str, Any] | None) -> tuple:
@@ -191,12 +75,12 @@ def _outcome_chunk(claim_id: str, which: str, design: tuple, seed: int, start: i
     so a table computed in chunks, in any order and by any number of processes, is the table
     computed in one piece."""
     model = null_model(claim_id)
-    draw = _bind(getattr(model, which), dict(design))
+    draw = bind_design(getattr(model, which), dict(design))
     out = []
     for i in range(start, stop):
         verdict = model.judge(**draw(np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(i,)))))
         if verdict.claim != claim_id:
-            raise ValueError(f"{NULL_MODELS[claim_id]}: the judge returned a verdict on {verdict.claim!r}")
+            raise ValueError(f"the null model of {claim_id}: its judge returned a verdict on {verdict.claim!r}")
         out.append(verdict.outcome)
     return tuple(out)
 

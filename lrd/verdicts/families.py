@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _sp
 
-from lrd.verdicts.calibration import NullModel
+from lrd.verdicts.spec import NullModel
 from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
 from lrd.verdicts.stats import (average_ranks, holm, monte_carlo_p, tolerance, equivalence_sign_flip_test, intersection_union_by_model, mean_interval, mean_intervals, partial_eta_squared, score_grid,
                                 separation_counts, separation_test, separation_tests, sign_flip_min_p_test,

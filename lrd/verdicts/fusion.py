@@ -50,7 +50,7 @@ import pandas as pd
 from scipy import stats as _sp
 
 from lrd.aggregation.cayley import cayley_graph, smallest_n
-from lrd.verdicts.calibration import NullModel
+from lrd.verdicts.spec import NullModel
 from lrd.verdicts.claims import (OUT_OF_SCOPE, ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_MIN_HEADROOM_PP,
                                  ILSE_PAPER_STATES, ILSE_TABLE_ROWS, Scope, claim as _claim)
 from lrd.verdicts.record import Verdict, holm_over, per_model_count

@@ -50,7 +50,7 @@ import pandas as pd
 from scipy import stats as _sp
 
 from lrd.methods.crossfit import FINAL_NORM_SCORE
-from lrd.verdicts.calibration import NullModel
+from lrd.verdicts.spec import NullModel
 from lrd.verdicts.claims import OUT_OF_SCOPE, SKEAN_GAIN_RANGE, Scope, claim as _claim
 from lrd.verdicts.record import ALPHA, Verdict, holm_over
 from lrd.tables import RESULT_COLUMNS

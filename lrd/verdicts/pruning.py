@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from lrd.methods.pruning import MEASUREMENT_RULES
-from lrd.verdicts.calibration import NullModel
+from lrd.verdicts.spec import NullModel
 from lrd.verdicts.record import ALPHA, Verdict, holm_over, per_model_count
 from lrd.verdicts.stats import (PermutationTest, accuracy_permutation_test, crossed_t_test, equivalence_sign_flip_test,
                                 holm, intersection_union_by_model, mean_interval, sign_flip_test)

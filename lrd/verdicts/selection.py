@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _sp
 
-from lrd.verdicts.calibration import NullModel
+from lrd.verdicts.spec import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
 from lrd.verdicts.stats import PermutationTest, _all_orderings, _rank_rows, average_ranks, sign_flip_test, spearman_permutation_test
 

@@ -1,0 +1,119 @@
+"""The claims' specifications (lrd.verdicts.specifications): complete, consistent with their judges,
+and the entry points ``judge`` and ``simulate`` closed on each other."""
+
+from __future__ import annotations
+
+import inspect
+import pathlib
+
+import pytest
+
+from lrd.verdicts import calibration
+from lrd.verdicts.claims import CLAIMS
+from lrd.verdicts.record import Verdict
+from lrd.verdicts.spec import Rule, Specification, Table
+from lrd.verdicts.specifications import SPECIFICATIONS, judge, null_models, simulate, specification
+
+#: Judge parameters that change the wording only, never a number: not rules.
+PRESENTATION = {"note"}
+
+TESTED = sorted(null_models())
+
+
+def _defaults(spec: Specification) -> dict:
+    return {n: p.default for n, p in inspect.signature(spec.judge).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def test_every_claim_has_exactly_one_specification_in_the_claims_order():
+    assert list(SPECIFICATIONS) == list(CLAIMS)
+    for cid, spec in SPECIFICATIONS.items():
+        assert spec.claim is CLAIMS[cid]
+
+
+@pytest.mark.parametrize("cid", list(CLAIMS))
+def test_a_specification_says_what_a_referee_needs(cid):
+    spec = specification(cid)
+    for field in ("scope", "estimand", "unit", "test"):
+        assert getattr(spec, field).strip(), f"{cid}: {field} is empty"
+    assert spec.tables, f"{cid}: no table declared"
+    for rule in spec.rules:
+        assert rule.reason.strip()
+
+
+@pytest.mark.parametrize("cid", list(CLAIMS))
+def test_every_number_a_judge_takes_is_a_declared_rule_with_the_judge_s_default(cid):
+    """A default of the judge that is neither a table nor a rule would be a choice the reader cannot see."""
+    spec = specification(cid)
+    defaults = _defaults(spec)
+    tables = {t.name for t in spec.tables}
+    undeclared = sorted(set(defaults) - tables - {r.name for r in spec.rules} - PRESENTATION)
+    assert not undeclared, f"{cid}: judge parameters with defaults that are neither rules nor tables: {undeclared}"
+    for rule in spec.rules:
+        assert rule.name in defaults, f"{cid}: rule {rule.name} has no default in the judge"
+        assert rule.value == defaults[rule.name], f"{cid}: rule {rule.name} is {rule.value!r}, the judge's default {defaults[rule.name]!r}"
+
+
+@pytest.mark.parametrize("cid", TESTED)
+def test_judge_accepts_what_simulate_draws_for_every_model(cid):
+    spec = specification(cid)
+    for model, which in (("null", "simulate"), ("edge", "effect"), ("power", "power_effect")):
+        if getattr(spec.null, which) is None:
+            continue
+        tables = simulate(cid, seed=3, model=model)
+        assert set(tables) <= {t.name for t in spec.tables}
+        verdict = judge(cid, tables)
+        assert isinstance(verdict, Verdict) and verdict.claim == cid
+        assert verdict == spec.judge(**simulate(cid, seed=3, model=model))  # the same draw, the same verdict
+
+
+@pytest.mark.parametrize("cid", TESTED)
+def test_every_alternative_of_every_book_rule_runs(cid):
+    spec = specification(cid)
+    tables = simulate(cid, seed=5)
+    for rule in spec.book_rules:
+        for value in rule.alternatives:
+            assert judge(cid, tables, **{rule.name: value}).claim == cid, (rule.name, value)
+
+
+def test_judge_refuses_what_is_not_a_table_or_a_rule_naming_them():
+    tables = simulate("skean.gain", seed=0)
+    with pytest.raises(ValueError, match="not a rule of this claim; its rules"):
+        judge("skean.gain", tables, nonsense=1)
+    with pytest.raises(ValueError, match="not a table of this claim"):
+        judge("skean.gain", {**tables, "extra": None})
+    with pytest.raises(ValueError, match="needed"):
+        judge("skean.gain", {})
+    with pytest.raises(KeyError, match="unknown claim"):
+        judge("nope.nothing", tables)
+
+
+def test_simulate_refuses_a_demonstration_and_an_unknown_model():
+    with pytest.raises(ValueError, match="demonstration"):
+        simulate("cosine.theory")
+    with pytest.raises(ValueError, match="model must be"):
+        simulate("skean.gain", model="alternative")
+
+
+def test_the_appendix_reads_its_null_models_from_the_specifications_never_by_a_name_string():
+    assert calibration.NULL_MODELS == null_models()
+    for cid, model in calibration.NULL_MODELS.items():
+        assert calibration.null_model(cid) is specification(cid).null is model
+    sources = pathlib.Path(calibration.__file__).parent.rglob("*.py")
+    assert not [p.name for p in sources if "importlib" in p.read_text()]
+
+
+def test_a_rule_says_whose_it_is_and_why():
+    with pytest.raises(ValueError, match="origin"):
+        Rule("margin", 0.1, "referee", "because")
+    with pytest.raises(ValueError, match="reason"):
+        Rule("margin", 0.1, "book", " ")
+    with pytest.raises(ValueError, match="no alternatives"):
+        Rule("low", 0.02, "paper", "Sec. 4: 2%-16%", alternatives=(0.01,))
+
+
+def test_a_specification_refuses_a_rule_or_table_its_judge_does_not_take():
+    spec = specification("skean.gain")
+    with pytest.raises(ValueError, match="not a parameter"):
+        Specification(spec.claim, spec.judge, (Table("results", "rows"),), "s", "e", "u", "t",
+                      rules=(Rule("not_a_parameter", 1, "book", "why"),))
