@@ -117,3 +117,44 @@ def test_a_specification_refuses_a_rule_or_table_its_judge_does_not_take():
     with pytest.raises(ValueError, match="not a parameter"):
         Specification(spec.claim, spec.judge, (Table("results", "rows"),), "s", "e", "u", "t",
                       rules=(Rule("not_a_parameter", 1, "book", "why"),))
+
+
+def test_the_page_shows_every_claim_with_its_rules_whose_they_are_and_their_alternatives():
+    from lrd.book.specs import anchor, specifications_markdown
+
+    page = specifications_markdown()
+    for cid, spec in SPECIFICATIONS.items():
+        assert f"({anchor(cid)})=" in page
+        for rule in spec.rules:
+            assert f"`{rule.name}`" in page, (cid, rule.name)
+    one = specifications_markdown([specification("skean.gain")])
+    assert one.count("### ") == 1 and "Scope the paper states" in one
+    for rule in specification("skean.gain").rules:
+        row = next(line for line in one.splitlines() if f"`{rule.name}`" in line)
+        assert ("`paper`" in row) == (rule.origin == "paper")
+        assert ("none" in row.split("|")[-2]) == (not rule.alternatives)
+
+
+def test_a_chapter_s_judged_tables_are_saved_and_judge_again_to_the_same_verdict(tmp_path):
+    """Glue.judge keeps what the judge read; Glue.save writes it in the data-only format; the
+    saved tables judged again give the recorded verdict (a test, and a demonstration whose input
+    is a method's result record)."""
+    from lrd.book.glue import Glue, saved_tables, tables_path
+    from lrd.methods.counterexample import counterexample
+
+    g = Glue("mid_layer", record_only=True)
+    tables = simulate("skean.gain", seed=2)
+    verdict = g.judge("skean.gain", tables, section="s", note="a note")
+    g.save(tmp_path)
+    assert tables_path(tmp_path, "mid_layer", "skean.gain").is_file()
+    saved = saved_tables(tmp_path, "mid_layer")["skean.gain"]
+    assert judge("skean.gain", saved["tables"], note=saved["note"], **saved["choices"]) == verdict
+    assert g.verdicts[0]["outcome"] == verdict.outcome and "a note" in g.verdicts[0]["note"]
+
+    g = Glue("cosine_vs_ablation", record_only=True)
+    verdict = g.judge("cosine.theory", {"toy": counterexample()})
+    g.save(tmp_path)
+    saved = saved_tables(tmp_path, "cosine_vs_ablation")["cosine.theory"]
+    assert judge("cosine.theory", saved["tables"]) == verdict
+    with pytest.raises(ValueError, match="not a rule"):
+        g.judge("cosine.theory", {"toy": counterexample()}, margin=1)

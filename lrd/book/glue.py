@@ -70,6 +70,8 @@ class Glue:
         self.values: dict[str, Any] = {}
         self.verdicts: list[dict[str, Any]] = []
         self.tests_no_claims = False
+        #: Claim id -> what its judge read: ``{"tables": ..., "choices": ..., "note": ...}`` (:meth:`judge`).
+        self.judged: dict[str, dict[str, Any]] = {}
         self.started = time.perf_counter()
 
     def minutes(self) -> float:
@@ -126,6 +128,37 @@ class Glue:
         self.verdicts.append({"key": key, "chapter": self.chapter, "section": section, **record})
         return self(f"verdict_{claim.name}", str(verdict))
 
+    def judge(self, claim_id: str, tables: dict[str, Any], *, section: str | None = None, note: str | None = None,
+              **choices: Any) -> "Verdict":
+        """Judge ``claim_id`` on ``tables`` through its specification, record the verdict
+        (:meth:`verdict`) and keep the tables, so that :meth:`save` writes what the judge read.
+
+        ``judge(claim_id, saved["tables"], **saved["choices"])`` on what :func:`saved_tables`
+        reads back gives the same verdict (:func:`lrd.verdicts.specifications.judge`).
+
+        Parameters
+        ----------
+        claim_id : str
+        tables : dict
+            The claim's tables (its specification's ``tables``).
+        section : str, optional
+            As for :meth:`verdict`.
+        note : str, optional
+            A sentence the verdict adds to its evidence (the chapter's panel note).
+        **choices
+            The chapter's values of the claim's rules (its parameters); the rest are the book's.
+
+        Returns
+        -------
+        Verdict
+        """
+        from lrd.verdicts.specifications import judge
+
+        verdict = judge(claim_id, tables, note=note, **choices)
+        self.verdict(verdict, section=section)
+        self.judged[claim_id] = {"tables": dict(tables), "choices": dict(choices), "note": note}
+        return verdict
+
     def no_claims(self) -> None:
         """Declare that this chapter tests no paper claim (an introductory chapter): the verdict
         dashboard then lists no row for it instead of reporting its verdicts missing."""
@@ -140,10 +173,63 @@ class Glue:
         verdict and did not declare :meth:`no_claims` (the dashboard then reports it missing).
         """
         path = Path(folder) / f"{self.chapter}.json"
+        for claim_id, judged in self.judged.items():
+            save_tables(judged, tables_path(folder, self.chapter, claim_id))
         record = {**self.values, **({"verdicts": self.verdicts} if self.verdicts or self.tests_no_claims else {})}
         text = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
         atomic_write(path, lambda f: f.write(text), ".json.tmp")  # never half a file (a full disk)
         return path
+
+
+def tables_path(folder: str | Path, chapter: str, claim_id: str) -> Path:
+    """Where :meth:`Glue.save` keeps what the judge of ``claim_id`` read: ``<folder>/<chapter>.tables/<claim_id>.lrd``."""
+    return Path(folder) / f"{chapter}.tables" / f"{claim_id}.lrd"
+
+
+def _storable(value: Any) -> Any:
+    """A judge's input as data the codec stores: a dataclass instance (a method's result record)
+    as ``{"$record": its fields}``, read back as a namespace with the same attributes."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"$record": {f.name: _storable(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    if isinstance(value, dict):
+        return {k: _storable(v) for k, v in value.items()}
+    return value
+
+
+def _restored(value: Any) -> Any:
+    from types import SimpleNamespace
+
+    if isinstance(value, dict):
+        if set(value) == {"$record"}:
+            return SimpleNamespace(**{k: _restored(v) for k, v in value["$record"].items()})
+        return {k: _restored(v) for k, v in value.items()}
+    return value
+
+
+def save_tables(judged: dict[str, Any], path: str | Path) -> Path:
+    """Write one claim's judged inputs (``{"tables", "choices", "note"}``) to ``path``, atomically,
+    in the result cache's data-only format (:mod:`lrd.engine.codec`: nothing in it can run)."""
+    from lrd.engine import codec
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = _storable(judged)
+    atomic_write(path, lambda f: codec.dump(value, f), ".lrd.tmp")
+    return path
+
+
+def saved_tables(folder: str | Path, chapter: str) -> dict[str, dict[str, Any]]:
+    """Claim id -> ``{"tables", "choices", "note"}`` as the chapter's judges read them
+    (what :meth:`Glue.save` wrote under ``<folder>/<chapter>.tables/``)."""
+    from lrd.engine import codec
+
+    found = {}
+    for path in sorted((Path(folder) / f"{chapter}.tables").glob("*.lrd")):
+        with open(path, "rb") as f:
+            found[path.stem] = _restored(codec.load(f))
+    return found
 
 
 def save_results(results: pd.DataFrame, chapter: str, folder: str | Path = "results") -> Path:

@@ -1,6 +1,7 @@
 """Sphinx extension of the book: the landing page's findings and verdict dashboard, and the
 chapters' opening.
 
+``{lrd-specifications}`` lists every claim's specification (:mod:`lrd.book.specs`);
 ``{lrd-findings}`` states what the book found in a few sentences (:mod:`lrd.book.findings`);
 ``{lrd-verdicts}`` renders the dashboard, one line per claim of the claims table, grouped by
 paper; ``{lrd-verdict-figure}`` draws every claim's outcome and strength in one figure
@@ -547,8 +548,22 @@ class OutcomesDirective(SphinxDirective):
         return [container]
 
 
+class SpecificationsDirective(SphinxDirective):
+    """``{lrd-specifications}``: every claim's specification (:func:`lrd.book.specs.specifications_markdown`)."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        from lrd.book.specs import specifications_markdown
+
+        container = nodes.container(classes=["lrd-specifications"])
+        self.state.nested_parse(specifications_markdown().splitlines(), self.content_offset, container)
+        return [container]
+
+
 def setup(app) -> dict:
     app.add_directive("lrd-outcomes", OutcomesDirective)
+    app.add_directive("lrd-specifications", SpecificationsDirective)
     app.add_directive("lrd-verdicts", VerdictsDirective)
     app.add_directive("lrd-findings", FindingsDirective)
     app.add_directive("lrd-verdict-figure", VerdictFigureDirective)

@@ -56,7 +56,7 @@ def null_models() -> dict[str, NullModel]:
     return {cid: s.null for cid, s in SPECIFICATIONS.items() if s.null is not None}
 
 
-def judge(claim_id: str, tables: Mapping[str, Any], **choices: Any) -> Verdict:
+def judge(claim_id: str, tables: Mapping[str, Any], *, note: str | None = None, **choices: Any) -> Verdict:
     """The verdict on ``claim_id`` from its tables, under the book's rules or ``choices``.
 
     Parameters
@@ -66,6 +66,8 @@ def judge(claim_id: str, tables: Mapping[str, Any], **choices: Any) -> Verdict:
     tables : mapping
         Table name -> table, as the specification's :attr:`~lrd.verdicts.spec.Specification.tables`
         describe them (what the chapter computes, or :func:`simulate` draws).
+    note : str, optional
+        A sentence the verdict adds to its evidence (presentation only: no number depends on it).
     **choices
         Rules of the specification replaced by name (``margin=0.2``); the rest keep the book's
         values. A name that is not one of the claim's rules is refused.
@@ -90,7 +92,7 @@ def judge(claim_id: str, tables: Mapping[str, Any], **choices: Any) -> Verdict:
     if unknown:
         raise ValueError(f"{claim_id}: {', '.join(unknown)} is not a rule of this claim; its rules: "
                          f"{', '.join(sorted(rules)) or 'none'}")
-    verdict = spec.judge(**tables, **choices)
+    verdict = spec.judge(**tables, **choices, **({} if note is None else {"note": note}))
     if verdict.claim != claim_id:
         raise RuntimeError(f"the judge of {claim_id} returned a verdict on {verdict.claim!r}")
     return verdict
