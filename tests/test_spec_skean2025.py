@@ -89,8 +89,7 @@ def _valley_results(dip_blocks, depth=0.2, n_blocks=20, n_dec=5, n_enc=4):
         curve = np.full(n_blocks + 1, 0.7)
         if kind == "decoder":
             curve[list(dip_blocks)] -= depth
-        for r in _rows(f"m{i}", kind, "prompt entropy", curve):
-            rows.append(r)
+        rows += _rows(f"m{i}", kind, "prompt entropy", curve)
     return pd.DataFrame(rows)
 
 
