@@ -82,6 +82,10 @@ PAPER_DIRECTIONS = {"prompt entropy": -1, "DiME": +1}
 #: ``shared/papers/002``, key experimental steps, step 1, Fig. 1; our translation).
 PAPER_BAND = (0.4, 0.6)
 
+#: The paper's DiME-chosen layer: "3% above the final layer on the MTEB average" (Pythia;
+#: report digest ``shared/papers/002``, main results 1).
+PAPER_CHOICE_GAIN = 0.03
+
 
 # --- tables ------------------------------------------------------------------------------------
 
@@ -718,7 +722,7 @@ def _models(n: int) -> str:
 
 
 def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
-               band: tuple[float, float] = PAPER_BAND, note: str | None = None) -> Verdict:
+               band: tuple[float, float] = PAPER_BAND, relative: bool = True, note: str | None = None) -> Verdict:
     r"""``skean.gain``: the layers at 40-60% depth score above the last layer (the paper's estimator).
 
     For each model :math:`m`, :math:`g_m = (\bar b_m - \bar\ell_m)/|\bar\ell_m|`, the relative
@@ -736,12 +740,16 @@ def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
     **Per model** (with the halves): the models whose band beats the last over their independent
     (task, half) replicates, Holm-adjusted (:func:`per_model_band_gains`).
 
+    ``relative=False`` measures :math:`g_m` in the score's own points, :math:`\bar b_m - \bar\ell_m`,
+    instead of relative to :math:`|\bar\ell_m|` (the paper's "2%-16%" does not say which;
+    ``paper_low`` is then read in points).
+
     Paper: Section 4, Figure 1 ("intermediate layers, e.g. Pythia-410M's at 40%-60% depth, score
     2%-16% above the final layer on average", report digest ``shared/papers/002``).
     """
     table = paper_gain(results, band=band)
     per_model = model_gains(table, chosen="band")
-    g = per_model["relative gain"].to_numpy()
+    g = (per_model["relative gain"] if relative else per_model["band"] - per_model["last"]).to_numpy()
     test = sign_flip_test(g)
     below = equivalence_sign_flip_test(g, paper_low, lower=-math.inf)
     n, wins = len(g), int((g > 0).sum())
@@ -771,7 +779,9 @@ def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
                    against=f"mean relative gain below the paper's lower end {paper_low:.0%} (sign-flip "
                            "non-superiority test)",
                    p_min=test.p_min, effect=float(g.mean()), ci=_interval(g),
-                   effect_label=f"mean relative gain, layers at {band[0]:.0%}-{band[1]:.0%} depth over the last",
+                   effect_label=(f"mean relative gain, layers at {band[0]:.0%}-{band[1]:.0%} depth over the last"
+                                 if relative else f"mean gain in score points (of 1), layers at {band[0]:.0%}-"
+                                 f"{band[1]:.0%} depth over the last"),
                    effect_format="{:+.1%}",
                    power=power,
                    power_label=(f"if every model gained the paper's {paper_low:.0%}, with the spread across models "
@@ -780,8 +790,10 @@ def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
                    reconstruction=f"the paper's estimator: the mean score of the layers at {band[0]:.0%}-{band[1]:.0%} "
                                   "depth (the nearest intermediate layer where none falls in it) against the last "
                                   "layer, through the final norm where the model has one (as the paper's truncated "
-                                  "model scores them); relative to the model's task-mean score of the last layer "
-                                  "(the paper's averaging over tasks is not specified beyond Fig. 1)",
+                                  "model scores them); "
+                                  + ("relative to the model's task-mean score of the last layer" if relative else
+                                     "in points of the model's task-mean score")
+                                  + " (the paper's averaging over tasks is not specified beyond Fig. 1)",
                    note=note)
 
 
@@ -932,6 +944,7 @@ def judge_metrics_track(results: pd.DataFrame, *, directions: dict[str, int] | N
 
 
 def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_better: bool = True,
+                 paper_choice_gain: float = PAPER_CHOICE_GAIN, relative: bool = True,
                  note: str | None = None, scope: Scope | None = None) -> Verdict:
     r"""``skean.choice``: the layer a label-free metric (DiME) chooses scores above the last layer.
 
@@ -941,7 +954,9 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
     **sign-flip test** over models (p >= :math:`2^{-n}`); against: the same test of
     :math:`-g` (the chosen layer significantly below the last). Effect: :math:`\bar g` with its
     t-interval, beside the paper's +3% (Pythia). Power: the probability of "reproduced" if every
-    model's chosen layer gained the paper's 3%, with the spread across models observed here.
+    model's chosen layer gained ``paper_choice_gain`` (the paper's 3%), with the spread across models
+    observed here. ``relative=False`` measures :math:`g_m` in the score's own points instead of
+    relative to the last layer's (the paper's "3%" does not say which).
 
     **Scope** (:attr:`lrd.verdicts.claims.Claim.scope`, default the claim's): the paper states the
     number for Pythia, an autoregressive language model; only models of the scope's kinds are
@@ -958,14 +973,14 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
     if table.empty:
         return Verdict.untestable("skean.choice", f"no model of the paper's scope ({scope.text}) in the panel"
                                   + out_words, note=note)
-    g = table["relative gain"].to_numpy()
+    g = (table["relative gain"] if relative else table["chosen"] - table["last"]).to_numpy()
     test, worse = sign_flip_test(g), sign_flip_test(-g)
     n, wins = len(g), int((g > 0).sum())
     evidence = (f"the {metric}-chosen layer (mean depth {table['chosen depth'].mean():.2f}) scores {g.mean():+.1%} "
                 f"relative to the last layer (mean over {_models(n)} in the paper's scope; above the last for {wins} "
                 f"of {n})")
     spread = float(g.std(ddof=1)) if n > 1 else None
-    power = sign_flip_power(PAPER_CHOICE_GAIN, spread, n) if spread is not None else None
+    power = sign_flip_power(paper_choice_gain, spread, n) if spread is not None else None
     shown = (int((table["p (Holm)"] <= ALPHA).sum()), n)
     evidence += f"; shown in {shown[0]} of {n} models over their (task, half) replicates (Holm)" + out_words
     return Verdict("skean.choice", "test", evidence,
@@ -975,16 +990,19 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
                                     f"per model, {holm_over(n)})"),
                    test=f"exact one-sided sign-flip test over {_models(n)} (tasks averaged per model)",
                    power=power,
-                   power_label=(f"if the chosen layer scored the paper's {PAPER_CHOICE_GAIN:.0%} above the last in every "
+                   power_label=(f"if the chosen layer scored the paper's {paper_choice_gain:.0%} above the last in every "
                                 f"model, with the spread across models observed here ({spread:.1%}); exact sign-flip "
                                 "test, 4000 simulated panels" if power is not None else None),
                    statistic=test.statistic, p_value=test.p_value, p_against=worse.p_value,
                    against=f"the {metric}-chosen layer below the last (sign-flip test)", p_min=test.p_min,
                    effect=float(g.mean()), ci=_interval(g),
-                   effect_label=f"mean relative gain, {metric}-chosen layer over the last", effect_format="{:+.1%}",
+                   effect_label=(f"mean relative gain, {metric}-chosen layer over the last" if relative else
+                                 f"mean gain in score points (of 1), {metric}-chosen layer over the last"),
+                   effect_format="{:+.1%}",
                    reconstruction=f"one layer per model, the intermediate layer of {'highest' if higher_is_better else 'lowest'} "
-                                  f"{metric} (on the augmented prompts), used for every task; relative gain of the "
-                                  "task-mean score (the paper's '3%' does not say relative or in points)",
+                                  f"{metric} (on the augmented prompts), used for every task; "
+                                  + ("relative gain" if relative else "gain in points")
+                                  + " of the task-mean score (the paper's '3%' does not say relative or in points)",
                    note=note)
 
 
@@ -1243,11 +1261,6 @@ def _simulate_metrics_effect(rng, peak: float = POWER_METRIC_PEAK, **panel):
     parts = [simulate_design(rng, design, gain=SKEAN_GAIN_RANGE[0])]
     parts += [_design_metric(rng, design, m, peak=peak * d) for m, d in PAPER_DIRECTIONS.items()]
     return {"results": pd.concat(parts, ignore_index=True)}
-
-
-#: The paper's DiME-chosen layer: "3% above the final layer on the MTEB average" (Pythia;
-#: report digest ``shared/papers/002``, main results 1).
-PAPER_CHOICE_GAIN = 0.03
 
 
 def _simulate_choice(rng, **panel):

@@ -2,61 +2,214 @@
 
 Each specification is read top to bottom: the paper's words (its claim), the scope the paper states,
 the book's operationalisation, and every rule the judge uses, the paper's or the book's.
+
+Where the paper is cited, the text is that of the two digests in ``shared/papers/``: ``001`` (a
+summary, with the paper's English abstract) and ``002`` (a longer report, in Chinese). Quotes from
+``002`` are our translation of the digest, marked so; its sections are numbered as the digest numbers
+them (Sec. 2 "research process and methods", Sec. 3 "main results").
 """
 
 from __future__ import annotations
 
 from lrd.verdicts import layer_choice
-from lrd.verdicts.claims import CLAIMS
+from lrd.verdicts.claims import CLAIMS, SKEAN_GAIN_RANGE, Scope
 from lrd.verdicts.spec import Rule, Specification, Table
 
 __all__ = ["SPECIFICATIONS"]
 
+_T = "(our translation of the digest)"
+
+#: The paper's Fig. 1 sentence, which gives both the band and the range (report digest 002).
+_FIG1 = ("report digest 002, Sec. 2, key experimental step 1 (Fig. 1): \"intermediate layers (e.g. Pythia-410m's "
+         f"layers at 40%-60% depth) perform on average 2%-16% better than the final layer\" {_T}")
+#: The paper's DiME sentence (report digest 002).
+_DIME = ("report digest 002, Sec. 3.1: \"Pythia's intermediate layer scores 3% above the final layer on the MTEB "
+         f"average (chosen by the DiME metric)\" {_T}")
+
+#: The tidy per-layer score rows every mid-layer judge reads (lrd.units.mid_layer_model).
+_SCORES = ("one row per (model, task, measurement, layer); columns model, task, measurement, layer, depth (l/L), "
+           "value and kind ('encoder' or 'decoder', one per model). Measurements: 'score' (the layer's score on every "
+           "evaluation row, in the task's own unit on [0, 1]), 'score half 1' and 'score half 2' (the two cross-fitted "
+           "halves of the rows, each scored with fits of its own), and for decoders with a final norm "
+           f"'{layer_choice.FINAL_NORM_SCORE}' and its two halves (every layer passed through the final norm)")
+
+#: The relative-or-points rule, shared by the gain and the choice.
+_RELATIVE_REASON = ("the book's reading: the paper's percentages ('2%-16%', '3%') do not say whether they are relative "
+                    "to the last layer's score or points of the MTEB average; the book reads them as relative gains "
+                    "of each model's task-mean score, g = (chosen - last) / |last|. In points (False) the same "
+                    "threshold is read as score points (of 1); relative gains divide each model's gain by its last layer's level, "
+                    "so a model whose last layer scores low weighs more in the mean")
+
 GAIN = Specification(
     claim=CLAIMS['skean.gain'],
     judge=layer_choice.judge_gain,
-    tables=(),
-    scope=CLAIMS['skean.gain'].scope.text if CLAIMS['skean.gain'].scope else "",
-    estimand="",
-    unit="",
-    test="",
-    rules=(),
+    tables=(
+        Table("results", _SCORES + ". The judge reads 'score' (or the final-norm score where a model has it) for "
+                                   "the paper's estimator and the halves for the per-model tests and the "
+                                   "cross-fitted best layer shown beside it"),
+    ),
+    scope=("The paper states the claim across architectures and tasks, without a size or kind restriction: "
+           "\"Through extensive experiments on 32 text-embedding tasks across various architectures (transformers, "
+           "state-space models) and domains (language, vision), we demonstrate that intermediate layers consistently "
+           "provide stronger features\" (abstract, digest 001); the models are \"Transformers (Pythia, LLaMA3), SSMs "
+           "(Mamba), BERT and bidirectional-attention models (LLM2vec), from the ten-million to the billion "
+           "parameter scale\" on "
+           f"\"32 MTEB text-embedding tasks (classification, clustering, reranking ...)\" (report digest 002, Sec. 2.1 "
+           f"{_T}). The number is read on Pythia-410m (Fig. 1). The paper's models are language models, not "
+           "sentence embedders; the book states no scope for this claim and counts every model of its panel, "
+           "sentence embedders included (the book's choice, not the paper's)"),
+    estimand=(r"the mean over models of g_m = (b_m - l_m) / |l_m|, with b_m the task-mean score of model m's layers "
+              r"at depth l/L in the band (their mean; the nearest intermediate layer where none falls in it) and "
+              r"l_m its last layer's task-mean score, both through the final norm where the model has one (the "
+              r"paper's estimator, paper_gain); with relative=False, g_m = b_m - l_m in score points"),
+    unit=("the model: each model's tasks share its layers and are averaged first (for the per-model evidence, a "
+          "model's (task, half) replicates, disjoint in rows and fits)"),
+    test=("exact one-sided sign-flip test over models of mean g > 0 (null: each g_m symmetric about 0, as when band "
+          "and last layer are equally good; p >= 2^-n). Against: sign-flip non-superiority test of mean g < "
+          "paper_low. Effect: mean g with its t-interval; power at g_m = paper_low with the observed spread"),
+    rules=(
+        Rule("paper_low", SKEAN_GAIN_RANGE[0], "paper",
+             f"{_FIG1}: the range's lower end, 2%. The book tests 'against' as the mean gain below it "
+             "(non-superiority) and computes the power at it",
+             label="paper's lower end of the gain"),
+        Rule("band", layer_choice.PAPER_BAND, "paper",
+             f"{_FIG1}: the layers at 40%-60% depth. The paper gives the band for Pythia-410m ('e.g.'); the book "
+             "reads it at every model's depth l/L",
+             label="depth band of the intermediate layers"),
+        Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
+             label="gain relative to the last layer (else in points)"),
+    ),
     null=layer_choice.GAIN_NULL,
 )
 
 VALLEY = Specification(
     claim=CLAIMS['skean.valley'],
     judge=layer_choice.judge_valley,
-    tables=(),
-    scope=CLAIMS['skean.valley'].scope.text if CLAIMS['skean.valley'].scope else "",
-    estimand="",
-    unit="",
-    test="",
-    rules=(),
+    tables=(
+        Table("results", "one row per (model, layer) of each model's mean curve of the measurement (normalised "
+                         "prompt entropy, on [0, 1]); columns model, kind ('encoder' or 'decoder'), task, "
+                         "measurement, layer, depth (l/L), value. Curves of several tasks are averaged per model"),
+        Table("prompts", "one row per (model, prompt, layer): each prompt's own entropy curve "
+                         "(lrd.methods.crossfit.prompt_entropy_rows); columns model, kind, task, prompt, layer, "
+                         "depth, value. Optional: with it, 'encoders do not' is an equivalence test per encoder over "
+                         "its prompts and the decoders' valleys are shown per model; without it, over encoders",
+              required=False),
+    ),
+    scope=(f"Report digest 002, Sec. 2, key experimental step 2 {_T}: \"autoregressive models (e.g. Pythia) show a "
+           "marked 'compression valley' (mid-layer compression valley): the entropy drops sharply in the middle "
+           "layers (Fig. 2a). Bidirectional models (e.g. BERT): the entropy is flat, no marked compression.\" The "
+           "paper states no model size. The book maps 'autoregressive' to its decoders and 'bidirectional' to its "
+           "encoders (sentence embedders fine-tuned from bidirectional encoders, not BERT's masked LM itself); "
+           "the paper's SSMs (Mamba, 'more uniform') have no counterpart in the panel"),
+    estimand=(r"per model the mid-band contrast v_m of its normalised prompt-entropy curve (valley_contrast: the "
+              r"line through the blocks below and above the band, at the band's mean depth, minus the band's mean; "
+              r"the embeddings left out); the decoders' mean v minus the encoders' mean v"),
+    unit="the model (the relabelling and sign-flip tests); a model's prompts, for the per-encoder equivalence test "
+         "and the per-decoder evidence (the model's own curve is the estimand)",
+    test=("intersection-union of three one-sided tests, p = the largest: decoders' mean v above encoders' "
+          "(relabelling the kinds over models, p >= 1/C(n, k)); decoders' v above 0 (sign flips over decoders, p >= "
+          "2^-n_dec); every encoder's v within +-margin (equivalence sign-flip test over its prompts, p = the largest "
+          "over encoders; without prompts, over encoders). Against: the encoders' mean v above the decoders' "
+          "(relabelling, other tail)"),
+    rules=(
+        Rule("measurement", "prompt entropy", "book",
+             "the digest says the valley is of the entropy (\u201c\u71b5\u503c\u201d, Fig. 2a) without naming which "
+             "of the paper's matrix entropies; the book reads prompt entropy (over a prompt's tokens), the one "
+             "whose curve per prompt the prompts table holds. No alternative is listed because none runs on the "
+             "judge's tables as they stand: dataset entropy is measured per task, not per prompt, and would need "
+             "its own per-model evidence",
+             label="entropy whose valley is measured"),
+        Rule("band", layer_choice.VALLEY_BAND, "book",
+             "our reconstruction of Fig. 2a's 'mid-depth': the paper shows the curves without a band or a scalar "
+             "depth; [0.25, 0.75] is the middle half of the blocks, leaving a quarter on each side for the line",
+             alternatives=((0.3, 0.7), (0.2, 0.8), (1 / 3, 2 / 3)),
+             label="mid-depth band of the valley"),
+        Rule("margin", layer_choice.VALLEY_MARGIN, "book",
+             "the paper shows BERT's curve as flat (Fig. 2a) without a tolerance; the book calls a mid-band "
+             "contrast within +-0.05 of the normalised entropy (on [0, 1]) flat, a convention (also the valley "
+             "depth at which the power is computed)",
+             alternatives=(0.025, 0.1),
+             label="equivalence margin of 'flat'"),
+    ),
     null=layer_choice.VALLEY_NULL,
 )
 
 METRICS_TRACK = Specification(
     claim=CLAIMS['skean.metrics_track'],
     judge=layer_choice.judge_metrics_track,
-    tables=(),
-    scope=CLAIMS['skean.metrics_track'].scope.text if CLAIMS['skean.metrics_track'].scope else "",
-    estimand="",
-    unit="",
-    test="",
-    rules=(),
+    tables=(
+        Table("results", _SCORES + "; plus one row per (model, task it was measured on, layer) of each label-free "
+                                   "metric, measurement = the metric's name ('prompt entropy', 'DiME', and the "
+                                   "others of layer_choice.METRICS, shown, not tested). The judge reads the two "
+                                   "halves (their mean is the score) and the tested metrics"),
+    ),
+    scope=("The paper proposes the metrics as a framework without a stated model scope: \"we propose a unified "
+           "framework of representation quality metrics based on information theory, geometry, and invariance to "
+           "input perturbations\" (abstract, digest 001). The relation it states is for autoregressive models: "
+           f"\"the mid-layer entropy valley of autoregressive models (Fig. 2a) goes with their high downstream "
+           f"performance\" (report digest 002, Sec. 3.2 {_T}); DiME picks Pythia's better layer (Sec. 3.1). The "
+           "book states no scope for this claim and counts every model of its panel"),
+    estimand=(r"per model m and tested metric k, r_mk = s_k * (mean over tasks of the Spearman correlation across "
+              r"layers between the metric and the score), s_k the paper's sign (directions); reported: the "
+              r"smallest-p metric's mean r over models"),
+    unit="the model (its tasks averaged first; the same sign flip applies to all of a model's metrics)",
+    test=("min-p sign-flip test over models (Westfall-Young, single step): each metric's one-sided sign-flip p of "
+          "mean r_k > 0, the smallest adjusted over the same flips; null: each model's correlations as likely "
+          "reversed. Against: every tested metric reversed (intersection-union of one-sided sign-flip tests of "
+          "-r_k, p = the largest)"),
+    rules=(
+        Rule("directions", None, "book",
+             "None means layer_choice.PAPER_DIRECTIONS, {'prompt entropy': -1, 'DiME': +1}: the two metrics whose "
+             "sign the book reads in the paper (prompt entropy low at the better layers, report digest 002 Sec. 3.2 "
+             "and Fig. 2a; DiME picks the better layer, Sec. 3.1). The digests give no sign for effective rank, "
+             "curvature, InfoNCE, LiDAR or dataset entropy, so they are shown, not tested; choosing which metrics "
+             "form the family, and reading DiME's sign from its use to choose a layer, is the book's",
+             alternatives=({"prompt entropy": -1}, {"DiME": +1}),
+             label="tested metrics and their signs"),
+    ),
     null=layer_choice.METRICS_TRACK_NULL,
 )
 
 CHOICE = Specification(
     claim=CLAIMS['skean.choice'],
     judge=layer_choice.judge_choice,
-    tables=(),
-    scope=CLAIMS['skean.choice'].scope.text if CLAIMS['skean.choice'].scope else "",
-    estimand="",
-    unit="",
-    test="",
-    rules=(),
+    tables=(
+        Table("results", _SCORES + "; plus one row per (model, task it was measured on, layer) of the choosing "
+                                   "metric (measurement 'DiME', on the augmented prompts). The judge reads the two "
+                                   "halves (their mean scores both layers) and the metric"),
+    ),
+    scope=(f"{_DIME}: one model family, Pythia, an autoregressive language model, on the MTEB average; the paper "
+           "states it for no other model. The book tests it on its autoregressive language models (the claim's "
+           "Scope, kinds = decoder) and shows sentence embedders, whose last layer is trained as the embedding, "
+           "without counting them; extending Pythia's number to every decoder is the book's reading"),
+    estimand=(r"the mean over in-scope models of g_m = (c_m - l_m) / |l_m|, with c_m the task-mean score of the "
+              r"intermediate layer (0 < l < L) of highest mean DiME and l_m the last layer's, both on the mean of "
+              r"the two halves; with relative=False, g_m = c_m - l_m in score points"),
+    unit=("the model (its tasks averaged first); for the per-model evidence, its (task, half) replicates, "
+          "disjoint in rows and fits"),
+    test=("exact one-sided sign-flip test over in-scope models of mean g > 0 (p >= 2^-n). Against: the same test of "
+          "-g (the chosen layer below the last). Effect: mean g with its t-interval; power at g_m = "
+          "paper_choice_gain with the observed spread"),
+    rules=(
+        Rule("metric", "DiME", "paper", f"{_DIME}: the layer is chosen by DiME", label="choosing metric"),
+        Rule("higher_is_better", True, "book",
+             "the digest does not say whether the paper picks DiME's highest or lowest layer; DiME scores "
+             "invariance to input perturbations (report digest 002, Sec. 2.1), and the book picks the layer where "
+             "it is highest, reading more invariance as better (the book's reading, not a quote). The other "
+             "direction is the only alternative",
+             alternatives=(False,), label="choose the layer of highest metric"),
+        Rule("paper_choice_gain", layer_choice.PAPER_CHOICE_GAIN, "paper",
+             f"{_DIME}: 3%. The book uses it for the power only (the outcome does not depend on it)",
+             label="paper's gain of the chosen layer"),
+        Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
+             label="gain relative to the last layer (else in points)"),
+        Rule("scope", None, "book",
+             "None means the claim's Scope (CLAIMS['skean.choice'].scope, kinds = ('decoder',)): the paper states "
+             "the number for Pythia only (report digest 002, Sec. 3.1), and the book extends it to autoregressive "
+             "language models and leaves out its sentence embedders. A referee may count every model",
+             alternatives=(Scope("every model of the panel, encoders included (a referee's alternative)"),),
+             label="models counted"),
+    ),
     null=layer_choice.CHOICE_NULL,
 )
 

@@ -1,0 +1,191 @@
+"""The specifications of Skean et al. (lrd.verdicts.specifications.skean2025): each book rule moves the
+verdict the way its meaning says, on constructed tables with known answers; the paper's rules quote
+a location."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lrd.verdicts import layer_choice
+from lrd.verdicts.claims import Scope
+from lrd.verdicts.specifications import judge, simulate, specification
+from lrd.verdicts.specifications.skean2025 import SPECIFICATIONS
+
+LOCATION = re.compile(r"\b(Sec\.|Section|Fig\.|Figure|Table|abstract)", re.IGNORECASE)
+HALVES = layer_choice.HALVES
+
+
+def _rows(model, kind, measurement, curve, task="t0"):
+    n = len(curve) - 1
+    return [{"model": model, "task": task, "measurement": measurement, "layer": l, "depth": l / n,
+             "value": float(v), "kind": kind} for l, v in enumerate(curve)]
+
+
+# --- the paper's rules and scopes say where -------------------------------------------------------
+
+@pytest.mark.parametrize("spec", SPECIFICATIONS, ids=lambda s: s.id)
+def test_paper_rules_and_scope_quote_a_location(spec):
+    assert LOCATION.search(spec.scope), spec.id
+    for rule in spec.rules:
+        if rule.origin == "paper":
+            assert LOCATION.search(rule.reason), (spec.id, rule.name)
+            assert not rule.alternatives
+        else:
+            assert rule.reason.strip()
+
+
+def test_the_paper_s_numbers_are_the_judges_defaults():
+    assert specification("skean.gain").rule("paper_low").value == 0.02
+    assert specification("skean.gain").rule("band").value == (0.4, 0.6)
+    assert specification("skean.choice").rule("paper_choice_gain").value == 0.03
+    assert specification("skean.choice").rule("metric").value == "DiME"
+
+
+# --- skean.gain: relative or in points ------------------------------------------------------------
+
+def _gain_table(levels, gains_pp, n_blocks=10):
+    """One task per model; every layer scores ``level`` but those at 40-60% depth (4, 5, 6 of 10),
+    which score ``level + gain`` (in points)."""
+    rows = []
+    for i, (level, gain) in enumerate(zip(levels, gains_pp)):
+        curve = np.full(n_blocks + 1, level)
+        curve[[4, 5, 6]] += gain
+        rows += _rows(f"m{i}", "encoder", "score", curve)
+    return pd.DataFrame(rows)
+
+
+def test_gain_relative_or_in_points_is_the_closed_form_and_can_reverse_the_sign():
+    # one model at a low level gains +0.02 points (+20%), four at 0.9 lose 0.01 (-1.1%)
+    levels, gains = [0.1, 0.9, 0.9, 0.9, 0.9], [0.02, -0.01, -0.01, -0.01, -0.01]
+    table = {"results": _gain_table(levels, gains)}
+    relative = judge("skean.gain", table)
+    points = judge("skean.gain", table, relative=False)
+    assert relative.effect == pytest.approx(np.mean(np.array(gains) / np.array(levels)))
+    assert points.effect == pytest.approx(np.mean(gains))
+    assert relative.effect > 0 > points.effect
+    assert points.p_value > relative.p_value
+    assert "points" in points.effect_label and "relative" in relative.effect_label
+
+
+def test_gain_paper_low_higher_makes_against_easier():
+    # relative gains 1%-3% around 2%: below 2% is not shown, below 16% is plain
+    table = {"results": _gain_table([0.5] * 6, [0.005, 0.015, 0.0075, 0.0125, 0.01, 0.009])}
+    low, high = judge("skean.gain", table), judge("skean.gain", table, paper_low=0.16)
+    assert low.p_against > 0.05
+    assert high.p_against == pytest.approx(1 / 64)  # every model below 16%: the smallest p of 6 models
+    assert high.p_value == low.p_value and high.outcome == low.outcome == "reproduced"  # above 0 in every model
+
+
+# --- skean.valley: band and margin ----------------------------------------------------------------
+
+def _valley_results(dip_blocks, depth=0.2, n_blocks=20, n_dec=5, n_enc=4):
+    rows = []
+    for i in range(n_dec + n_enc):
+        kind = "decoder" if i < n_dec else "encoder"
+        curve = np.full(n_blocks + 1, 0.7)
+        if kind == "decoder":
+            curve[list(dip_blocks)] -= depth
+        rows += _rows(f"m{i}", kind, "prompt entropy", curve)
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")  # equal valleys: Welch's interval
+def test_valley_band_matching_the_dip_measures_its_full_depth():
+    # the decoders dip by 0.2 at blocks 6-14 of 20 (depth 0.3-0.7); encoders flat
+    table = {"results": _valley_results(range(6, 15))}
+    default = judge("skean.valley", table)  # band 0.25-0.75: blocks 5-15, the dip diluted to 9/11
+    narrow = judge("skean.valley", table, band=(0.3, 0.7))  # blocks 6-14: the whole dip
+    wide = judge("skean.valley", table, band=(0.2, 0.8))  # blocks 4-16: 9/13
+    assert narrow.effect == pytest.approx(0.2)
+    assert default.effect == pytest.approx(0.2 * 9 / 11)
+    assert wide.effect == pytest.approx(0.2 * 9 / 13)
+
+
+def test_valley_wider_margin_of_flat_makes_encoders_flat_easier():
+    # deep decoder valleys, encoders' valleys 0.04 over 300 noisy prompts: near the book's margin
+    tables = layer_choice.simulate_valleys(np.random.default_rng(0), decoder_valley=0.2, encoder_valley=0.04)
+    p = {m: judge("skean.valley", tables, margin=m).p_value for m in (0.025, 0.05, 0.1)}
+    assert p[0.1] <= p[0.05] <= p[0.025]
+    assert p[0.1] < p[0.025]
+    assert judge("skean.valley", tables, margin=0.1).outcome == "reproduced"
+    assert judge("skean.valley", tables, margin=0.025).outcome != "reproduced"  # 0.04 is not flat within 0.025
+
+
+# --- skean.metrics_track: which metrics are tested ------------------------------------------------
+
+def _metric_table(n_models=6, n_blocks=8, entropy_sign=+1):
+    """The score rises with depth (by 0.03 a layer, noise 1e-4); DiME follows it, prompt entropy follows
+    it too (``entropy_sign=+1``: against the paper's negative sign) or mirrors it (-1)."""
+    rng = np.random.default_rng(1)
+    rows = []
+    score = 0.5 + 0.03 * np.arange(n_blocks + 1)
+    for i in range(n_models):
+        for h in HALVES:
+            rows += _rows(f"m{i}", "decoder", h, score + rng.normal(0, 1e-4, n_blocks + 1))
+        rows += _rows(f"m{i}", "decoder", "DiME", score)
+        rows += _rows(f"m{i}", "decoder", "prompt entropy", entropy_sign * score)
+    return {"results": pd.DataFrame(rows)}
+
+
+def test_metrics_track_a_metric_reversed_in_every_model_fails_alone_but_not_with_dime():
+    table = _metric_table(entropy_sign=+1)  # prompt entropy high where the score is: against the paper
+    both = judge("skean.metrics_track", table)
+    entropy_only = judge("skean.metrics_track", table, directions={"prompt entropy": -1})
+    dime_only = judge("skean.metrics_track", table, directions={"DiME": +1})
+    assert both.outcome == dime_only.outcome == "reproduced"
+    assert entropy_only.outcome == "contradicted"
+    assert entropy_only.effect == pytest.approx(-1.0) and dime_only.effect == pytest.approx(1.0)
+    assert both.p_value >= dime_only.p_value  # the family's adjustment costs, never helps
+
+
+# --- skean.choice: direction, scope, relative, the paper's 3% --------------------------------------
+
+def _choice_table(n_dec=5, n_enc=3, n_blocks=8):
+    """DiME highest at block 3 (scoring 0.06 above the last, 0.8) and lowest at block 6 (0.06 below)."""
+    rng = np.random.default_rng(2)
+    rows = []
+    score = np.full(n_blocks + 1, 0.8)
+    score[3], score[6] = 0.86, 0.74
+    dime = np.zeros(n_blocks + 1)
+    dime[3], dime[6] = 1.0, -1.0
+    for i in range(n_dec + n_enc):
+        kind = "decoder" if i < n_dec else "encoder"
+        for task in ("t0", "t1"):
+            for h in HALVES:
+                rows += _rows(f"m{i}", kind, h, score + rng.normal(0, 1e-3, n_blocks + 1), task)
+        rows += _rows(f"m{i}", kind, "DiME", dime)
+    return {"results": pd.DataFrame(rows)}
+
+
+def test_choice_lowest_metric_picks_the_worse_layer():
+    table = _choice_table()
+    high, low = judge("skean.choice", table), judge("skean.choice", table, higher_is_better=False)
+    assert high.effect == pytest.approx(0.06 / 0.8, abs=2e-3) and high.outcome == "reproduced"
+    assert low.effect == pytest.approx(-0.06 / 0.8, abs=2e-3) and low.outcome == "contradicted"
+
+
+def test_choice_scope_of_every_model_counts_the_encoders():
+    table = _choice_table(n_dec=5, n_enc=3)
+    book = judge("skean.choice", table)
+    everyone = judge("skean.choice", table, scope=Scope("every model"))
+    assert book.p_min == pytest.approx(2 ** -5) and everyone.p_min == pytest.approx(2 ** -8)
+    assert book.per_model[1] == 5 and everyone.per_model[1] == 8
+    assert "out of the paper's scope" in book.evidence and "out of the paper's scope" not in everyone.evidence
+
+
+def test_choice_points_and_relative_differ_by_the_last_layer_s_level():
+    table = _choice_table()
+    relative, points = judge("skean.choice", table), judge("skean.choice", table, relative=False)
+    assert points.effect == pytest.approx(relative.effect * 0.8, rel=1e-2)  # last layer at 0.8
+
+
+def test_choice_paper_gain_moves_the_power_only():
+    tables = simulate("skean.choice", {"layers": (12,) * 6, "kinds": ("decoder",) * 6}, seed=4, model="power")
+    book = judge("skean.choice", tables)
+    double = judge("skean.choice", tables, paper_choice_gain=0.06)
+    assert (double.p_value, double.p_against, double.outcome) == (book.p_value, book.p_against, book.outcome)
+    assert 0 < book.power < double.power
