@@ -87,7 +87,7 @@ ARCHITECTURE = Specification(
     judge=families.architecture_verdict,
     tables=(Table("scores", _SCORES_TABLE + " (the chapter's FamilyTables.scores)."),),
     scope=(_POOL + " The architectural difference is stated over this pool, by kind (encoder-based against "
-           "decoder-based); " + _NO_SIZES),
+           "decoder-based). " + _NO_SIZES),
     estimand=("S = max over the LRD scores m of #{tasks t : m puts every encoder below every decoder, or every encoder "
               "above every decoder, on t}; effect S / (number of tasks)."),
     unit="the model: which models are encoders is relabelled, each model's tasks together.",
@@ -108,7 +108,7 @@ FINAL_LAYER = Specification(
                             "rank explaining 95% of the final layer's variance) and 'final mean cosine' (the final "
                             "layer's mean pairwise cosine)."),),
     scope=(_POOL + " The abstract states the comparison ('not apparent from final-layer representations alone') over "
-           "the same pool, without naming a final-layer statistic; " + _NO_SIZES),
+           "the same pool, without naming a final-layer statistic. " + _NO_SIZES),
     estimand=("D = S(LRD scores) - S(final-layer statistics), the difference of the separation counts of "
               "lrd.architecture (best of each set); effect D / (number of tasks)."),
     unit="the model (kinds relabelled between models, each model's tasks together).",
@@ -150,7 +150,7 @@ TASK = Specification(
                              "(a rule below); the null model's simulations pass 0 with their tables (the interval "
                              "does not enter the outcome).", required=False),
     ),
-    scope=(_POOL + " The task-level differences are stated over the 30 MTEB tasks of five types; " + _NO_SIZES
+    scope=(_POOL + " The task-level differences are stated over the 30 MTEB tasks of five types. " + _NO_SIZES
            + " Sec. 3 (our translation of the digest): 'for each task, we fix a set of N samples' (N per task, not "
              "stated in the digest)."),
     estimand=("the largest share of each score's within-model variance that the task explains (partial eta^2, max "
@@ -216,7 +216,7 @@ COMPLEMENTARITY = Specification(
            "redundant'; Sec. 2.3 (our translation of the digest): 'dominant-subspace rotation, local neighbourhood "
            "reordering and intermediate-to-final alignment are different events, even if they may produce similar "
            "aggregate similarity'. It gives no measurement of redundancy and no scope beyond the 31-model pool "
-           "(abstract); " + _NO_SIZES),
+           "(abstract). " + _NO_SIZES),
     estimand=("for each pair of families, the mean over models of x_model = the model's mean |rho| over its tasks "
               "(noise-corrected where the table has rho_corrected); effect: the largest pair mean (the pair closest "
               "to redundancy), with its t-interval over models clipped to [0, 1]."),
@@ -273,7 +273,7 @@ SELECTION = Specification(
     scope=("Abstract: 'For selection, all three model-level scores correlate positively with downstream MTEB "
            "performance'; Sec. 2.2 (our translation of the digest): the selection study 'uses the full layer-wise "
            "sequence on the same examples as label-free evidence to predict downstream MTEB performance'. "
-           + _DIGEST_STOPS + " The pool is 25 embedders and 6 base LLMs (Sec. 1); " + _NO_SIZES),
+           + _DIGEST_STOPS + " The pool is 25 embedders and 6 base LLMs (Sec. 1). " + _NO_SIZES),
     estimand=("Spearman's rho(s, y) across models between each score s and the downstream score y; effect: the rho "
               "of the binding score (the one with the largest p), with a Fisher-z interval (Bonett-Wright variance)."),
     unit="the model (its tasks averaged first).",
@@ -354,7 +354,7 @@ _CHANCE = Table("chance", "Optional, with items: pruning.chance_table, one row p
 _PRUNING_SCOPE = ("Abstract: 'We then apply LRD to two practical tasks: label-free model selection and inference-time "
                   "layer pruning'. " + _DIGEST_STOPS + " The digest names the 15% and 20% budgets (abstract; Sec. 1 "
                   "contribution (3)), 'every budget' and 'the lightest budget' (abstract), not the full set of "
-                  "budgets, nor how a rule picks the blocks; " + _NO_SIZES)
+                  "budgets, nor how a rule picks the blocks. " + _NO_SIZES)
 _PRUNING_UNIT = ("the model: its changes are averaged over tasks (random's over its seeds first), D_{m,r,b} = rule's "
                  "change minus random's on the same model and budget.")
 _MARGIN = Rule(
