@@ -43,7 +43,7 @@ from lrd.verdicts.stats import (average_ranks, holm, monte_carlo_p, tolerance, e
                                 separation_counts, separation_test, separation_tests, sign_flip_min_p_test,
                                 variance_explained, within_block_permutation_test)
 
-__all__ = ["residual_after_final_layer", "LRD_SCORES", "measure_relabelling_test", "FINAL_LAYER_SCORES", "RANK_FREE_SCORES", "FAMILY_CURVES", "COMPLEMENTARITY_MARGIN",
+__all__ = ["residual_after_final_layer", "LRD_SCORES", "measure_relabelling_test", "FINAL_LAYER_SCORES", "RANK_FREE_SCORES", "FAMILY_CURVES", "COMPLEMENTARITY_MARGIN", "UNDEFINED_RHO",
            "architecture_verdict", "final_layer_verdict", "equal_sample_tasks", "task_shares", "task_verdict",
            "task_group_tests",
            "family_correlations", "curve_reliability", "redundancy_table", "complementarity_verdict",
@@ -90,7 +90,8 @@ def _panel(counts: dict[str, int]) -> str:
 # --- lrd.architecture ----------------------------------------------------------------------------
 
 def architecture_verdict(scores: pd.DataFrame, measures: Sequence[str] = LRD_SCORES, *, group: str = "kind",
-                         within: str = "task", unit: str = "model", note: str | None = None) -> Verdict:
+                         within: str = "task", unit: str = "model", alpha: float = ALPHA,
+                         note: str | None = None) -> Verdict:
     r"""Verdict on ``lrd.architecture``: some LRD score separates encoders from decoders.
 
     Test: :func:`lrd.verdicts.stats.separation_test`. The statistic is the largest number of
@@ -105,8 +106,9 @@ def architecture_verdict(scores: pd.DataFrame, measures: Sequence[str] = LRD_SCO
     ``p_min`` is :math:`1/\binom nk` (doubled for equal groups): 1/10 for 2 encoders and 3
     decoders, so that panel cannot test the claim. Effect: the share of tasks that the best
     score separates (no interval: a count over the panel's tasks; its uncertainty is the
-    p-value's). ``note``: what the reader must know about the panel (e.g. what its decoders
-    are). Paper: abstract, Sec. 1.
+    p-value's). ``alpha``: the test's level (the book's 0.05; the paper states no test).
+    ``note``: what the reader must know about the panel (e.g. what its decoders are). Paper:
+    abstract, Sec. 1.
 
     Examples
     --------
@@ -128,7 +130,7 @@ def architecture_verdict(scores: pd.DataFrame, measures: Sequence[str] = LRD_SCO
     evidence = (f"{top}, the best of {len(measures)} LRD scores, separates the {_panel(counts)} on {test.statistic} "
                 f"of {n_tasks} tasks; {_exactness(test)} p = {test.p_value:.2g} over the {test.n_permutations} "
                 f"choices of which models are {next(iter(counts))}s")
-    if test.p_min > ALPHA:
+    if test.p_min > alpha:
         evidence += f" (with {_panel(counts)} no result can have p below {test.p_min:.2g})"
     return Verdict(claim, "test", evidence, test=test.describe(f"choices of the {next(iter(counts))}s (unit: model)"),
                    statistic=float(test.statistic), p_value=test.p_value, p_min=test.p_min,
@@ -136,14 +138,14 @@ def architecture_verdict(scores: pd.DataFrame, measures: Sequence[str] = LRD_SCO
                    effect_label=f"share of tasks on which the best LRD score separates the kinds ({top})",
                    reconstruction="mean velocity, mean curvature, mean NRS and mean GFMI as model-level scores "
                                   "(the paper's text defines d_0L only); NRS and GFMI are reconstructions",
-                   note=note)
+                   note=note, alpha=alpha)
 
 
 # --- lrd.final_layer ----------------------------------------------------------------------------
 
 def final_layer_verdict(scores: pd.DataFrame, measures: Sequence[str] = LRD_SCORES,
                         final: Sequence[str] = FINAL_LAYER_SCORES, *, group: str = "kind", within: str = "task",
-                        unit: str = "model", note: str | None = None) -> Verdict:
+                        unit: str = "model", alpha: float = ALPHA, note: str | None = None) -> Verdict:
     r"""Verdict on ``lrd.final_layer``: LRD separates the kinds on more tasks than final-layer statistics.
 
     The abstract's "not apparent from final-layer representations alone" is read as a
@@ -159,7 +161,8 @@ def final_layer_verdict(scores: pd.DataFrame, measures: Sequence[str] = LRD_SCOR
     absolute reading, "final-layer statistics show no difference at all", is a claim of no
     effect that would need an equivalence test on a separation score with a margin; the
     comparison needs none. Effect: :math:`D` over the number of tasks (no interval, as for
-    :func:`architecture_verdict`); ``note`` as there. Paper: abstract, Sec. 1 contribution (2).
+    :func:`architecture_verdict`); ``alpha`` and ``note`` as there. Paper: abstract, Sec. 1
+    contribution (2).
 
     Examples
     --------
@@ -188,7 +191,7 @@ def final_layer_verdict(scores: pd.DataFrame, measures: Sequence[str] = LRD_SCOR
                 f"relabelled over {more.n_permutations} choices: {_exactness(more)} p = {more.p_value:.2g}; the "
                 f"{len(measures) + len(final)} measures relabelled between the two sets over {swap['n']} splits: "
                 f"p = {swap['greater']:.2g}")
-    if p_min > ALPHA:
+    if p_min > alpha:
         evidence += f" (no result on this design can have p below {p_min:.2g})"
     return Verdict(claim, "test", evidence,
                    test=(f"intersection-union (p = max) of {more.describe('choices of the ' + next(iter(counts)) + 's, LRD and final-layer scores relabelled jointly (unit: model)')} "
@@ -203,7 +206,7 @@ def final_layer_verdict(scores: pd.DataFrame, measures: Sequence[str] = LRD_SCOR
                    effect_label="share of tasks separated: best LRD score minus best final-layer statistic",
                    reconstruction="'not apparent from the final layer' tested as a difference of separation counts "
                                   f"against the final-layer statistics {', '.join(final)}; the paper names no test",
-                   note=note)
+                   note=note, alpha=alpha)
 
 
 def measure_relabelling_test(counts: pd.Series, measures: Sequence[str], final: Sequence[str]) -> dict:
@@ -376,7 +379,8 @@ def task_group_tests(groups: pd.DataFrame, measures: Sequence[str] = RANK_FREE_S
 def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORES, *, factor: str = "task",
                  block: str = "model", size: str = "N", rank: str = "rank r",
                  final: Sequence[str] | None = FINAL_LAYER_SCORES, n_permutations: int = 5000,
-                 n_bootstrap: int = 2000, seed: int = 0, groups: pd.DataFrame | None = None) -> Verdict:
+                 n_bootstrap: int = 2000, seed: int = 0, alpha: float = ALPHA,
+                 groups: pd.DataFrame | None = None) -> Verdict:
     r"""Verdict on ``lrd.task``: the task explains part of each model's LRD scores, beyond the final layer.
 
     The claim's wording (Sec. 1, contribution 2: LRD "reveals architecture- and task-level
@@ -412,6 +416,8 @@ def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORE
     goes beside the verdict: in how many models the task moves the scores beyond the sampling of
     texts (:func:`task_group_tests` on the tasks of ``scores``, Holm over the models). The
     "beyond the final layer" part is a regression across models and has no per-model test.
+    ``alpha``: the level of the test and of the per-model count (the book's 0.05; the paper
+    states no test).
 
     Examples
     --------
@@ -452,7 +458,7 @@ def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORE
     elif final:
         evidence += (f"; the design leaves no residual degree of freedom to test the task beyond the final-layer "
                      f"statistics ({', '.join(final)})")
-    if p_min > ALPHA:
+    if p_min > alpha:
         evidence += f" (no result on this panel can have p below {p_min:.2g})"
     note = ("Frenet scores (d_0L, velocity, curvature) are left out: their distances scale with the rank r that each "
             "task's final layer fixes")
@@ -473,7 +479,7 @@ def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORE
                                    f"texts ({int(table['groups'].iloc[0])} disjoint groups of "
                                    f"{int(table['texts per group'].iloc[0])} texts per task as replicates, permutation "
                                    f"of groups between tasks; {holm_over(len(table))}; the 'beyond the final "
-                                   f"layer' part has no per-model test)")
+                                   f"layer' part has no per-model test)", alpha=alpha)
     return Verdict(claim, "test", evidence, test=described, **per_model,
                    statistic=test.statistic, p_value=p_value, p_min=p_min, effect=test.statistic, ci=ci,
                    effect_format="{:.0%}",
@@ -482,7 +488,7 @@ def task_verdict(scores: pd.DataFrame, measures: Sequence[str] = RANK_FREE_SCORE
                    reconstruction="mean NRS and mean GFMI as model-level scores, themselves reconstructions; "
                                   "'beyond the final layer' as a task effect left after regressing each score on "
                                   "model effects and the final-layer statistics (the paper states it without a test)",
-                   note=note + ".")
+                   note=note + ".", alpha=alpha)
 
 
 # --- lrd.complementarity ------------------------------------------------------------------------
@@ -622,21 +628,29 @@ def redundancy_table(correlations: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(table, index=pd.Index(models, name="model"), columns=list(pairs))
 
 
-def _judged_rho(correlations: pd.DataFrame) -> np.ndarray:
+#: The correlation counted where the correction for the curves' noise is undefined (a reliability
+#: <= 0 or missing): 1, redundant, since the noise leaves redundancy open (the book's choice;
+#: None in the judges: the raw correlation instead).
+UNDEFINED_RHO = 1.0
+
+
+def _judged_rho(correlations: pd.DataFrame, undefined: float | None = UNDEFINED_RHO) -> np.ndarray:
     """The correlation each test reads, row by row: the noise-corrected one where ``correlations``
-    has one (undefined counted as 1: the noise leaves redundancy open), else the raw one; NaN
-    for a constant curve."""
+    has one (undefined counted as ``undefined``, default 1: the noise leaves redundancy open;
+    None: the raw one), else the raw one; NaN for a constant curve."""
     rho = correlations["rho"].to_numpy(dtype=float)
     if "rho_corrected" in correlations:
         corrected = correlations["rho_corrected"].to_numpy(dtype=float)
-        rho = np.where(np.isnan(rho), np.nan, np.where(np.isnan(corrected), 1.0, corrected))
+        rho = np.where(np.isnan(rho), np.nan, np.where(np.isnan(corrected), rho if undefined is None else undefined,
+                                                       corrected))
     return rho
 
 
-def _redundancy(correlations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _redundancy(correlations: pd.DataFrame,
+                undefined: float | None = UNDEFINED_RHO) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`redundancy_table` as an array (models, pairs), with the model and pair labels
     (the correlations of :func:`_judged_rho`)."""
-    rho = _judged_rho(correlations)
+    rho = _judged_rho(correlations, undefined)
     model, models = pd.factorize(correlations["model"])
     pair, pairs = pd.factorize(correlations["pair"])
     ok = ~np.isnan(rho)
@@ -647,8 +661,8 @@ def _redundancy(correlations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.
         return sums / counts, np.asarray(models), np.asarray(pairs)
 
 
-def complementarity_model_tests(correlations: pd.DataFrame, *,
-                                margin: float = COMPLEMENTARITY_MARGIN) -> pd.DataFrame:
+def complementarity_model_tests(correlations: pd.DataFrame, *, margin: float = COMPLEMENTARITY_MARGIN,
+                                undefined_rho: float | None = UNDEFINED_RHO) -> pd.DataFrame:
     r"""Per model, are its families' curves below the redundancy margin? Tasks as replicates.
 
     Within one model the replicates that vary independently are its tasks: each is measured on
@@ -681,7 +695,7 @@ def complementarity_model_tests(correlations: pd.DataFrame, *,
     if not 0 < margin < 1:
         raise ValueError(f"margin must lie in (0, 1), got {margin}")
     columns = ["model", "pair", "tasks", "mean |rho|", "low", "high", "p"]
-    table = correlations.assign(_x=np.abs(_judged_rho(correlations))).dropna(subset=["_x"])
+    table = correlations.assign(_x=np.abs(_judged_rho(correlations, undefined_rho))).dropna(subset=["_x"])
     groups = [(model, pair, part["_x"].to_numpy(dtype=float))
               for (model, pair), part in table.groupby(["model", "pair"], sort=False)]
     tested = {}  # group -> (p, low, high): the t-tests of the groups of each size at once (same numbers)
@@ -707,7 +721,8 @@ def complementarity_model_tests(correlations: pd.DataFrame, *,
     return intersection_union_by_model(pd.DataFrame(rows, columns=columns), n_pairs)
 
 
-def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPLEMENTARITY_MARGIN) -> Verdict:
+def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPLEMENTARITY_MARGIN,
+                            undefined_rho: float | None = UNDEFINED_RHO, alpha: float = ALPHA) -> Verdict:
     r"""Verdict on ``lrd.complementarity``: no two families' per-layer curves are redundant.
 
     Our reconstruction of "complementary rather than redundant" (the paper states it, Sec. 1,
@@ -727,7 +742,9 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
     A low correlation could also come from noisy curves: where ``correlations`` carries
     ``rho_corrected`` (:func:`family_correlations` with :func:`curve_reliability`), the test uses
     the correlations corrected for the curves' noise over the texts, an undefined correction
-    counted as 1 (the noise leaves redundancy open); otherwise the raw ones, and says so.
+    counted as ``undefined_rho`` (default :data:`UNDEFINED_RHO`, 1: the noise leaves redundancy
+    open; None: the raw correlation); otherwise the raw ones, and says so. ``alpha``: the level
+    of the test and of the per-model count (the book's 0.05; the paper states no test).
 
     Examples
     --------
@@ -742,7 +759,7 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
     claim = "lrd.complementarity"
     if not 0 < margin < 1:
         raise ValueError(f"margin must lie in (0, 1), got {margin}")
-    table, _, pairs = _redundancy(correlations)
+    table, _, pairs = _redundancy(correlations, undefined_rho)
     skipped = int(np.isnan(correlations["rho"].to_numpy(dtype=float)).sum())
     if len(pairs) == 0:
         return Verdict.untestable(claim, "no per-layer curves were correlated")
@@ -759,17 +776,18 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
     ci = tuple(np.clip(mean_interval(table[:, j]), 0.0, 1.0)) if n > 1 else None  # |rho| lies in [0, 1]
     listed = ", ".join(f"{p} {m:.2f}" for p, m in zip(pairs, means))
     corrected = "rho_corrected" in correlations
-    by_model = complementarity_model_tests(correlations, margin=margin).drop_duplicates("model")
+    by_model = complementarity_model_tests(correlations, margin=margin,
+                                           undefined_rho=undefined_rho).drop_duplicates("model")
     per_model = per_model_count(
         by_model["p (all, Holm)"], f"models whose every pair of families stays below {margin:g} (mean |rho| "
                                    + ("corrected for the curves' noise " if corrected else "")
                                    + f"over their tasks as replicates, one-sided t-test per pair, intersection-union "
-                                     f"over the {len(pairs)} pairs; {holm_over(len(by_model))})")
+                                     f"over the {len(pairs)} pairs; {holm_over(len(by_model))})", alpha=alpha)
     what = ("mean |Spearman| across layers, corrected for the curves' noise over the texts (split-group "
             "reliability),") if corrected else "mean |Spearman| across layers (uncorrected for the curves' noise),"
     evidence = (f"{what} over {_plural(n, 'model')}: {listed}; every pair below {margin:g}: "
                 f"p = {p_value:.2g} (largest of {len(pairs)} sign-flip tests)")
-    if p_min > ALPHA:
+    if p_min > alpha:
         evidence += f" (with {_plural(n, 'model')} no result can have p below {p_min:.2g})"
     if skipped:
         evidence += f"; {skipped} of {len(correlations)} correlations skipped (constant curve)"
@@ -786,7 +804,7 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
                                   "NRS, GFMI at transition midpoints); the paper gives no measurement"
                                   + ("; the correction for noise (split-group reliability, Spearman-Brown, Spearman's "
                                      "attenuation formula) is ours" if corrected else ""),
-                   note="NRS and GFMI are our reconstructions of the paper's families.")
+                   note="NRS and GFMI are our reconstructions of the paper's families.", alpha=alpha)
 
 
 # --- null models ---------------------------------------------------------------------------------
@@ -935,7 +953,8 @@ def _redundancy_boundary(rng: np.random.Generator, n_models: int = 8, n_tasks: i
                                           "task": np.char.add("t", cells[1].astype(str)),
                                           "pair": np.array([f"{a}-{b}" for a, b in pairs])[cells[2]],
                                           "rho": rho.ravel()}),
-            "margin": margin}
+            # the judge's margin where the boundary is placed elsewhere (at its default, the judge's own)
+            **({} if margin == COMPLEMENTARITY_MARGIN else {"margin": margin})}
 
 
 COMPLEMENTARITY_NULL = NullModel(
