@@ -210,16 +210,16 @@ DATASET = Specification(
     scope=("OLMo on the ten datasets of Figure 1A: 'this visualisation [...] reveals that layer relevance varies "
            "across datasets, and highlights the key role of layers 8 and 16 in OLMo's performance' (Introduction, "
            "Figure 1A; " + _DIGEST + "). No other model or dataset is named for this claim in the digest."),
-    estimand=("per decoder, rbar_c: the mean over pairs of its tasks (both above measured chance) of the noise-corrected "
-              "between-task correlation of accuracy relevance over blocks (1 when the tasks' relevances agree up to "
-              "item noise and a difficulty factor). The claim: rbar_c < same (the tasks share less than same^2 of "
-              "their relevance's variance) in every decoder"),
+    estimand=("per decoder, rbar_c: the mean over pairs of its tasks (both above measured chance) of the "
+              "noise-corrected between-task correlation of accuracy relevance over blocks (1 when the tasks' "
+              "relevances agree up to item noise and a difficulty factor). The claim: rbar_c < same (the tasks share "
+              "less than same^2 of their relevance's variance) in every decoder"),
     unit=("within a decoder, the evaluation item of each task (tasks resampled independently); decoders combined "
           "by intersection-union"),
-    test=("per decoder, the one-sided percentile-bootstrap test of rbar_c < same, p = (1 + #{b: rbar_c,b >= same}) / "
-          "(1 + B) (an undefined correction counts against); null: rbar_c >= same in at least one decoder; panel "
-          "p = max over decoders (intersection-union). Against ('the same relevance in every decoder'): the mirror "
-          "test of rbar_c > same, maximum over decoders"),
+    test=("per decoder, the one-sided percentile-bootstrap test of rbar_c < same, p = (1 + #{b: rbar_c,b >= same}) "
+          "/ (1 + B) (an undefined correction counts against the claim, and against the contradiction); null: "
+          "rbar_c >= same in at least one decoder; panel p = max over decoders (intersection-union). Against ('the "
+          "same relevance in every decoder'): the mirror test of rbar_c > same, maximum over decoders"),
     rules=(
         Rule("same", SAME_RELEVANCE, "book",
              "0.9: a noise-corrected between-task correlation above which two tasks' relevance counts as the same "
