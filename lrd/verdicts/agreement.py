@@ -624,13 +624,15 @@ def _chance_words(chance: pd.DataFrame, alpha: float) -> str:
 
 # --- the judges ------------------------------------------------------------------------------------
 
-def judge_theory(toy, *, max_cosine: float = 1e-3) -> Verdict:
+def judge_theory(toy, *, max_cosine: float = 1e-3, min_accuracy: float = 1.0,
+                 max_without: float | None = None) -> Verdict:
     """Demonstration of "a layer can have arbitrarily low cosine relevance and still be crucial".
 
     ``toy`` is a :class:`lrd.methods.counterexample.CounterexampleResult` (``cosine_relevance``,
     ``accuracy``, ``accuracy_without``, ``chance``). It holds when the block of least cosine
-    relevance has relevance below ``max_cosine`` while the intact network is perfect and the
-    network without that block is at chance. The network is our construction illustrating the
+    relevance has relevance below ``max_cosine`` while the intact network is perfect (accuracy at
+    least ``min_accuracy``, 1) and the network without that block is at chance (accuracy at most
+    ``max_without``; None: the toy's ``chance``). The network is our construction illustrating the
     paper's theoretical result, not a reproduction of its proof: it holds by design.
 
     Examples
@@ -643,7 +645,8 @@ def judge_theory(toy, *, max_cosine: float = 1e-3) -> Verdict:
     cos = np.asarray(toy.cosine_relevance, dtype=float)
     block = int(np.argmin(cos))
     without = float(np.asarray(toy.accuracy_without, dtype=float)[block])
-    holds = bool(cos[block] < max_cosine and toy.accuracy == 1.0 and without <= toy.chance)
+    ceiling = toy.chance if max_without is None else max_without
+    holds = bool(cos[block] < max_cosine and toy.accuracy >= min_accuracy and without <= ceiling)
     evidence = (f"an illustration of the theory (our construction): in a {len(cos)}-block residual network, block "
                 f"{block + 1} has cosine relevance {cos[block]:.1e}, the least, yet removing it takes accuracy from "
                 f"{toy.accuracy:.0%} to {without:.0%} (chance {toy.chance:.0%})")
@@ -673,6 +676,9 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
     chance : DataFrame from :func:`chance_table`
     margin : float
         :math:`m`, default :data:`STRONG_CORRELATION` (0.7, the conventional moderate/strong cut).
+    alpha : float
+        The verdict's level; also the level of the measured-chance filter (a model-task pair
+        counts when ``p_chance <= alpha``) and of the per-model count.
     note : str
         What the panel's language models are (:func:`decoder_note`), carried by the verdict; every
         judge of this module takes it.
@@ -683,7 +689,7 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
     claim = "cosine.correlation"
     if kept.empty:
         return Verdict.untestable(claim, f"{_chance_words(chance, alpha)}: without signal, accuracy relevance is noise",
-                                  note=note)
+                                  note=note, alpha=alpha)
     arrays = _per_model(kept, ("r_corrected", "r", "reliability"))
     per_model = {m: a.mean(0) for m, a in arrays["r_corrected"].items()}  # NaN if any task's is
     p_claim, p_against, parts = [], [], []
@@ -711,9 +717,10 @@ def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: 
                    reconstruction=f"Pearson's correlation corrected for item noise (split-half reliability, "
                                   f"Spearman-Brown), the average over tasks and the {margin} margin are ours; the "
                                   f"paper's correlation procedure is not in the text we have",
-                   note=note, **_holm_count(p_claim, alpha, f"decoders whose noise-corrected correlation is shown "
-                                                            f"within +-{margin} (the equivalence test above, items "
-                                                            f"resampled; {holm_over(len(p_claim), 'decoder')})"))
+                   note=note, alpha=alpha,
+                   **_holm_count(p_claim, alpha, f"decoders whose noise-corrected correlation is shown within "
+                                                 f"+-{margin} (the equivalence test above, items resampled; "
+                                                 f"{holm_over(len(p_claim), 'decoder')})"))
 
 
 def _mean_over_tasks(draws: pd.DataFrame) -> np.ndarray:
@@ -781,6 +788,9 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
         The paper's share (0.9); :math:`\delta = 1 - ` ``share``.
     min_reliability : float
         Default :data:`MIN_RELIABILITY`.
+    alpha : float
+        The verdict's level; also the level of the measured-chance filter (a model-task pair
+        counts when ``p_chance <= alpha``).
     """
     if not 0 < share < 1:
         raise ValueError(f"share must be in (0, 1), got {share!r}")
@@ -789,7 +799,7 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
     claim = "cosine.misestimate"
     if kept.empty:
         return Verdict.untestable(claim, f"{_chance_words(chance, alpha)}: without signal, accuracy relevance is noise",
-                                  note=note)
+                                  note=note, alpha=alpha)
     arrays = _per_model(kept, ("misestimated", "rank_reliability", "unrelated"))
     observed = {m: a.mean(0) for m, a in arrays["misestimated"].items()}
     chance_share = {m: a.mean(0) for m, a in arrays["unrelated"].items()}
@@ -840,7 +850,7 @@ def judge_misestimate(agreement: pd.DataFrame, chance: pd.DataFrame, unrelated: 
                                    f"apart); the paper's {share:.0%} is read as 'no better than unrelated rankings, up "
                                    f"to the {delta:.0%} of cases it leaves', because the share itself depends on the "
                                    f"margin and unrelated rankings reach most of it"),
-                   note=note)
+                   note=note, alpha=alpha)
 
 
 def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: float = SAME_RELEVANCE,
@@ -866,14 +876,17 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
     chance : DataFrame from :func:`chance_table`
     same : float
         Default :data:`SAME_RELEVANCE`.
+    alpha : float
+        The verdict's level; also the level of the measured-chance filter (a model-task pair
+        counts when ``p_chance <= alpha``) and of the per-model count.
     """
     claim = "cosine.dataset"
     if task_agreement.empty:
-        return Verdict.untestable(claim, "no decoder was measured on two tasks", note=note)
+        return Verdict.untestable(claim, "no decoder was measured on two tasks", note=note, alpha=alpha)
     kept = _above_chance(task_agreement, chance, alpha, keys=("task_a", "task_b"))
     if kept.empty:
         return Verdict.untestable(claim, f"no decoder is above measured chance on two tasks "
-                                         f"({_chance_words(chance, alpha)})", note=note)
+                                         f"({_chance_words(chance, alpha)})", note=note, alpha=alpha)
     kept = kept.assign(pair=[f"{a} / {b}" for a, b in zip(kept["task_a"], kept["task_b"])])
     arrays = _per_model(kept, ("r_corrected", "r"), group="pair")
     per_model = {m: a.mean(0) for m, a in arrays["r_corrected"].items()}
@@ -899,9 +912,10 @@ def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: f
                    effect_label="noise-corrected between-task correlation, mean over decoders", effect_format="{:.2f}",
                    reconstruction=f"the paper shows the variation in a heat map; the test (between-task correlation "
                                   f"against the split-half ceiling) and the {same} margin for 'the same' are ours",
-                   note=note, **_holm_count(p_claim, alpha, f"decoders whose corrected between-task correlation is "
-                                                            f"shown below {same} (the bootstrap test above, items "
-                                                            f"resampled; {holm_over(len(p_claim), 'decoder')})"))
+                   note=note, alpha=alpha,
+                   **_holm_count(p_claim, alpha, f"decoders whose corrected between-task correlation is shown below "
+                                                 f"{same} (the bootstrap test above, items resampled; "
+                                                 f"{holm_over(len(p_claim), 'decoder')})"))
 
 
 #: Columns of :func:`pruning_model_tests`.
@@ -967,7 +981,7 @@ def pruning_model_tests(items: pd.DataFrame, chance: pd.DataFrame | None = None,
 
 
 def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)", worse: str = "cosine (BI)",
-                  random: str = "random", note: str = "", items: pd.DataFrame | None = None,
+                  random: str = "random", alpha: float = ALPHA, note: str = "", items: pd.DataFrame | None = None,
                   chance: pd.DataFrame | None = None) -> Verdict:
     r"""Verdict on "pruning by the accuracy drop beats pruning by cosine" (abstract, Sec. 6).
 
@@ -980,6 +994,12 @@ def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)
     Parameters
     ----------
     curves : DataFrame with columns ``model, rule, seed, k, acc``
+    random : str
+        The rule whose curve (median over seeds) the evidence shows beside the two compared; no
+        number of the test reads it.
+    alpha : float
+        The verdict's level; also the level of the measured-chance filter and of the per-model
+        count (Holm) of the evidence from ``items``.
     items : DataFrame, optional
         The pruned models' per-item correctness (:func:`lrd.units.cosine_vs_ablation.pruning_items_table`):
         the evidence per model beside the verdict (:func:`pruning_model_tests`, Holm over the models).
@@ -999,7 +1019,7 @@ def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)
     for (model, rule, _), accs in cells.items():
         rules.setdefault(model, {}).setdefault(rule, []).append(float(np.mean(accs)))
     if not rules:
-        return Verdict.untestable(claim, "no model was pruned", note=note)
+        return Verdict.untestable(claim, "no model was pruned", note=note, alpha=alpha)
     missing = {m: sorted({better, worse} - set(r)) for m, r in rules.items() if not {better, worse} <= set(r)}
     if missing:
         raise ValueError(f"every pruned model needs both rules {better!r} and {worse!r}; missing {missing}")
@@ -1011,12 +1031,12 @@ def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)
     budgets = sorted(pruned["k"].unique().tolist())
     per_model = {}
     if items is not None and len(items):
-        table = pruning_model_tests(items, chance, better=better, worse=worse)
+        table = pruning_model_tests(items, chance, better=better, worse=worse, alpha=alpha)
         per_model = per_model_count(
             table["p (Holm)"], f"pruned decoders in which the accuracy-drop ranking prunes better than cosine's over "
                                f"their multiple-choice test items (difference in correctness averaged over the "
                                f"budgets, t-test with items as the unit, tasks above measured chance; "
-                               f"{holm_over(len(table), 'decoder')})")
+                               f"{holm_over(len(table), 'decoder')})", alpha=alpha)
     return Verdict(claim, "test", f"evaluation accuracy, mean over budgets of {budgets} blocks removed, accuracy-drop "
                                   f"ranking vs cosine ranking: {'; '.join(parts)}", **per_model,
                    test=f"exact one-sided sign-flip test over {len(d)} pruned model(s)",
@@ -1026,7 +1046,7 @@ def judge_pruning(curves: pd.DataFrame, *, better: str = "accuracy (calibration)
                    effect_label="accuracy of the accuracy-drop ranking minus cosine's, mean over models",
                    effect_format="{:+.3f}",
                    reconstruction="the average over budgets is ours (the paper compares curves, Figure 2)",
-                   note=note)
+                   note=note, alpha=alpha)
 
 
 def judge_olmo(*, note: str = "") -> Verdict:
