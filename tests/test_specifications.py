@@ -36,7 +36,8 @@ def test_a_specification_says_what_a_referee_needs(cid):
     spec = specification(cid)
     for field in ("scope", "estimand", "unit", "test"):
         assert getattr(spec, field).strip(), f"{cid}: {field} is empty"
-    assert spec.tables, f"{cid}: no table declared"
+    takes_input = any(p.default is inspect.Parameter.empty for p in inspect.signature(spec.judge).parameters.values())
+    assert bool(spec.tables) == takes_input, f"{cid}: every input of the judge is a declared table"
     for rule in spec.rules:
         assert rule.reason.strip()
 
@@ -61,7 +62,7 @@ def test_judge_accepts_what_simulate_draws_for_every_model(cid):
         if getattr(spec.null, which) is None:
             continue
         tables = simulate(cid, seed=3, model=model)
-        assert set(tables) <= {t.name for t in spec.tables}
+        assert set(tables) <= {t.name for t in spec.tables} | {r.name for r in spec.rules}
         verdict = judge(cid, tables)
         assert isinstance(verdict, Verdict) and verdict.claim == cid
         assert verdict == spec.judge(**simulate(cid, seed=3, model=model))  # the same draw, the same verdict

@@ -480,8 +480,7 @@ def test_null_calibration_detects_a_verdict_that_passes_on_noise(monkeypatch):
                        p_min=0.01)
 
     bad = calibration.NullModel(lambda rng: {"d": rng.normal(size=5)}, count_wins, "5 models, noise")
-    monkeypatch.setitem(NULL_MODELS, "skean.gain", "tests.test_verdicts:_BAD")
-    monkeypatch.setattr("tests.test_verdicts._BAD", bad, raising=False)
+    monkeypatch.setitem(NULL_MODELS, "skean.gain", bad)
     assert null_calibration("skean.gain", n=200) > monte_carlo_bound(200)
 
 

@@ -65,7 +65,8 @@ def judge(claim_id: str, tables: Mapping[str, Any], *, note: str | None = None, 
         A claim of :data:`lrd.verdicts.claims.CLAIMS`.
     tables : mapping
         Table name -> table, as the specification's :attr:`~lrd.verdicts.spec.Specification.tables`
-        describe them (what the chapter computes, or :func:`simulate` draws).
+        describe them (what the chapter computes, or :func:`simulate` draws). A rule's name here
+        (a simulation that fixes a rule of its own) is taken as a choice.
     note : str, optional
         A sentence the verdict adds to its evidence (presentation only: no number depends on it).
     **choices
@@ -78,6 +79,11 @@ def judge(claim_id: str, tables: Mapping[str, Any], *, note: str | None = None, 
         Its outcome computed from its numbers (:func:`lrd.verdicts.record.decide`).
     """
     spec = specification(claim_id)
+    rules = {r.name for r in spec.rules}
+    # a simulation may fix a rule of its own (fewer resamples for speed): a rule named in
+    # ``tables`` is taken as a choice, and a choice passed here overrides it
+    choices = {**{k: v for k, v in tables.items() if k in rules}, **choices}
+    tables = {k: v for k, v in tables.items() if k not in rules}
     declared = {t.name for t in spec.tables}
     unknown = sorted(set(tables) - declared)
     if unknown:
@@ -87,7 +93,6 @@ def judge(claim_id: str, tables: Mapping[str, Any], *, note: str | None = None, 
     if missing:
         raise ValueError(f"{claim_id}: the table(s) {', '.join(missing)} are needed (see "
                          f"lrd.verdicts.specifications.specification({claim_id!r}).tables)")
-    rules = {r.name for r in spec.rules}
     unknown = sorted(set(choices) - rules)
     if unknown:
         raise ValueError(f"{claim_id}: {', '.join(unknown)} is not a rule of this claim; its rules: "

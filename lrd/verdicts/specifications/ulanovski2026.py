@@ -175,11 +175,6 @@ GAIN = Specification(
         Table("items", "one row per (model, classification task, method, seed, test item): columns model, task, "
                        "method, seed, item, correct (0/1), as lrd.aggregation.scores.item_outcomes returns them; "
                        "every method run with the same seeds and, within a task, the same test items"),
-        Table("n_boot", "a number, not a table: the bootstrap replicates B (an integer >= 19; p_min = 1/(1+B)); "
-                        "default 2000, a Monte Carlo setting of the book (the chapter's n_boot); the null simulation "
-                        "passes 200 to keep the appendix fast", required=False),
-        Table("seed", "a number, not a table: the bootstrap's random seed (default 0, a convention); the null "
-                      "simulation passes a drawn one", required=False),
         _BASE_PARAMS,
     ),
     scope=("'achieving improvements of up to 40 percentage points in accuracy' (abstract v3) is stated over the "
@@ -215,6 +210,12 @@ GAIN = Specification(
              "points (the last layer's measured accuracy, which the gain does not enter). The paper states no such "
              "scope; its own 40-point cells have last layers at 27-43% (Table 1).",
              alternatives=(0.0, 57.0), label="headroom a cell needs, points"),
+        Rule("n_boot", 2000, "book",
+             "The bootstrap replicates B (p_min = 1/(1+B)); a Monte Carlo setting, the chapter's parameter n_boot "
+             "(the null model's simulations fix 200, to keep the appendix fast).",
+             alternatives=(4000,), label="bootstrap replicates"),
+        Rule("seed", 0, "book", "The bootstrap's random seed; a convention (the null model's simulations draw one).",
+             alternatives=(1, 2), label="bootstrap seed"),
         _params_rule(),
     ),
     null=fusion.GAIN_NULL,
@@ -299,9 +300,6 @@ MAPPING = Specification(
         Table("ablation", "one row per (variant, seed) of the ablation model and task: columns variant, seed, score "
                           "(0-1); the random mappings are the variants whose name starts with prefix, and the seeds "
                           "that trained every mapping form the mapping x seed grid"),
-        Table("n_draws", "a number, not a table: draws of the generalized pivot behind p_against and the interval "
-                         "(default 20000, a Monte Carlo setting of the book); the null simulation passes 4000",
-              required=False),
         Table("mappings", "every model's grid: one row per (model, variant, seed), columns model, variant, seed, "
                           "score; optional: the per-model evidence beside the verdict (Holm over the models whose "
                           "encoder learns the task)", required=False),
@@ -336,6 +334,10 @@ MAPPING = Specification(
         Rule("seed", 0, "book",
              "The seed of the generalized pivot's draws (p_against and the interval only); a convention.",
              alternatives=(1, 2), label="pivot draws' seed"),
+        Rule("n_draws", 20000, "book",
+             "Draws of the generalized pivot behind p_against and the interval; a Monte Carlo setting (the null "
+             "model's simulations fix 4000, to keep the appendix fast).",
+             alternatives=(40000,), label="pivot draws"),
         Rule("above_chance_pp", None, "book",
              "None: the paper's 1.5 points (paper_std_pp). An encoder that predicts one class for every mapping has "
              "no spread to show, so the book requires the grid's mean score to be that many points above the "
