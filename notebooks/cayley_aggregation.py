@@ -117,9 +117,7 @@ from lrd.units import compute
 from lrd.units.cayley_aggregation import cayley_aggregation_units, cayley_tables
 from lrd.verdicts.claims import (ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE, ILSE_PYTHIA_410M,
                                  ILSE_TABLE_ROWS, claim)
-from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, judge_baselines,
-                                 judge_cayley_efficiency, judge_cayley_performance, judge_fc, judge_few_shot,
-                                 gain_design, gain_model_tests, judge_gain, judge_mapping, judge_parameters, majority_accuracy,
+from lrd.verdicts.fusion import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, gain_design, gain_model_tests, majority_accuracy,
                                  mapping_model_tests,
                                  in_param_scope, size_scope, OUT_OF_SCOPE,
                                  few_shot_item_tests, per_model_item_tests)
@@ -258,8 +256,8 @@ lrd.book.plots.method_scores(summary, ylabel="accuracy / Spearman")
 
 # %% tags=["hide-input"]
 methods_section = "fc-encoder-against-the-existing-approaches"
-_ = glue.verdict(judge_fc(scores, existing=EXISTING_APPROACHES, items=items, base_params=base_params),
-                 section=methods_section)
+_ = glue.judge("ilse.fc", {"scores": scores, "items": items, "base_params": base_params}, existing=EXISTING_APPROACHES,
+               section=methods_section)
 
 # %% [markdown]
 # Verdict: {glue:text}`cayley_aggregation-verdict_fc`
@@ -286,9 +284,10 @@ per_model_item_tests(items_in_scope, "fc", EXISTING_APPROACHES).round(4)
 
 # %% tags=["hide-input"]
 baselines_section = "cayley-encoder-against-fc-and-the-baselines"
-glue.verdict(judge_cayley_performance(scores, items=items, base_params=base_params), section=baselines_section)
-_ = glue.verdict(judge_baselines(scores, baselines=PAPER_BASELINES, items=items, base_params=base_params),
-                 section=baselines_section)
+_ = glue.judge("ilse.cayley_performance", {"scores": scores, "items": items, "base_params": base_params},
+               section=baselines_section)
+_ = glue.judge("ilse.baselines", {"scores": scores, "items": items, "base_params": base_params},
+               baselines=PAPER_BASELINES, section=baselines_section)
 
 # %% [markdown]
 # Cayley against FC: {glue:text}`cayley_aggregation-verdict_cayley_performance`
@@ -331,8 +330,8 @@ per_model_item_tests(items_in_scope, "cayley", PAPER_BASELINES).round(4)
 # %% tags=["hide-input"]
 glue("paper_gain", ILSE_MAX_GAIN_PP)
 glue("n_boot", n_boot)
-_ = glue.verdict(judge_gain(items, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot, base_params=base_params),
-                 section="gains-over-the-last-layer")
+_ = glue.judge("ilse.gain", {"items": items, "base_params": base_params}, paper_pp=ILSE_MAX_GAIN_PP, n_boot=n_boot,
+               section="gains-over-the-last-layer")
 for key, value in gain_design(items, base_params=base_params).items():  # the in-scope design, for the appendix's calibration
     glue(f"gain_{key}", value)
 
@@ -361,7 +360,8 @@ pythia = parameter_share(ILSE_PYTHIA_410M["params"], ILSE_PYTHIA_410M["hidden_si
 glue("pythia_share", f"{pythia['share']:.3%}")
 glue("paper_share", f"{ILSE_MAX_PARAM_SHARE:.1%}")
 paper_scale = pd.DataFrame([{"model": "Pythia-410M (the paper's smallest)", **pythia}])
-glue.verdict(judge_parameters(shares, paper_share=ILSE_MAX_PARAM_SHARE, reference=paper_scale), section="parameters")
+_ = glue.judge("ilse.parameters", {"shares": shares, "reference": paper_scale}, paper_share=ILSE_MAX_PARAM_SHARE,
+               section="parameters")
 shares.assign(scope=in_param_scope(shares).map({True: "410M-8B (counted)", False: OUT_OF_SCOPE})).set_index(
     "model").assign(share=lambda d: d["share"].map("{:.3%}".format))
 
@@ -445,9 +445,9 @@ glue("paper_mapping_std", ILSE_MAPPING_STD_PP)
 glue("per_model_mappings", per_model_mappings)
 mapping_chance = majority_accuracy(lrd.load_task(ablation_task, n=n_samples))
 glue("mapping_chance", f"{mapping_chance:.3f}")
-_ = glue.verdict(judge_mapping(ablation, paper_std_pp=ILSE_MAPPING_STD_PP, mappings=tables.mappings,
-                               chance=mapping_chance, model=ablation_model, base_params=base_params),
-                 section="random-layer-to-node-mappings")
+_ = glue.judge("ilse.mapping", {"ablation": ablation, "mappings": tables.mappings, "chance": mapping_chance,
+                               "model": ablation_model, "base_params": base_params},
+               paper_std_pp=ILSE_MAPPING_STD_PP, section="random-layer-to-node-mappings")
 lrd.tables.rounded(mapping_model_tests(tables.mappings, paper_std_pp=ILSE_MAPPING_STD_PP, chance=mapping_chance,
                                        base_params=base_params), 3)
 
@@ -470,8 +470,9 @@ lrd.tables.rounded(mapping_model_tests(tables.mappings, paper_std_pp=ILSE_MAPPIN
 glue("few_shot", " / ".join(str(k) for k in few_shot))
 shots = tables.few_shot
 shot_summary = summarize(shots, by=("model", "task", "shots", "method"))
-glue.verdict(judge_few_shot(shots, scores, references=FEW_SHOT_REFERENCES, shots=(8, 32),
-                            few_shot_items=tables.few_shot_items, items=items, base_params=base_params), section="few-shot")
+_ = glue.judge("ilse.few_shot", {"few_shot": shots, "scores": scores, "few_shot_items": tables.few_shot_items,
+                                 "items": items, "base_params": base_params},
+               references=FEW_SHOT_REFERENCES, shots=(8, 32), section="few-shot")
 full_data = summary[summary["task"].isin(few_shot_tasks) & summary["method"].isin(FEW_SHOT_REFERENCES)]
 references = full_data.groupby(["task", "method"], sort=False)["mean"].mean().reset_index()
 lrd.book.plots.few_shot_curves(shot_summary, references=references) if len(shot_summary) else None
@@ -513,7 +514,8 @@ mem_shape = (ab_info["n_states"], ab_info["hidden_size"]) if ab_info else (25, 8
 glue("memory_states", mem_shape[0])
 glue("memory_dim", mem_shape[1])
 memory = token_graph_memory(mem_shape[0], memory_tokens, dim=mem_shape[1], device=device)
-glue.verdict(judge_cayley_efficiency(graphs, memory), section="token-level-graphs-memory-as-the-sequence-grows")
+_ = glue.judge("ilse.cayley_efficiency", {"graphs": graphs, "memory": memory},
+               section="token-level-graphs-memory-as-the-sequence-grows")
 lrd.book.plots.graph_memory(memory)
 
 # %% tags=["hide-input"]

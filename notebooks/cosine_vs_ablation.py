@@ -76,8 +76,7 @@ from lrd.units import compute
 from lrd.units.cosine_vs_ablation import (collect_decoders, cosine_vs_ablation_units, encoder_tables,
                                           pruning_curves_table, pruning_items_table)
 from lrd.verdicts.agreement import (agreement_summary, agreement_table, chance_table, estimation_by_margin,
-                                    decoder_note, judge_correlation, judge_dataset, judge_misestimate, judge_olmo,
-                                    judge_pruning, judge_theory, pruning_model_tests, replicates_of, task_agreement_table,
+                                    decoder_note, pruning_model_tests, replicates_of, task_agreement_table,
                                     unrelated_draws)
 
 glue = lrd.book.open_chapter("cosine_vs_ablation", globals(), claims={
@@ -166,8 +165,8 @@ reps = replicates_of(runs.correct, runs.cosine, n_boot=n_boot, n_splits=n_splits
 agreement = agreement_table(reps, margin=margin)
 summary = agreement_summary(agreement, chance)
 glue("spearman_max", f"{summary['spearman'].max():.2f}")
-glue.verdict(judge_correlation(agreement, chance, margin=strong, note=note),
-             section="does-cosine-relevance-rank-blocks-like-accuracy-relevance")
+_ = glue.judge("cosine.correlation", {"agreement": agreement, "chance": chance}, margin=strong, note=note,
+               section="does-cosine-relevance-rank-blocks-like-accuracy-relevance")
 lrd.tables.rounded(summary.drop(columns=["over", "under", "mis-estimated", "unrelated"]))
 
 # %% [markdown]
@@ -229,8 +228,8 @@ lrd.tables.rounded(estimation_by_margin(reps).rename(columns={"ours": "share mis
 glue("min_reliability", min_reliability)
 glue("misestimate_delta", f"{1 - COSINE_MISESTIMATE_SHARE:.0%}")
 unrelated = unrelated_draws(reps, margin=margin, n_perm=n_boot)
-glue.verdict(judge_misestimate(agreement, chance, unrelated, min_reliability=min_reliability, note=note),
-             section="does-cosine-mis-estimate-more-than-90-of-the-blocks")
+_ = glue.judge("cosine.misestimate", {"agreement": agreement, "chance": chance, "unrelated": unrelated},
+               min_reliability=min_reliability, note=note, section="does-cosine-mis-estimate-more-than-90-of-the-blocks")
 lrd.tables.rounded(summary[["model", "task", "items", "rank reliability", "mis-estimated", "over", "under", "unrelated"]])
 
 # %% [markdown]
@@ -257,8 +256,8 @@ lrd.tables.rounded(summary[["model", "task", "items", "rank reliability", "mis-e
 # %% tags=["hide-input"]
 glue("same", same)
 task_agreement = task_agreement_table(reps)
-glue.verdict(judge_dataset(task_agreement, chance, same=same, note=note),
-             section="does-accuracy-relevance-depend-on-the-dataset")
+_ = glue.judge("cosine.dataset", {"task_agreement": task_agreement, "chance": chance}, same=same, note=note,
+               section="does-accuracy-relevance-depend-on-the-dataset")
 lrd.tables.rounded(task_agreement[task_agreement["replicate"] == 0].drop(columns="replicate"))
 
 # %% [markdown]
@@ -303,7 +302,8 @@ toy_table = pd.DataFrame({"block": [1, 2, 3], "cosine relevance": toy.cosine_rel
 glue("toy_cosine", f"{toy.cosine_relevance[1]:.1e}")
 glue("toy_acc", f"{toy.accuracy:.0%}")
 glue("toy_acc_without", f"{toy.accuracy_without[1]:.0%}")
-glue.verdict(judge_theory(toy), section="a-layer-with-almost-no-cosine-relevance-that-the-network-cannot-do-without")
+_ = glue.judge("cosine.theory", {"toy": toy},
+               section="a-layer-with-almost-no-cosine-relevance-that-the-network-cannot-do-without")
 toy_table.assign(**{"cosine relevance": toy_table["cosine relevance"].map("{:.2e}".format)}).set_index("block")
 
 # %% [markdown]
@@ -350,7 +350,8 @@ glue("n_calibration", n_calibration)
 glue("n_random", n_random)
 curves = pruning_curves_table(runs, tasks)
 pruning_items = pruning_items_table(runs)
-pruning_verdict = judge_pruning(curves, note=note, items=pruning_items, chance=chance)
+pruning_verdict = glue.judge("cosine.pruning", {"curves": curves, "items": pruning_items, "chance": chance}, note=note,
+                             record=False)
 glue("n_pruned", curves["model"].nunique())
 glue("pruning_p_min", f"{pruning_verdict.p_min:.2g}" if pruning_verdict.p_min is not None else "undefined")
 glue.verdict(pruning_verdict, section="pruning-by-each-relevance")
@@ -395,7 +396,7 @@ lrd.tables.rounded(pruning_model_tests(pruning_items, chance), 3)
 # ran in {glue:text}`cosine_vs_ablation-minutes` minutes.
 
 # %% tags=["hide-input"]
-glue.verdict(judge_olmo(note=note), section="the-claims-against-our-measurement")
+_ = glue.judge("cosine.olmo", {}, note=note, section="the-claims-against-our-measurement")
 glue("block_forwards", f"{runs.work['block forwards']:.0f}")
 glue("token_passes", f"{runs.work['token passes']:,.0f}")
 glue_path = glue.save(results_dir)

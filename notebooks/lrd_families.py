@@ -74,11 +74,10 @@ from lrd.book.glue import save_results
 from lrd.units import compute
 from lrd.units.lrd_families import family_tables, lrd_families_units
 from lrd.verdicts.families import (COMPLEMENTARITY_MARGIN, FINAL_LAYER_SCORES, LRD_SCORES, RANK_FREE_SCORES,
-                                   architecture_verdict, complementarity_model_tests, complementarity_verdict,
-                                   equal_sample_tasks,
-                                   curve_reliability, family_correlations, final_layer_verdict, redundancy_table,
+                                   complementarity_model_tests, equal_sample_tasks,
+                                   curve_reliability, family_correlations, redundancy_table,
                                    task_group_tests,
-                                   task_shares, task_verdict)
+                                   task_shares)
 from lrd.verdicts.stats import relabellings, separation_table, two_group_p_min
 
 glue = lrd.book.open_chapter("lrd_families", globals(),
@@ -305,9 +304,11 @@ lrd.tables.rounded(complementarity_model_tests(correlations), 3)
 
 # %% tags=["hide-input"]
 glue("n_models", len(models))
-glue.verdict(architecture_verdict(scores, LRD_SCORES, note=panel_note), section="encoders-against-decoders")
-glue.verdict(final_layer_verdict(scores, LRD_SCORES, FINAL_LAYER_SCORES, note=panel_note),
-             section="encoders-against-decoders")
-glue.verdict(task_verdict(equal, RANK_FREE_SCORES, groups=tables.group_scores), section="task-against-model")
-glue.verdict(complementarity_verdict(correlations), section="complementary-families")
+_ = glue.judge("lrd.architecture", {"scores": scores}, measures=LRD_SCORES, note=panel_note,
+               section="encoders-against-decoders")
+_ = glue.judge("lrd.final_layer", {"scores": scores}, measures=LRD_SCORES, final=FINAL_LAYER_SCORES, note=panel_note,
+               section="encoders-against-decoders")
+_ = glue.judge("lrd.task", {"scores": equal, "groups": tables.group_scores}, measures=RANK_FREE_SCORES,
+               section="task-against-model")
+_ = glue.judge("lrd.complementarity", {"correlations": correlations}, section="complementary-families")
 glue_path = glue.save(results_dir)

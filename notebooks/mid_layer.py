@@ -99,8 +99,7 @@ from lrd.verdicts.claims import grouping_table
 from lrd.units import compute
 from lrd.units.mid_layer import mid_layer_tables, mid_layer_units
 from lrd.verdicts.claims import SKEAN_GAIN_RANGE, claim
-from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
-                                       judge_metrics_track, judge_valley, label_free_choice, model_correlations,
+from lrd.verdicts.layer_choice import (chance_table, cross_fitted_gain, final_norm_comparison, label_free_choice, model_correlations,
                                        model_gains, panel_note, paper_gain, per_model_band_gains, per_model_valleys,
                                        valley_depths)
 from lrd.verdicts.layer_choice import VALLEY_MARGIN
@@ -205,7 +204,7 @@ lrd.tables.rounded(band.set_index(["model", "task"]))
 # test's unit):
 
 # %% tags=["hide-input"]
-glue.verdict(judge_gain(results, note=note), section="best-layer-against-the-last")
+_ = glue.judge("skean.gain", {"results": results}, note=note, section="best-layer-against-the-last")
 per_model = model_gains(band, chosen="band")
 per_model["kind"] = per_model.index.map(kinds)
 lrd.tables.rounded(per_model)
@@ -267,7 +266,7 @@ lrd.book.plots.layer_curves(results, "dataset entropy", col="task", col_wrap=3, 
 # %% tags=["hide-input"]
 by_attention = grouped(results[results["task"] == token_task], model_kind, "attention")  # Layer by Layer's grouping
 prompt_curves = grouped(tables.prompts, model_kind, "attention")  # each prompt's curve: the per-model unit
-valley = judge_valley(by_attention, prompts=prompt_curves, note=note)
+valley = glue.judge("skean.valley", {"results": by_attention, "prompts": prompt_curves}, note=note, record=False)
 glue("valley_margin", VALLEY_MARGIN)
 glue("valley_p_min", f"{valley.p_min:.3g}" if valley.p_min is not None else "undefined (one kind only)")
 glue.verdict(valley, section="entropy-across-depth-is-there-a-compression-valley")
@@ -316,7 +315,7 @@ lrd.book.plots.variant_curves(norm.scores, "score", style="final norm", ylabel="
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-correlations", "caption": "Spearman correlation across layers between each label-free metric and the MTEB main score, mean over each model's tasks."}}
 glue("aug_task", aug_task)
-glue.verdict(judge_metrics_track(results, note=note), section="do-the-metrics-track-the-score")
+_ = glue.judge("skean.metrics_track", {"results": results}, note=note, section="do-the-metrics-track-the-score")
 lrd.book.plots.correlation_heatmap(model_correlations(results), title="metric vs score across layers")
 
 # %% [markdown]
@@ -340,7 +339,7 @@ lrd.book.plots.correlation_heatmap(model_correlations(results), title="metric vs
 
 # %% tags=["hide-input"]
 glue("choice_scope", claim("skean.choice").scope.text)
-glue.verdict(judge_choice(results, metric="DiME", note=note), section="choosing-a-layer-without-labels")
+_ = glue.judge("skean.choice", {"results": results}, metric="DiME", note=note, section="choosing-a-layer-without-labels")
 lrd.tables.rounded(label_free_choice(results, metric="DiME", scope=claim("skean.choice").scope))
 
 # %% [markdown]

@@ -66,12 +66,9 @@ from lrd.engine.models import model_kinds
 from lrd.verdicts.claims import grouping_table
 from lrd.units import compute
 from lrd.units.selection_and_pruning import selection_and_pruning_units, selection_tables
-from lrd.verdicts.pruning import (PRUNING_RECONSTRUCTION, chance_table, rule_item_tests, judge_pruning_frenet,
-                                  judge_pruning_gfmi_median, judge_pruning_gfmi_only, judge_pruning_nrs,
-                                  mark_informative, rule_summary, winners)
+from lrd.verdicts.pruning import (PRUNING_RECONSTRUCTION, chance_table, rule_item_tests, mark_informative, rule_summary, winners)
 from lrd.verdicts.stats import permutation_p_min, sign_flip_p_min
-from lrd.verdicts.selection import (LRD_SCORES, judge_selection, judge_selection_llm, judge_selection_strongest,
-                                    selection_table)
+from lrd.verdicts.selection import (LRD_SCORES, selection_table)
 
 glue = lrd.book.open_chapter("selection_and_pruning", globals(),
                              claims={"claim_{name}": "text", "paper_{name}": "paper_effect"})
@@ -219,11 +216,14 @@ lrd.book.plots.selection_scatter(per_model, embedding_avg, LRD, ylabel="embeddin
 decoders = list(mc_avg.index)
 glue("decoder_sources", "; ".join(f"{m} is {sources[m]}" for m in decoders) or "none in this panel")
 downstream_note = f"downstream score: mean MTEB main score of the last layer over {', '.join(tasks)}"
-glue.verdict(judge_selection(per_model, embedding_avg, note=downstream_note), section="model-selection")
-glue.verdict(judge_selection_strongest(per_model, embedding_avg, note=downstream_note), section="model-selection")
-_ = glue.verdict(judge_selection_llm(per_model.loc[decoders], mc_avg, sources=sources, chance=chance,
-                                     downstream_name=f"multiple-choice accuracy on {', '.join(mc_tasks)} "
-                                                     f"({n_items} items each)"), section="model-selection")
+_ = glue.judge("lrd.selection", {"scores": per_model, "downstream": embedding_avg}, note=downstream_note,
+               section="model-selection")
+_ = glue.judge("lrd.selection_strongest", {"scores": per_model, "downstream": embedding_avg}, note=downstream_note,
+               section="model-selection")
+_ = glue.judge("lrd.selection_llm", {"scores": per_model.loc[decoders], "downstream": mc_avg, "sources": sources,
+                                    "chance": chance},
+               downstream_name=f"multiple-choice accuracy on {', '.join(mc_tasks)} ({n_items} items each)",
+               section="model-selection")
 
 # %% [markdown]
 # ## Pruning
@@ -348,10 +348,11 @@ glue("quantum", f"{1 / n_items:.3f}")
 glue("margin", f"{margin:.2f}")
 glue("reconstruction", "Reconstructions: " + PRUNING_RECONSTRUCTION + ".")
 section = "the-pruning-claims-against-our-measurement"
-glue.verdict(judge_pruning_gfmi_only(informative, margin=margin, items=item_changes, chance=chance), section=section)
-glue.verdict(judge_pruning_gfmi_median(informative, items=item_changes, chance=chance), section=section)
-glue.verdict(judge_pruning_frenet(informative, margin=margin, items=item_changes, chance=chance), section=section)
-glue.verdict(judge_pruning_nrs(informative, margin=margin, items=item_changes, chance=chance), section=section)
+pruning_tables = {"changes": informative, "items": item_changes, "chance": chance}
+_ = glue.judge("lrd.pruning_gfmi_only", pruning_tables, margin=margin, section=section)
+_ = glue.judge("lrd.pruning_gfmi_median", pruning_tables, section=section)
+_ = glue.judge("lrd.pruning_frenet", pruning_tables, margin=margin, section=section)
+_ = glue.judge("lrd.pruning_nrs", pruning_tables, margin=margin, section=section)
 save_results(informative.assign(removed=informative["removed"].map(lambda s: " ".join(map(str, s)))),
              "selection_and_pruning_changes", results_dir)
 glue_path = glue.save(results_dir)

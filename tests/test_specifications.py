@@ -159,3 +159,26 @@ def test_a_chapter_s_judged_tables_are_saved_and_judge_again_to_the_same_verdict
     assert judge("cosine.theory", saved["tables"]) == verdict
     with pytest.raises(ValueError, match="not a rule"):
         g.judge("cosine.theory", {"toy": counterexample()}, margin=1)
+
+
+_REFERENCE_RESULTS = pathlib.Path(__file__).resolve().parent / "nbval" / "results"
+
+
+@pytest.mark.parametrize("chapter", sorted({c.chapter for c in CLAIMS.values()}))
+def test_an_executed_chapter_s_saved_tables_judge_again_to_its_recorded_verdicts(chapter):
+    """The acceptance of the specifications: ``judge(claim_id, tables)`` on the tables an executed
+    chapter saved (the ci references, re-executed by nbval) gives the verdict the dashboard shows,
+    field for field."""
+    import json
+
+    from lrd.book.glue import Glue, saved_tables
+
+    record = json.loads((_REFERENCE_RESULTS / f"{chapter}.json").read_text())
+    saved = saved_tables(_REFERENCE_RESULTS, chapter)
+    assert sorted(saved) == sorted(v["claim"] for v in record["verdicts"])
+    for recorded in record["verdicts"]:
+        inputs = saved[recorded["claim"]]
+        again = judge(recorded["claim"], inputs["tables"], note=inputs["note"], **inputs["choices"])
+        glue = Glue(chapter, record_only=True)
+        glue.verdict(again, section=recorded["section"])
+        assert json.loads(json.dumps(glue.verdicts[0])) == recorded

@@ -129,7 +129,7 @@ class Glue:
         return self(f"verdict_{claim.name}", str(verdict))
 
     def judge(self, claim_id: str, tables: dict[str, Any], *, section: str | None = None, note: str | None = None,
-              **choices: Any) -> "Verdict":
+              record: bool = True, **choices: Any) -> "Verdict":
         """Judge ``claim_id`` on ``tables`` through its specification, record the verdict
         (:meth:`verdict`) and keep the tables, so that :meth:`save` writes what the judge read.
 
@@ -145,6 +145,9 @@ class Glue:
             As for :meth:`verdict`.
         note : str, optional
             A sentence the verdict adds to its evidence (the chapter's panel note).
+        record : bool
+            False: judge and keep the tables, and leave recording the verdict to a later
+            :meth:`verdict` call (a chapter that glues numbers of the verdict before it).
         **choices
             The chapter's values of the claim's rules (its parameters); the rest are the book's.
 
@@ -155,7 +158,8 @@ class Glue:
         from lrd.verdicts.specifications import judge
 
         verdict = judge(claim_id, tables, note=note, **choices)
-        self.verdict(verdict, section=section)
+        if record:
+            self.verdict(verdict, section=section)
         self.judged[claim_id] = {"tables": dict(tables), "choices": dict(choices), "note": note}
         return verdict
 
@@ -173,8 +177,10 @@ class Glue:
         verdict and did not declare :meth:`no_claims` (the dashboard then reports it missing).
         """
         path = Path(folder) / f"{self.chapter}.json"
+        recorded = {r["claim"] for r in self.verdicts}
         for claim_id, judged in self.judged.items():
-            save_tables(judged, tables_path(folder, self.chapter, claim_id))
+            if claim_id in recorded:
+                save_tables(judged, tables_path(folder, self.chapter, claim_id))
         record = {**self.values, **({"verdicts": self.verdicts} if self.verdicts or self.tests_no_claims else {})}
         text = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
         atomic_write(path, lambda f: f.write(text), ".json.tmp")  # never half a file (a full disk)
