@@ -70,7 +70,7 @@ class Glue:
         self.values: dict[str, Any] = {}
         self.verdicts: list[dict[str, Any]] = []
         self.tests_no_claims = False
-        #: Claim id -> what its judge read: ``{"tables": ..., "choices": ..., "note": ...}`` (:meth:`judge`).
+        #: What each claim's judge read, by claim id, as ``{"tables", "choices", "note"}`` (from :meth:`judge`).
         self.judged: dict[str, dict[str, Any]] = {}
         self.started = time.perf_counter()
 

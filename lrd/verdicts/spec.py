@@ -56,7 +56,7 @@ class NullModel:
     power_effect : callable, optional
         ``power_effect(rng) -> dict``: the inputs drawn at the paper's effect as the paper states
         it (for a range, its lower end), at the chapter's design: the share of "reproduced" on
-        them is the test's power (:func:`power`); None where not simulated.
+        them is the test's power (:func:`lrd.verdicts.calibration.power`); None where not simulated.
     power_panel : str, optional
         That design and effect, in words; where the paper states no size, the effect assumed
         (a labelled reconstruction). Defaults to ``effect_panel`` when ``power_effect`` is ``effect``.
