@@ -56,8 +56,11 @@ def _wording(name: str, value: str, what: str) -> Rule:
 
 
 _KINDS_RULES = (
-    _column("group", "kind", "each model's kind ('encoder' or 'decoder'; the paper's encoder-based embedders against "
-                             "its decoder-based embedders and base LLMs, which the book pools as decoders)"),
+    _column("group", "kind", "each model's kind ('encoder' or 'decoder'). The paper names three kinds (Sec. 1, our "
+                             "translation of the digest: 'encoder-based embedders and decoder-based embedders and "
+                             "base LLMs'); the book pools the last two as decoders and contrasts them with the "
+                             "first, its reading of 'architectural differences' (the paper's Sec. 4, where its "
+                             "contrast would be, is not in our text)"),
     _column("within", "task", "the task: a separation is counted per task"),
     Rule("unit", "model", "book",
          "the unit of analysis: the kinds are relabelled between models, a model's tasks together (a model's tasks "
@@ -86,8 +89,12 @@ ARCHITECTURE = Specification(
     claim=CLAIMS['lrd.architecture'],
     judge=families.architecture_verdict,
     tables=(Table("scores", _SCORES_TABLE + " (the chapter's FamilyTables.scores)."),),
-    scope=(_POOL + " The architectural difference is stated over this pool, by kind (encoder-based against "
-           "decoder-based). " + _NO_SIZES),
+    scope=(_POOL + " The architectural differences are stated over this pool; Sec. 1 (our translation of the "
+           "digest): 'encoder-based embedders and decoder-based embedders and base LLMs may organise the same "
+           "samples through different layer-wise structures before producing their final-layer states'. Which "
+           "kinds the paper contrasts (three, or encoder against decoder) is in its Sec. 4, not in our text: the "
+           "two-way contrast, encoder-based against decoder-based embedders and base LLMs pooled, is the book's "
+           "(the rule group). " + _NO_SIZES),
     estimand=("S = max over the LRD scores m of #{tasks t : m puts every encoder below every decoder, or every encoder "
               "above every decoder, on t}; effect S / (number of tasks)."),
     unit="the model: which models are encoders is relabelled, each model's tasks together.",
@@ -165,7 +172,8 @@ TASK = Specification(
              "may test either score alone",
              alternatives=(("mean NRS (adjusted)",), ("mean GFMI",)), label="LRD scores"),
         Rule("final", families.FINAL_LAYER_SCORES, "book",
-             "'beyond the final layer' (abstract; Sec. 1 contribution (2)) tested as a task effect left after "
+             "'not apparent from final-layer representations alone' (abstract; Sec. 1 contribution (2), our "
+             "translation of the digest) tested as a task effect left after "
              "regressing on the final-layer statistics the book chose (as for lrd.final_layer; the paper names none). "
              "None drops that part (the task effect alone)",
              alternatives=(None, ("rank r",), ("final mean cosine",)), label="final-layer statistics"),
@@ -248,8 +256,10 @@ _STRATIFY = Rule(
     "stratify", "kind", "book",
     "the downstream score is an embedding score and the panel mixes sentence encoders with LMs, so a score that only "
     "separates the kinds would correlate without ranking models within a kind; the downstream scores are therefore "
-    "permuted within each kind (column 'kind'). The paper's pooled Spearman over all models (not stratified: None) "
-    "is the referee's obvious alternative", alternatives=(None,), label="orderings within")
+    "permuted within each kind (column 'kind'), the book's choice. The digest does not say which correlation the "
+    "paper computes (the book's is Spearman) nor whether it stratifies; a correlation pooled over all models (not "
+    "stratified: None), the plain reading of 'correlate positively', is the referee's obvious alternative",
+    alternatives=(None,), label="orderings within")
 
 
 def _selection_downstream(what: str) -> Table:
@@ -353,7 +363,9 @@ _PRUNING_UNIT = ("the model: its changes are averaged over tasks (random's over 
                  "change minus random's on the same model and budget.")
 _MARGIN = Rule(
     "margin", pruning.DEFAULT_MARGIN, "book",
-    "'does not beat Random' is a claim of absence: the paper gives no size, so the book's non-superiority margin is "
+    "'does not beat Random' (the book's reading of 'the only measurement-guided rule that beats Random', 'effective "
+    "only at the lightest budget' and 'does not transfer', abstract) is a claim of absence: the paper gives no size, "
+    "so the book's non-superiority margin is "
     "two points of the downstream score on its 0-1 scale (a rule ahead of random by less is, for choosing blocks, no "
     "better). A stricter referee halves it, a laxer one doubles it", alternatives=(0.01, 0.04),
     label="non-superiority margin")
@@ -361,6 +373,16 @@ _RANDOM = Rule("random", "random", "paper",
                "abstract: 'GFMI is the only measurement-guided rule that beats Random at the 15% and 20% budgets': the "
                "baseline is the paper's Random pruning ('random' is its rule name in the changes table; the number "
                "of random orders is the chapter's)", label="baseline rule")
+
+
+def _random_read(claim: str) -> Rule:
+    return Rule("random", "random", "book",
+                "the rows of random pruning ('random' in the changes table). The paper's Random baseline is named "
+                f"for GFMI (abstract: 'GFMI is the only measurement-guided rule that beats Random'); {claim} No "
+                "alternative: the chapter runs one random baseline, and another rule in its place would judge "
+                "another claim", label="baseline rule")
+
+
 _GFMI_RULE = Rule("rule", "GFMI", "paper",
                   "abstract: 'GFMI is the only measurement-guided rule that beats Random at the 15% and 20% budgets "
                   "[...] and has the best median change at every budget' (how the GFMI rule picks blocks, the "
@@ -401,8 +423,9 @@ PRUNING_GFMI_MEDIAN = Specification(
     scope=_PRUNING_SCOPE,
     estimand=("for each other measurement rule r and budget b, the mean over models of the paired difference "
               "Delta_{m,GFMI,b} - Delta_{m,r,b} (tasks averaged); effect: the smallest such mean (the binding "
-              "comparison), with a t-interval. The paper compares median changes over model-task pairs; the medians "
-              "over models are shown in the evidence."),
+              "comparison), with a t-interval. The paper speaks of the 'median change' (abstract) without saying over "
+              "what units (models, tasks or model-task pairs); the book's medians over models are shown in the "
+              "evidence."),
     unit="the model (its tasks averaged first).",
     test=("intersection-union (p = the largest) of exact one-sided sign-flip tests of GFMI minus each other rule at "
           "each budget; p_against (Bonferroni): another rule better beyond chance somewhere."),
@@ -418,7 +441,11 @@ PRUNING_GFMI_MEDIAN = Specification(
                 "budget the chapter ran (5, 10, 15, 20% of the blocks, the book's reconstruction). A referee holding "
                 "the paper to the budgets it names takes those two",
                 alternatives=((0.15, 0.20),), label="budgets"),
-           _RANDOM, _alpha("the intersection-union test and of the per-model count")),
+           _random_read(
+               "for this claim the judge reads those rows only to build the model-level table and leaves them out of "
+               "the comparison: that Random is not among the rules GFMI's median must beat is the book's reading of "
+               "'the best median change' (see the rule others)."),
+           _alpha("the intersection-union test and of the per-model count")),
     null=pruning.GFMI_MEDIAN_NULL,
 )
 
@@ -443,7 +470,10 @@ PRUNING_FRENET = Specification(
              "the paper's 'lightest budget' (abstract) is not named in our text; None takes the lightest budget the "
              "chapter ran (5% of the blocks). A referee who reads the paper's budgets as starting higher takes 10%",
              alternatives=(0.10,), label="the lightest budget"),
-        _MARGIN, _RANDOM, _alpha("the intersection-union test and of the per-model count")),
+        _MARGIN, _random_read(
+            "reading 'Frenet is effective only at the lightest budget' (abstract) as 'beats Random there and not at "
+            "a heavier budget' is the book's: the paper's sentence names no baseline."),
+        _alpha("the intersection-union test and of the per-model count")),
     null=pruning.FRENET_NULL,
 )
 
@@ -463,7 +493,10 @@ PRUNING_NRS = Specification(
              "abstract: 'NRS does not transfer from model selection to pruning' (how the NRS rule picks blocks, the "
              "highest chance-adjusted retention, is the book's reconstruction: pruning.PRUNING_RECONSTRUCTION)",
              label="the rule claimed"),
-        _MARGIN, _RANDOM, _alpha("the intersection-union test and of the per-model count")),
+        _MARGIN, _random_read(
+            "reading 'NRS does not transfer from model selection to pruning' (abstract) as 'does not beat Random at "
+            "any budget' is the book's: the paper's sentence names no baseline."),
+        _alpha("the intersection-union test and of the per-model count")),
     null=pruning.NRS_NULL,
 )
 

@@ -45,8 +45,8 @@ GAIN = Specification(
     judge=layer_choice.judge_gain,
     tables=(
         Table("results", _SCORES + ". The judge reads 'score' (or the final-norm score where a model has it) for "
-                                   "the paper's estimator and the halves for the per-model tests and the "
-                                   "cross-fitted best layer shown beside it"),
+                                   "the estimator read from the paper's Fig. 1 sentence and the halves for the "
+                                   "per-model tests and the cross-fitted best layer shown beside it"),
     ),
     scope=("The paper states the claim across architectures and tasks, without a size or kind restriction: "
            "\"Through extensive experiments on 32 text-embedding tasks across various architectures (transformers, "
@@ -55,13 +55,19 @@ GAIN = Specification(
            "(Mamba), BERT and bidirectional-attention models (LLM2vec), from the ten-million to the billion "
            "parameter scale\" on "
            f"\"32 MTEB text-embedding tasks (classification, clustering, reranking ...)\" (report digest 002, Sec. 2.1 "
-           f"{_T}). The number is read on Pythia-410m (Fig. 1). The paper's models are language models, not "
-           "sentence embedders; the book states no scope for this claim and counts every model of its panel, "
-           "sentence embedders included (the book's choice, not the paper's)"),
+           f"{_T}). The abstract's subject is large language models ('the outputs of large language models (LLMs) "
+           "typically rely on the final layers', abstract, digest 001); the digest gives the 40%-60% band and the "
+           "2%-16% range with Pythia-410m as its example (Fig. 1). The digest names no sentence-transformer "
+           "embedder whose last layer is trained contrastively as the embedding (as all-MiniLM-L6-v2's or "
+           "bge-small's is) among the paper's models (LLM2vec, a bidirectional model built from an LLM, is named "
+           "without its training). The book states no scope for this claim and counts every model of its panel, "
+           "such sentence embedders included: the book's choice, not the paper's scope (the judge has no rule to leave "
+           "them out, as skean.choice's scope does)"),
     estimand=(r"the mean over models of g_m = (b_m - l_m) / |l_m|, with b_m the task-mean score of model m's layers "
               r"at depth l/L in the band (their mean; the nearest intermediate layer where none falls in it) and "
               r"l_m its last layer's task-mean score, both through the final norm where the model has one (the "
-              r"paper's estimator, paper_gain); with relative=False, g_m = b_m - l_m in score points"),
+              r"book's estimator read from the paper's Fig. 1 sentence, layer_choice.paper_gain); with "
+              r"relative=False, g_m = b_m - l_m in score points"),
     unit=("the model: each model's tasks share its layers and are averaged first (for the per-model evidence, a "
           "model's (task, half) replicates, disjoint in rows and fits)"),
     test=("exact one-sided sign-flip test over models of mean g > 0 (null: each g_m symmetric about 0, as when band "
@@ -69,12 +75,16 @@ GAIN = Specification(
           "paper_low. Effect: mean g with its t-interval; power at g_m = paper_low with the observed spread"),
     rules=(
         Rule("paper_low", SKEAN_GAIN_RANGE[0], "paper",
-             f"{_FIG1}: the range's lower end, 2%. The book tests 'against' as the mean gain below it "
-             "(non-superiority) and computes the power at it",
+             f"{_FIG1}: the range's lower end, 2%. The digest does not say over what the range runs (models, tasks "
+             "or layers) nor whether it is relative or in points (the rule relative); using it as the bound of the "
+             "mean gain over the book's models, in the 'against' test (non-superiority) and for the power, is the "
+             "book's use of the paper's number",
              label="paper's lower end of the gain"),
-        Rule("band", layer_choice.PAPER_BAND, "paper",
-             f"{_FIG1}: the layers at 40%-60% depth. The paper gives the band for Pythia-410m ('e.g.'); the book "
-             "reads it at every model's depth l/L",
+        Rule("band", layer_choice.PAPER_BAND, "book",
+             f"{_FIG1}: the paper gives the 40%-60% band as Pythia-410m's example ('e.g.'), not as the band of "
+             "every model; applying it at every model's depth l/L is the book's choice. Other models' better "
+             "layers may lie elsewhere in the middle of the stack, so wider middle bands are the alternatives",
+             alternatives=((0.3, 0.7), (0.25, 0.75)),
              label="depth band of the intermediate layers"),
         Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
              label="gain relative to the last layer (else in points)"),
@@ -148,7 +158,9 @@ METRICS_TRACK = Specification(
            "input perturbations\" (abstract, digest 001). The relation it states is for autoregressive models: "
            f"\"the mid-layer entropy valley of autoregressive models (Fig. 2a) goes with their high downstream "
            f"performance\" (report digest 002, Sec. 3.2 {_T}); DiME picks Pythia's better layer (Sec. 3.1). The "
-           "book states no scope for this claim and counts every model of its panel"),
+           "book states no scope for this claim and counts every model of its panel, sentence embedders and "
+           "bidirectional encoders included: the book's choice, where the paper states the entropy relation for "
+           "autoregressive models"),
     estimand=(r"per model m and tested metric k, r_mk = s_k * (mean over tasks of the Spearman correlation across "
               r"layers between the metric and the score), s_k the paper's sign (directions); reported: the "
               r"smallest-p metric's mean r over models"),
@@ -198,9 +210,12 @@ CHOICE = Specification(
              "it is highest, reading more invariance as better (the book's reading, not a quote). The other "
              "direction is the only alternative",
              alternatives=(False,), label="choose the layer of highest metric"),
-        Rule("paper_choice_gain", layer_choice.PAPER_CHOICE_GAIN, "paper",
-             f"{_DIME}: 3%. The book uses it for the power only (the outcome does not depend on it)",
-             label="paper's gain of the chosen layer"),
+        Rule("paper_choice_gain", layer_choice.PAPER_CHOICE_GAIN, "book",
+             f"{_DIME}: 3%, Pythia's number. Taking it as the effect of every in-scope model, at which the power is "
+             "computed, is the book's extension of one model's number to all; it moves the power only (the "
+             "outcome does not depend on it). Half and double are the alternatives",
+             alternatives=(0.015, 0.06),
+             label="gain of the chosen layer assumed for the power (the paper's, for Pythia)"),
         Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
              label="gain relative to the last layer (else in points)"),
         Rule("scope", None, "book",

@@ -22,8 +22,12 @@ __all__ = ["SPECIFICATIONS"]
 _MODELS_SCOPE = ("The paper evaluates 'Pythia-410M, Gemma2-2B, Llama3-8B and other models' (main experiments; "
                  "Table 1 holds these three; our translation of the digest), '13 tasks and 9 LLMs' "
                  "(abstract v3), and its limitations say 'the experiments cover models up to 8B' (Limitations; our "
-                 "translation of the digest). The paper states no narrower scope for this claim; the book reads "
-                 "these as base LLMs of 410M to 8B parameters (the rule params_range).")
+                 "translation of the digest). The nine LLMs' sizes are given by the v1 abstract (arXiv:2603.22665v1, "
+                 "not in our digest): '9 pre-trained LLMs ranging from 14 million to 8 billion parameters'; the v3 "
+                 "abstract the book quotes no longer states the range, and our digest names only the three models "
+                 "of Table 1. The paper states no narrower scope for this claim. The book's default counts models "
+                 "of 410M to 8B parameters (the rule params_range), the range of the three named models: narrower "
+                 "than the paper's 14M-8B, so models below 410M are left out by the book, not by the paper.")
 
 _SCORES = Table("scores", "one row per (model, task, method, seed): columns model, task, method, seed, score "
                           "(accuracy for classification, Spearman for STS, as fractions 0-1); methods named as in "
@@ -41,13 +45,16 @@ _BASE_PARAMS = Table("base_params", "a mapping model -> base-model parameter cou
 def _params_rule() -> Rule:
     return Rule(
         "params_range", ILSE_PARAMS_RANGE, "book",
-        "The paper names Pythia-410M, Gemma2-2B and Llama3-8B (main experiments, Table 1) among '9 LLMs' (abstract) and says "
-        "its experiments 'cover up to 8B' (Limitations; our translation of the digest); it states no lower bound. "
-        "The book takes the range of the named models, from Pythia-410M's 405,334,016 parameters (Biderman et al. "
-        "2023, Table 1) to Llama-3-8B's 8,030,261,248 (Meta's model card), inclusive: a claim measured on 410M-8B "
-        "LLMs says nothing about a 22M sentence embedder.",
-        alternatives=((0.0, ILSE_PARAMS_RANGE[1]), (1e8, ILSE_PARAMS_RANGE[1])),
-        label="the paper's sizes (base-model parameters, inclusive)")
+        "The paper names Pythia-410M, Gemma2-2B and Llama3-8B (main experiments, Table 1) among '9 LLMs' (abstract "
+        "v3) and says its experiments 'cover up to 8B' (Limitations; our translation of the digest). Its v1 abstract "
+        "(arXiv:2603.22665v1, not in our digest) gives the nine LLMs' range as '14 million to 8 billion "
+        "parameters'. The book's default is the range of the three models the digest names, from Pythia-410M's "
+        "405,334,016 parameters (Biderman et al. 2023, Table 1) to Llama-3-8B's 8,030,261,248 (Meta's model "
+        "card), inclusive: the book's choice, narrower than the paper's own models, which leaves out models of "
+        "14M-405M parameters that the paper (v1) evaluated. Alternatives: the v1 abstract's range (14M-8B) and no "
+        "lower bound (every model up to 8B, sentence embedders included).",
+        alternatives=((14e6, ILSE_PARAMS_RANGE[1]), (0.0, ILSE_PARAMS_RANGE[1])),
+        label="model sizes counted (base-model parameters, inclusive)")
 
 
 _ABOVE_TEST = ("exact one-sided sign-flip test over the models of the per-model differences d_m (null: each d_m "
@@ -70,12 +77,14 @@ FC = Specification(
           "models all comparisons share (Westfall-Young)"),
     rules=(
         Rule("existing", fusion.EXISTING_APPROACHES, "book",
-             "The abstract says 'existing approaches' without naming them. The paper's background names the best "
-             "single layer and depth-wise attention (DWAtt) as the existing cross-layer aggregations (research "
-             "background; our translation of the digest); the book adds a learned scalar mix of layers (ELMo-style), "
-             "the common learned weighting. The last layer is left out: beating it is ilse.baselines' and "
-             "ilse.gain's claim. Table 1's baselines (with the last layer, without ELMo) and the two the paper "
-             "names are the alternatives.",
+             "The abstract names the existing approaches in the sentence before the claim: 'Existing approaches "
+             "therefore either search for the best layer for each task or apply expensive attention-based "
+             "mechanisms to learn inter-layer aggregation' (abstract v3); the research background names them the "
+             "best single layer and depth-wise attention (DWAtt) (our translation of the digest). The book's default "
+             "adds a learned scalar mix of layers (ELMo-style), which the paper does not name: a stricter claim than "
+             "the paper's, the book's choice. The last layer is left out: beating it is ilse.baselines' and "
+             "ilse.gain's claim. The two the paper names, and Table 1's baselines (with the last layer, without "
+             "ELMo), are the alternatives.",
              alternatives=(fusion.PAPER_BASELINES, ("best", "dwatt")),
              label="the existing approaches"),
         _params_rule(),
@@ -112,12 +121,16 @@ CAYLEY_EFFICIENCY = Specification(
                         "message passing; NaN where not run), as lrd.aggregation.memory.token_graph_memory returns "
                         "them; may be empty (then only the layer graphs are checked)"),
     ),
-    scope=("The paper builds the Cayley graph over its models' layers (Pythia-410M, Gemma2-2B, Llama3-8B; Sec. 4, "
-           "Table 1) and reports its memory on token-level graphs of Gemma2-2B only: 'GPU memory (MB) ... Cayley-"
+    scope=("The paper builds the Cayley graph over its models' layers (Pythia-410M, Gemma2-2B, Llama3-8B are the "
+           "three of Table 1; main experiments) and reports its memory on token-level graphs of Gemma2-2B only: "
+           "'GPU memory (MB) ... Cayley-"
            "Encoder 269 (30.7x less) ... 77 (12.0x less)' (ablation 1, token-level interaction graph; our translation "
-           "of the digest). It states no layer count below which the construction is meant; the book counts the "
-           "layer counts at which the SL(2, Z_n) graph is sparser than the complete graph, which hold the paper's "
-           "models (25-33 states)."),
+           "of the digest). It states no layer count below which the construction is meant, and no claim that the "
+           "Cayley graph is sparser at every layer count. The book counts only the layer counts at which the SL(2, Z_n) "
+           "graph is sparser than the complete graph (from 11 states on, up to 33: fusion.sparser_from), which hold "
+           "the three models the digest names (25-33 states); that restriction is the book's. Whether the paper's "
+           "other six LLMs (from 14M parameters by its v1 abstract, not in our digest) lie in that range is not in "
+           "our text: a model of 6 blocks (7 states) would not."),
     estimand=("arithmetic: directed edges of the Cayley graph against the complete graph of a model's states, and "
               "FC's measured peak memory over the Cayley graph's on a token-level graph"),
     unit="the model (its state count fixes both graphs); the token-level graph at a sequence length",
@@ -180,9 +193,10 @@ GAIN = Specification(
     scope=("'achieving improvements of up to 40 percentage points in accuracy' (abstract v3) is stated over the "
            "paper's classification results (Table 1: the Cayley-Encoder's largest gains over the last layer, "
            "40.4-47.6 points, are in three Emotion and Poem Sentiment cells whose last layer is at 27-36%; our "
-           "reading of the digest's table). The paper states no scope in "
-           "words; the book counts only cells whose last layer leaves at least 40 points of headroom (a gain of 40 "
-           "is impossible elsewhere; the rule min_headroom_pp) of the paper's models (" + _MODELS_SCOPE + ")"),
+           "reading of the digest's table). The paper states no scope in words for this number. The headroom "
+           "restriction is the book's, not the paper's: the book counts only cells whose last layer leaves at least "
+           "40 points of headroom (a gain of 40 is impossible elsewhere; the rule min_headroom_pp), of the models "
+           "its rule params_range counts. " + _MODELS_SCOPE),
     estimand=("the largest true cell gain g_max = max_c g_c, g_c the mean over seeds and test items of the "
               "difference in correctness of the Cayley-Encoder and the reference in cell c (model, classification "
               "task), in points; reproduced when g_max > paper_pp, contradicted when every g_c < paper_pp"),
@@ -207,8 +221,11 @@ GAIN = Specification(
         Rule("min_headroom_pp", ILSE_MIN_HEADROOM_PP, "book",
              "A cell whose last layer is above 60% accurate cannot gain 40 points, so 'every cell below 40' there "
              "says nothing about the claim: the book counts cells whose last layer leaves at least the paper's 40 "
-             "points (the last layer's measured accuracy, which the gain does not enter). The paper states no such "
-             "scope; its own 40-point cells have last layers at 27-43% (Table 1).",
+             "points (the last layer's measured accuracy, which the gain does not enter). A scope the book imposes: "
+             "the paper states none. Its own cells with a Cayley gain of 40 points or more over the last layer "
+             "(Pythia-410M and Gemma2-2B Emotion, Gemma2-2B Poem Sentiment) have last layers at 27-36% (Table 1; "
+             "every Emotion and Poem Sentiment last layer is at 27-42%). Alternatives: no headroom restriction (0), "
+             "or 57 points (last layer at most 43%).",
              alternatives=(0.0, 57.0), label="headroom a cell needs, points"),
         Rule("n_boot", 2000, "book",
              "The bootstrap replicates B (p_min = 1/(1+B)); a Monte Carlo setting, the chapter's parameter n_boot "
@@ -311,9 +328,10 @@ MAPPING = Specification(
     ),
     scope=("'over 10 random layer-node mappings at fixed hyper-parameters, every standard deviation stays within "
            "1.5%, so the gain comes from the graph's expansion and connectivity, not from particular adjacencies "
-           "of layers' (Key findings; our translation of the digest): one model and task per ablation, the model "
-           "not named in the digest. The book adds that the encoder must learn the task (mean score above_chance_pp "
-           "points above the majority class) and counts the paper's models: " + _MODELS_SCOPE),
+           "of layers' (Key findings; our translation of the digest): the models and tasks of this ablation are not "
+           "named in the digest ('every standard deviation' implies several settings). The book runs one model and "
+           "task per ablation, and adds that the encoder must learn the task (mean score above_chance_pp "
+           "points above the majority class) and counts models by size (the rule params_range). " + _MODELS_SCOPE),
     estimand=("sigma_a, the standard deviation of the mapping's own component a_i in the two-way random model "
               "y_is = mu + a_i + b_s + e_is of a (mappings x seeds) grid of scores in points "
               "(fusion.mapping_components); the claim is sigma_a < c, c = paper_std_pp"),
@@ -325,7 +343,10 @@ MAPPING = Specification(
     rules=(
         Rule("paper_std_pp", ILSE_MAPPING_STD_PP, "paper",
              "'every standard deviation stays within 1.5%' over 10 random layer-node mappings (Key findings; our "
-             "translation of the digest).", label="the paper's bound, points"),
+             "translation of the digest). The number is the paper's; reading '1.5%' as 1.5 accuracy points, and "
+             "applying it to the mapping's own variance component sigma_a rather than to the raw standard deviation "
+             "over mappings the paper reports (whose seeds and settings the digest does not give), is the book's "
+             "(the estimand).", label="the paper's bound, points"),
         Rule("prefix", "random mapping", "book",
              "The name the chapter's unit gives the random-mapping variants (lrd.units.cayley_aggregation: "
              "'random mapping 0', ...); it selects rows and is not a statistical choice. The other variants of the "
