@@ -263,3 +263,18 @@ def test_the_pruning_level_moves_only_the_outcome():
                                                                         alpha=0.001)
     assert book.p_value == strict.p_value and book.outcome == "reproduced"
     assert strict.outcome == "not testable"  # 1/256 > 0.001: eight models cannot reach it
+
+
+def test_sensitivity_names_the_book_margins_that_flip_a_verdict_decided_by_its_margin():
+    """lrd.complementarity at the edge of the book's margin: the primary verdict is inconclusive,
+    0.95 makes it reproduced and 0.8 and 0.7 contradicted, so it is not robust and the flips are
+    exactly those margins (the issue's complaint that the margin decides it, made visible)."""
+    from lrd.verdicts.sensitivity import sensitivity
+
+    s = sensitivity("lrd.complementarity", {"correlations": _correlations(NEAR_MARGIN)})
+    assert s.primary.outcome == "inconclusive" and not s.robust
+    flipped = {(a.rule, a.value): a.outcome for a in s.flips}
+    assert flipped[("margin", 0.95)] == "reproduced"
+    assert flipped[("margin", 0.8)] == flipped[("margin", 0.7)] == "contradicted"
+    far = np.column_stack([np.full(8, 0.1), np.full(8, 0.1), np.full(8, 0.2)])  # far from every margin
+    assert sensitivity("lrd.complementarity", {"correlations": _correlations(far)}).robust
