@@ -182,3 +182,26 @@ def test_an_executed_chapter_s_saved_tables_judge_again_to_its_recorded_verdicts
         glue = Glue(chapter, record_only=True)
         glue.verdict(again, section=recorded["section"])
         assert json.loads(json.dumps(glue.verdicts[0])) == recorded
+
+
+def test_the_sensitivity_table_has_every_saved_verdict_and_names_exactly_the_choices_that_flip_it():
+    from lrd.book.robustness import sensitivity_table
+    from lrd.verdicts.sensitivity import sensitivity
+
+    table = sensitivity_table(_REFERENCE_RESULTS)
+    assert list(table["claim"]) == list(CLAIMS)  # every chapter saved its tables, in the claims' order
+    assert (table["robust"] == (table["flipped by"] == "")).all()
+    assert (table["choices tried"] == [sum(len(r.alternatives) for r in specification(c).book_rules)
+                                       for c in table["claim"]]).all()
+    # ilse.parameters is "demonstrated" only under the book's size range: the paper's v1 range (from
+    # 14M parameters) is one of its alternatives, and the table says so
+    row = table.set_index("claim").loc["ilse.parameters"]
+    assert row["outcome"] == "demonstrated" and not row["robust"] and "params_range" in row["flipped by"]
+    assert sensitivity("ilse.parameters", **_saved("ilse.parameters")).flips[0].outcome == "contradicted"
+
+
+def _saved(claim_id: str) -> dict:
+    from lrd.book.glue import saved_tables
+
+    inputs = saved_tables(_REFERENCE_RESULTS, CLAIMS[claim_id].chapter)[claim_id]
+    return {"tables": inputs["tables"], "note": inputs["note"], **inputs["choices"]}

@@ -5,7 +5,8 @@ Submodules, one job each: ``notebooks`` (the table of contents, profiles, defaul
 and their checks), ``parameters`` (each chapter's value rules), ``run`` (papermill, the re-run
 header, ``jupyter-book build``), ``glue`` (glued numbers, verdict records, result files),
 ``plots`` (the book's figures), ``opening`` (a chapter's opening call), ``designs`` (the designs the executed chapters ran, for
-the null calibration), ``findings`` (what the
+the null calibration), ``specs`` (the claims' specifications as a page), ``robustness`` (the
+verdicts judged again under the book's other choices), ``findings`` (what the
 book found, for the landing page and the README), ``sphinxext`` (the landing page's findings
 and dashboard, the chapters' opening) and ``apiref`` (the API reference's autodoc set-up). The public names below are loaded on first use (PEP 562), so ``import lrd.book`` loads neither papermill nor
 matplotlib. The book imports ``verdicts``, ``methods``, ``aggregation``, ``engine``'s packs
@@ -17,7 +18,7 @@ from __future__ import annotations
 from lrd._lazy import lazy_attributes
 
 _SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening", "findings", "designs",
-               "apiref")
+               "apiref", "specs", "robustness")
 _EXPORTS = {
     **dict.fromkeys(["ROOT", "NOTEBOOKS", "BOOK", "NBVAL", "chapters", "profile", "source_notebook",
                      "default_parameters", "validate_parameters", "coerce_parameters", "check_parameters",
@@ -28,6 +29,7 @@ _EXPORTS = {
     **dict.fromkeys(["Glue", "save_results", "VERDICT_FIELDS"], "lrd.book.glue"),
     "open_chapter": "lrd.book.opening",
     "executed_designs": "lrd.book.designs",
+    "sensitivity_table": "lrd.book.robustness",
 }
 
 __getattr__, __dir__, __all__ = lazy_attributes(__name__, _SUBMODULES, _EXPORTS)
