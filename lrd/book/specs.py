@@ -30,11 +30,17 @@ def rule_value(value: Any) -> str:
 
     >>> rule_value((0.4, 0.6)), rule_value(0.05), rule_value("GFMI"), rule_value(None)
     ('0.4, 0.6', '0.05', 'GFMI', 'none')
+    >>> rule_value((14e6, 8030261248)), rule_value(2000)
+    ('1.4e+07, 8.03e+09', '2000')
     """
     if value is None:
         return "none"
-    if isinstance(value, float):
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) or (isinstance(value, int) and abs(value) >= 100_000):
         return f"{value:.4g}"
+    if hasattr(value, "text") and isinstance(getattr(value, "text"), str):  # a Scope: its words
+        return value.text
     if isinstance(value, (tuple, list)):
         return ", ".join(rule_value(v) for v in value) or "none"
     if isinstance(value, dict):
