@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 import numpy as np
 
 from lrd.verdicts.claims import Claim
+from lrd.verdicts.record import ALPHA
 
 if TYPE_CHECKING:
     from lrd.verdicts.record import Verdict
 
-__all__ = ["NullModel", "Rule", "Table", "Specification", "bind_design"]
+__all__ = ["NullModel", "Rule", "Table", "Specification", "bind_design", "level_rule"]
 
 
 @dataclass(frozen=True)
@@ -255,3 +256,9 @@ class Specification:
         """The rules the book chose (the paper leaves them open)."""
         return tuple(r for r in self.rules if r.origin == "book")
 
+
+def level_rule(reason: str) -> Rule:
+    """The test's level ``alpha`` as one of the book's rules: the book's conventional
+    :data:`lrd.verdicts.record.ALPHA`, with 0.01 and 0.1 as its alternatives. ``reason`` says what
+    the level decides in this judge and why the paper fixes none."""
+    return Rule("alpha", ALPHA, "book", reason, alternatives=(0.01, 0.1), label="level alpha")

@@ -23,8 +23,7 @@ from __future__ import annotations
 from lrd.verdicts import agreement
 from lrd.verdicts.agreement import MIN_RELIABILITY, SAME_RELEVANCE, STRONG_CORRELATION
 from lrd.verdicts.claims import CLAIMS, COSINE_MISESTIMATE_SHARE
-from lrd.verdicts.record import ALPHA
-from lrd.verdicts.spec import Rule, Specification, Table
+from lrd.verdicts.spec import Rule, Specification, Table, level_rule
 
 __all__ = ["SPECIFICATIONS"]
 
@@ -48,7 +47,7 @@ _ALPHA_REASON = ("the book's conventional level, 0.05 (lrd.verdicts.record.ALPHA
 
 
 def _alpha(extra: str = "") -> Rule:
-    return Rule("alpha", ALPHA, "book", _ALPHA_REASON + extra, alternatives=(0.01, 0.1), label="level alpha")
+    return level_rule(_ALPHA_REASON + extra)
 
 
 THEORY = Specification(

@@ -19,8 +19,7 @@ from lrd.verdicts import families
 from lrd.verdicts import pruning
 from lrd.verdicts import selection
 from lrd.verdicts.claims import CLAIMS
-from lrd.verdicts.record import ALPHA
-from lrd.verdicts.spec import Rule, Specification, Table
+from lrd.verdicts.spec import Rule, Specification, Table, level_rule
 
 __all__ = ["SPECIFICATIONS"]
 
@@ -38,9 +37,8 @@ _DIGEST_STOPS = ("The digest stops in Sec. 3.1, before the setup (Sec. 4) and th
 
 
 def _alpha(judged: str) -> Rule:
-    return Rule("alpha", ALPHA, "book",
-                f"the level of {judged}: the paper states no test and no level (abstract, Sec. 1-3.1 of the digest); "
-                "0.05 is the convention every verdict of the book uses", alternatives=(0.01, 0.10), label="level")
+    return level_rule(f"the level of {judged}: the paper states no test and no level (abstract, Sec. 1-3.1 of the "
+                      "digest); 0.05 is the convention every verdict of the book uses")
 
 
 def _column(name: str, value: str, what: str) -> Rule:
