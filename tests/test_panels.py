@@ -158,3 +158,22 @@ def test_a_panel_stand_in_runs_the_smallest_chapter_end_to_end(hub_id, tmp_path,
     (probe,) = compute([unit], root=tmp_path / "results")
     assert sorted(probe.curve["layer"].unique()) == [0, 1, 2]
     assert probe.summary["kind"] == panels.MODELS[hub_id].kind
+
+
+def test_the_estimate_of_the_offline_book_is_an_upper_bound_within_the_stated_factor():
+    """The cost model against the measured cold book of 2026-12-05 (commit 53d41c0, not the run its
+    constants came from): every chapter within 0.1-1.1 of its estimate, the six together 0.4-0.8."""
+    import json
+
+    from lrd.book.notebooks import default_parameters
+    from lrd.units.registry import declared
+
+    run = json.loads((ROOT / "benchmarks/fresh_clone/2026-12-05-53d41c0.json").read_text())
+    measured = next(o["chapters"] for o in run["outcomes"] if o["chapters"])
+    chapters = ["models_and_tasks", "lrd_families", "mid_layer", "cosine_vs_ablation", "selection_and_pruning",
+                "cayley_aggregation"]
+    estimated = {c: cost.estimate(declared(c, default_parameters(c))).this_machine_seconds() for c in chapters}
+    assert not any(cost.estimate(declared(c, default_parameters(c))).unknown for c in chapters)
+    for c in chapters:
+        assert 0.1 <= measured[c] / estimated[c] <= 1.1, (c, measured[c], estimated[c])
+    assert 0.4 <= sum(measured[c] for c in chapters) / sum(estimated.values()) <= 0.8

@@ -16,10 +16,13 @@ device's peak (:data:`GPU`, :data:`UTILISATION`).
 training (Cayley) run on CPUs whatever the device: seconds per unit of work
 (:data:`FIT_SECONDS`), measured on this project's 2-core machine from the cold book of
 2026-12-05 (``benchmarks/fresh_clone/2026-12-05-894fbb1.json``: each chapter's time less its
-forward passes at :data:`CPU_FLOPS`). Against the measured cold books (tests/test_cost.py,
-the report of issue 50) the estimate of a chapter is within a factor of about 2 (mid-layer,
-Cayley, families) to 6 (selection and pruning, which reuses the states earlier chapters
-cached): an upper bound for a chapter run cold on a panel, not a prediction to the minute.
+forward passes at :data:`CPU_FLOPS`). Against the five most recent measured cold books of the
+offline panel (``benchmarks/fresh_clone/2026-12-04*`` and ``2026-12-05*``; tests/test_panels.py),
+measured / estimated is 0.47-0.66 for the six chapters together (the estimate is 1.5 to 2.1
+times high), and per chapter from 0.65-1.05 (models and tasks, mid-layer, Cayley: the
+calibrated ones) down to 0.11-0.21 (selection and pruning, which reuses the states earlier
+chapters cached, and whose pruning passes are counted from the bottom): an upper bound for a
+chapter run cold on a panel, not a prediction to the minute.
 
 Nothing here loads a model or reads a data pack: a dry run costs a panel offline in milliseconds.
 """
