@@ -177,3 +177,15 @@ def test_the_estimate_of_the_offline_book_is_an_upper_bound_within_the_stated_fa
     for c in chapters:
         assert 0.1 <= measured[c] / estimated[c] <= 1.1, (c, measured[c], estimated[c])
     assert 0.4 <= sum(measured[c] for c in chapters) / sum(estimated.values()) <= 0.8
+
+
+@pytest.mark.integration
+def test_sentence_embedders_are_as_mteb_describes_them():
+    """The panels' numbers for sentence embedders are mteb's model metadata (installed, offline)."""
+    mteb = pytest.importorskip("mteb")
+    rows = [m for m in [*panels.MODELS.values(), panels.OFFLINE["e5small"]] if m.training == "contrastive"]
+    assert len(rows) == 7
+    for m in rows:
+        meta = mteb.get_model_meta(m.hub_id)
+        assert (meta.revision, meta.n_parameters, meta.embed_dim) == (m.revision, m.params, m.hidden), m.hub_id
+        assert meta.license.lower() == m.licence.lower(), m.hub_id

@@ -2,7 +2,8 @@
 
 ``base`` holds the machinery (:class:`~lrd.units.base.Unit`, keys, the model slot,
 :func:`~lrd.units.base.run_unit`, :func:`~lrd.units.base.compute`), ``registry`` which function
-declares each chapter's units, ``sweep`` the Dask runner of ``lrd sweep``, and one module per
+declares each chapter's units, ``sweep`` the Dask runner of ``lrd sweep``, ``panels`` the
+named panels of hub models and ``cost`` their estimated cost (``lrd sweep --panel``), and one module per
 chapter its unit functions, their frozen records and the function that turns the records
 into the chapter's tables. A chapter's unit module imports neither ``lrd.verdicts`` nor
 ``lrd.book``, so rewording a claim, a plot or a glued sentence never invalidates a cached unit.
@@ -16,7 +17,7 @@ from lrd._lazy import lazy_attributes
 
 _CHAPTERS = ("models_and_tasks", "lrd_families", "mid_layer", "cosine_vs_ablation", "cayley_aggregation",
              "selection_and_pruning")
-_SUBMODULES = ("base", "common", "records", "registry", "sweep", *_CHAPTERS)
+_SUBMODULES = ("base", "common", "records", "registry", "sweep", "panels", "cost", *_CHAPTERS)
 _EXPORTS = {
     **dict.fromkeys(["Unit", "ModelSlot", "run_unit", "compute", "unit_code", "unit_modules", "unit_code_digest",
                      "COMMON_MODULES"], "lrd.units.base"),
