@@ -189,3 +189,34 @@ def test_sentence_embedders_are_as_mteb_describes_them():
         meta = mteb.get_model_meta(m.hub_id)
         assert (meta.revision, meta.n_parameters, meta.embed_dim) == (m.revision, m.params, m.hidden), m.hub_id
         assert meta.license.lower() == m.licence.lower(), m.hub_id
+
+
+def test_removal_sweep_tokens_match_what_the_unit_recorded():
+    """The ci reference's cosine unit recorded its own work (``token passes``: block forwards x
+    request tokens, SmolLM2's tokenizer); the estimate (Qwen2.5's token counts, half a pass per
+    removal) is within 0.7-1.3 of it."""
+    import ast
+    import json
+
+    import lrd.book as book
+    from lrd.units.registry import declared
+
+    nb = json.loads((ROOT / "tests/nbval/cosine_vs_ablation.ipynb").read_text())
+    glued = {o["metadata"]["scrapbook"]["name"]: o["data"]["application/papermill.record/text/plain"]
+             for c in nb["cells"] for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
+    recorded = float(ast.literal_eval(glued["cosine_vs_ablation-token_passes"]).replace(",", ""))
+    chapter = "cosine_vs_ablation"
+    (decoder,) = [u for u in declared(chapter, {**book.default_parameters(chapter), **book.profile("ci", chapter)})
+                  if u.name == "ablation_decoder"]
+    _, scored = cost.unit_tokens(decoder.name, decoder.params, cost.size_of(decoder.model))
+    assert 0.7 <= recorded / scored <= 1.3, (recorded, scored)
+
+
+def test_a_planner_draws_models_within_a_scope_and_prices_a_design():
+    rows = panels.models_within(kind="decoder", training="base", params=(405_334_016, 8_030_261_248))
+    assert rows[0].hub_id == "EleutherAI/pythia-410m-deduped" and rows[-1].hub_id == "meta-llama/Meta-Llama-3-8B"
+    assert all(405_334_016 <= m.params <= 8_030_261_248 for m in rows)
+    ids = [m.hub_id for m in rows[:3]]
+    small = cost.chapter_estimate("lrd_families", {"models": ids, "tasks": ["sst2"], "n_samples": 300})
+    large = cost.chapter_estimate("lrd_families", {"models": ids, "tasks": ["sst2"], "n_samples": 600})
+    assert large.flops == pytest.approx(2 * small.flops)  # forward passes scale with the rows

@@ -290,6 +290,17 @@ OFFLINE: dict[str, HubModel] = {
 }
 
 
+def models_within(*, kind: str | None = None, training: str | None = None,
+                  params: tuple[float, float] | None = None) -> list[HubModel]:
+    """The rows of :data:`MODELS` of a kind, a training and a size range (inclusive), smallest
+    first: what a planner draws a claim's panel from within the scope its paper states (e.g.
+    ``params=(405_334_016, 8_030_261_248)``, the ILSE paper's Pythia-410M to Llama3-8B)."""
+    lo, hi = params or (0, float("inf"))
+    rows = [m for m in MODELS.values() if (kind is None or m.kind == kind)
+            and (training is None or m.training == training) and lo <= m.params <= hi]
+    return sorted(rows, key=lambda m: m.params)
+
+
 def panel_parameters(chapter: str, name: str) -> dict:
     """The parameters that run ``chapter`` on panel ``name``: each of the chapter's model
     parameters (:data:`lrd.book.parameters.RULES`) set from the panel's models of the kind it
