@@ -355,9 +355,9 @@ def _sweep_panel(args: argparse.Namespace, params: dict) -> int:
     print(f"lrd sweep: estimated cost: {estimate.summary()}; the same on this project's 2-core CPU machine alone: "
           f"{estimate.this_machine_seconds() / 3600:.2g} h (an upper bound: the offline book measured 0.5-0.7 of "
           "its estimate, lrd.units.cost)")
-    print("lrd sweep: the hub is needed to run them (models are downloaded at their pinned revision, or the hub's "
-          "main where none is pinned)" + (f"; gated, accept their licence on the hub first: {', '.join(gated)}"
-                                            if gated else ""))
+    print("lrd sweep: the hub is needed to run them (each model is downloaded from the hub's main branch; the commit "
+          "it loads enters its units' cache keys)" + (f"; gated, accept their licence on the hub first: "
+                                                      f"{', '.join(gated)}" if gated else ""))
     if args.dry_run:
         return 0
     args.parameters = [*args.parameters, *[[k, json.dumps(v)] for k, v in overrides.items()]]

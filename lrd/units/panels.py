@@ -1,7 +1,8 @@
 """Named panels of real hub models, as data: what ``lrd sweep CHAPTER --panel NAME`` runs.
 
-Each :class:`HubModel` row gives a hub id, its revision (``None``: not pinned here, resolved
-at run time to the hub's ``main``), its size (total and, where the source gives it,
+Each :class:`HubModel` row gives a hub id, the revision its source describes (mteb's, for the
+sentence embedders; ``None``: none known here; ``lrd`` loads the hub's ``main`` at run time and
+a unit's cache key records the commit it loaded), its size (total and, where the source gives it,
 non-embedding parameters), layers (transformer blocks), hidden size, vocabulary, whether the
 input and output embeddings are tied, its kind and training (a decoder ``"base"`` or
 ``"instruct"`` model; an encoder ``"mlm"`` model or ``"contrastive"`` sentence embedder), its
@@ -54,7 +55,8 @@ class HubModel:
     ----------
     hub_id : str
     revision : str or None
-        A commit of the hub repository; ``None``: not pinned here (the hub's ``main`` at run time).
+        The commit of the hub repository the source's numbers describe; ``None``: none known here.
+        Not passed to the loader, which takes the hub's ``main`` (its commit enters the units' keys).
     params : int
         Total parameters (as published: a rounded figure where the source rounds).
     layers : int
