@@ -93,10 +93,19 @@ def test_removal_sweeps_cost_grows_with_depth_and_fits_are_priced_per_state():
 
 
 def _dry_run(chapter: str, panel: str, *extra: str) -> subprocess.CompletedProcess:
-    code = ("import sys; from lrd.cli import main; rc = main(sys.argv[1:]); "
-            "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'imported a model library'; "
+    code = ("import socket, sys\n"
+            "touched = []\n"
+            "def refuse(*a, **k):\n"
+            "    touched.append(a)\n"
+            "    raise OSError('the test refuses the network')\n"
+            "socket.getaddrinfo = socket.create_connection = socket.socket.connect = socket.socket.connect_ex = refuse\n"
+            "from lrd.cli import main\n"
+            "rc = main(sys.argv[1:])\n"
+            "assert not touched, f'touched the network: {touched}'\n"
+            "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'imported a model library'\n"
             "sys.exit(rc)")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}  # offline by itself, not by the hub's switch
+    env["PYTHONPATH"] = str(ROOT)
     return subprocess.run([sys.executable, "-c", code, "sweep", chapter, "--panel", panel, "--dry-run", *extra],
                           capture_output=True, text=True, env=env, timeout=120)
 
