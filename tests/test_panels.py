@@ -229,3 +229,14 @@ def test_a_planner_draws_models_within_a_scope_and_prices_a_design():
     small = cost.chapter_estimate("lrd_families", {"models": ids, "tasks": ["sst2"], "n_samples": 300})
     large = cost.chapter_estimate("lrd_families", {"models": ids, "tasks": ["sst2"], "n_samples": 600})
     assert large.flops == pytest.approx(2 * small.flops)  # forward passes scale with the rows
+
+
+def test_every_panel_architecture_is_one_the_engine_is_tested_on():
+    """Each row's ``architecture`` (its stand-in's model_type) is a family tests/test_anatomy.py
+    builds and runs at random weights (EmbeddingGemma: a Gemma 3 text model used as an encoder, as
+    the offline pack of it is)."""
+    from test_anatomy import DECODERS, ENCODERS
+
+    for m in [*panels.MODELS.values(), *panels.OFFLINE.values()]:
+        assert m.architecture in DECODERS + ENCODERS, (m.hub_id, m.architecture)
+        assert m.kind == "decoder" or m.architecture in ENCODERS or m.hub_id == "google/embeddinggemma-300m", m.hub_id
