@@ -240,3 +240,10 @@ def test_every_panel_architecture_is_one_the_engine_is_tested_on():
     for m in [*panels.MODELS.values(), *panels.OFFLINE.values()]:
         assert m.architecture in DECODERS + ENCODERS, (m.hub_id, m.architecture)
         assert m.kind == "decoder" or m.architecture in ENCODERS or m.hub_id == "google/embeddinggemma-300m", m.hub_id
+
+
+def test_loading_counts_each_hub_model_once():
+    e = cost.chapter_estimate("lrd_families", {"models": ["allenai/OLMo-7B-hf"], "tasks": ["sst2", "mrpc"]})
+    assert len(e.units) == 2
+    assert e.load_hours == pytest.approx(2 * 6_890_000_000 / 200e6 / 3600)
+    assert cost.chapter_estimate("lrd_families", {"models": ["minilm"]}).load_hours == 0  # an offline pack

@@ -60,6 +60,10 @@ FULL_ROWS = 1000
 GPU = ("NVIDIA H100 SXM", 989e12)
 UTILISATION = 0.40
 
+#: Bytes per second at which a hub model is downloaded and read (an assumption, not measured here:
+#: a data-centre link and disk), at 2 bytes per parameter (bf16 weights).
+LOAD_BYTES_PER_S = 200e6
+
 #: Effective forward FLOP/s of this project's machine (2 cores, bf16 on CPU, loading included):
 #: the ``models_and_tasks`` chapter of the 2026-12-05 cold book (139.4 s for the eight offline
 #: models, 300 SST-2 texts each: nearly all forward passes and model loads) over its estimated
@@ -203,6 +207,12 @@ class Estimate:
         """Models whose size is not in the panels' data (their forward passes are not counted)."""
         return list(dict.fromkeys(u.model for u in self.units if u.flops is None))
 
+    @property
+    def load_hours(self) -> float:
+        """Hours to download and read each hub model once (bf16, :data:`LOAD_BYTES_PER_S`)."""
+        models = dict.fromkeys(u.model for u in self.units if u.model in MODELS)
+        return sum(2 * MODELS[m].params for m in models) / LOAD_BYTES_PER_S / 3600
+
     def this_machine_seconds(self) -> float:
         """The same work on this project's 2-core machine: forward passes at :data:`CPU_FLOPS`
         plus the fits."""
@@ -211,9 +221,10 @@ class Estimate:
     def summary(self) -> str:
         """One paragraph: FLOPs, GPU-hours (with the device and utilisation), CPU-hours."""
         text = (f"forward passes {self.flops:.3g} FLOPs = {self.gpu_hours:.3g} GPU-hours on an {GPU[0]} at "
-                f"{UTILISATION:.0%} of its bf16 peak ({GPU[1] / 1e12:.0f} TFLOP/s; model downloads and loads not "
-                f"counted); fits and training {self.cpu_hours:.3g} CPU-hours (measured on this project's 2-core "
-                f"machine; they run on CPU cores beside the GPU)")
+                f"{UTILISATION:.0%} of its bf16 peak ({GPU[1] / 1e12:.0f} TFLOP/s, an assumption); downloading and "
+                f"reading the hub models {self.load_hours:.2g} hours (bf16 at an assumed "
+                f"{LOAD_BYTES_PER_S / 1e6:.0f} MB/s); fits and training {self.cpu_hours:.3g} CPU-hours (measured on "
+                f"this project's 2-core machine; they run on CPU cores beside the GPU)")
         if self.unknown:
             text += f"; not counted (size unknown here): {', '.join(self.unknown)}"
         return text
