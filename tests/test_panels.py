@@ -130,6 +130,9 @@ def test_panel_dry_run_names_gated_models_and_refuses_a_clash():
     assert "gated, accept their licence on the hub first: google/gemma-2-2b, meta-llama/Meta-Llama-3-8B" in done.stdout
     clash = _dry_run("mid_layer", "olmo", "-p", "models", '["minilm"]')
     assert clash.returncode == 2 and "--panel olmo sets models" in clash.stderr
+    for chapter in ("null_calibration", "all"):  # no units to run on a panel
+        refused = _dry_run(chapter, "olmo")
+        assert refused.returncode == 2 and "--panel runs one chapter with units" in refused.stderr
 
 
 def _stand_in(row: panels.HubModel, folder: Path) -> Path:
