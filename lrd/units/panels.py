@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 KINDS = {"decoder": ("base", "instruct"), "encoder": ("mlm", "contrastive")}
 
 # Sources, named once ----------------------------------------------------------------------------
-_PYTHIA = ("Biderman et al., ICML 2023, Pythia, Table 1 (layers, model dim, total and non-embedding "
-           "parameters; the deduped and standard models share each architecture); vocabulary 50304, untied "
+_PYTHIA = ("Biderman et al., ICML 2023, Pythia, Table 1 (layers, model dim, non-embedding parameters; the deduped "
+           "and standard models share each architecture) and the github.com/EleutherAI/pythia README's table "
+           "(total and non-embedding parameters); vocabulary 50304, untied "
            "(total - non-embedding = 2 x 50304 x model dim, checked by tests/test_panels.py)")
 _PYTHIA_SMALL = ("github.com/EleutherAI/pythia README, model table (the 14M and 31M models were added after the "
                  "paper); vocabulary 50304, untied (total - non-embedding = 2 x 50304 x model dim)")
