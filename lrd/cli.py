@@ -354,7 +354,7 @@ def _sweep_panel(args: argparse.Namespace, params: dict) -> int:
         gpu = f"{c.gpu_hours * 3600:8.1f} GPU-s" if c.gpu_hours is not None else "       ? GPU-s"
         print(f"  {gpu} {c.cpu_seconds / 60:7.1f} CPU-min  {u.label} [{size}]")
     print(f"lrd sweep: estimated cost: {estimate.summary()}; the same on this project's 2-core CPU machine alone: "
-          f"{estimate.this_machine_seconds() / 3600:.2g} h (an upper bound: the offline book measured 0.5-0.7 of "
+          f"{estimate.this_machine_seconds() / 3600:.2g} h (an upper bound: the offline book measured 0.56-0.78 of "
           "its estimate, lrd.units.cost)")
     print("lrd sweep: the hub is needed to run them (each model is downloaded from the hub's main branch; the commit "
           "it loads enters its units' cache keys)" + (f"; gated, accept their licence on the hub first: "

@@ -18,11 +18,13 @@ training (Cayley) run on CPUs whatever the device: seconds per unit of work
 2026-12-05 (``benchmarks/fresh_clone/2026-12-05-894fbb1.json``: each chapter's time less its
 forward passes at :data:`CPU_FLOPS`). Against the five most recent measured cold books of the
 offline panel (``benchmarks/fresh_clone/2026-12-04*`` and ``2026-12-05*``; tests/test_panels.py),
-measured / estimated is 0.47-0.66 for the six chapters together (the estimate is 1.5 to 2.1
-times high), and per chapter from 0.65-1.05 (models and tasks, mid-layer, Cayley: the
-calibrated ones) down to 0.11-0.21 (selection and pruning, which reuses the states earlier
-chapters cached, and whose pruning passes are counted from the bottom): an upper bound for a
-chapter run cold on a panel, not a prediction to the minute. Per unit, where a unit records its
+the chapters run in order sharing their cached states (:func:`book_estimates`), measured /
+estimated is 0.56-0.78 for the six chapters together (the estimate is 1.3 to 1.8 times high), and
+per chapter from 0.65-1.05 (models and tasks, mid-layer, Cayley: the calibrated ones) down to
+0.29-0.57 (selection and pruning, the removal sweeps of the cosine chapter, whose pruning passes
+are counted in full): an upper bound for a chapter run cold on a panel, not a prediction to the
+minute. Older books (2026-12-02 and 03) ran other code and designs.
+Per unit, where a unit records its
 own work: the ci reference's removal sweeps on SmolLM2 recorded 3,059 token passes against 3,762
 estimated (0.81; ``tests/nbval/cosine_vs_ablation.ipynb``).
 
@@ -71,12 +73,13 @@ LOAD_BYTES_PER_S = 200e6
 CPU_FLOPS = 2.10e11
 
 #: CPU seconds per unit of fit work, by unit function (:func:`fit_work` says what one unit is),
-#: from the same cold book: each chapter's time less its forward passes at :data:`CPU_FLOPS`,
-#: over its fit work: mid-layer (908.5 - 759) s / 1064 = 0.14 s, Cayley (1067.1 - 870) s / 1926 =
-#: 0.10 s. The other chapters' measured times were below their forward estimate (the book's
-#: chapters share forward passes through the hidden-state cache), so their fits are priced 0.
-FIT_SECONDS: dict[str, float] = {"mid_layer_model": 0.14, **dict.fromkeys(
-    ["cayley_task_scores", "cayley_ablation", "cayley_mappings", "cayley_few_shot"], 0.10)}
+#: from the same cold book: each chapter's time less its forward passes at :data:`CPU_FLOPS`
+#: (those its states were not already cached for by an earlier chapter: :func:`book_estimates`),
+#: over its fit work: mid-layer (908.5 - 520) s / 1064 = 0.37 s, Cayley (1067.1 - 180) s / 1926 =
+#: 0.46 s. The other chapters' measured times were below their forward estimate, so their fits
+#: are priced 0.
+FIT_SECONDS: dict[str, float] = {"mid_layer_model": 0.37, **dict.fromkeys(
+    ["cayley_task_scores", "cayley_ablation", "cayley_mappings", "cayley_few_shot"], 0.46)}
 
 #: Pruning plans per pruned model and removal budget: the book's prune rules
 #: (:data:`lrd.methods.pruning.PRUNE_RULES`, 7 besides random) and ``n_random`` random orders.
@@ -117,40 +120,61 @@ def mc_tokens(task: str, items: int) -> float:
     return items * (TASK_TOKENS.get(task, DEFAULT_TOKENS)[2] or DEFAULT_TOKENS[2])
 
 
-def unit_tokens(name: str, p: dict, m: HubModel) -> tuple[float, float]:
-    """Tokens a unit passes through the model: ``(embedding, scoring)``, the second through the
-    language-model head too. Follows each unit function's loop over its parameters."""
+def unit_passes(name: str, p: dict, m: HubModel) -> list[tuple[tuple | None, float, float]]:
+    """The forward passes of a unit: ``(key, embedding tokens, scoring tokens)`` each, the scoring
+    tokens through the language-model head too. Follows each unit function's loop over its
+    parameters. ``key`` names a pass whose pooled states the hidden-state cache keeps (a task's
+    rows with a pooling, or one set of augmented views), which any later unit of the same model
+    and dtype finds there (:func:`lrd.engine.extract.extract`); ``None`` for passes that always
+    run (token states, removal sweeps, scoring)."""
     L = m.layers
-    if name in ("models_and_tasks_probe", "lrd_families_profile", "cayley_task_scores"):
-        return tokens(p["task"], p.get("n_samples")), 0.0
+    sweep = 1 + (L + 1) / 2  # intact, then each block removed alone, resumed from the state below it
+
+    def task(t, n, pooling="mean"):
+        return (("task", t, n, pooling), tokens(t, n), 0.0)
+
+    def views(q):
+        return (("views", q["aug_task"], q["n_aug_prompts"], q["n_views"], q["pooling"]),
+                q["n_aug_prompts"] * q["n_views"] * tokens(q["aug_task"], 1), 0.0)
+
+    if name in ("models_and_tasks_probe", "lrd_families_profile"):
+        return [task(p["task"], p.get("n_samples"), p.get("pooling", "mean"))]
+    if name == "cayley_task_scores":  # every layer mean-pooled (the paper's z_l)
+        return [task(p["task"], p.get("n_samples"))]
     if name in ("cayley_ablation", "cayley_mappings", "cayley_few_shot"):
-        return 0.0, 0.0  # the states of cayley_task_scores, cached
+        return []  # the states of cayley_task_scores, cached
     if name == "mid_layer_model":
-        views = p["n_aug_prompts"] * p["n_views"] * tokens(p["aug_task"], 1)
-        return sum(tokens(t, p["n_samples"]) for t in p["tasks"]) + views, 0.0
+        token_task = p["token_task"] if p.get("n_token_prompts") else None  # token states are not cached
+        return ([(None, tokens(t, p["n_samples"]), 0.0) if t == token_task else task(t, p["n_samples"], p["pooling"])
+                 for t in p["tasks"]] + [views(p)])
     if name == "ablation_encoder":
-        return (1 + (L + 1) / 2) * tokens(p["task"], p["n_encoder"]), 0.0
+        return [(None, sweep * tokens(p["task"], p["n_encoder"]), 0.0)]
     if name == "ablation_decoder":
-        passes = 1 + (L + 1) / 2  # intact, then each block removed alone, resumed from the state below it
-        scored = sum(passes * mc_tokens(t, p["n_items"]) for t in p["tasks"])
+        scored = sum(sweep * mc_tokens(t, p["n_items"]) for t in p["tasks"])
         if p.get("pruning"):
             plans = len(p["pruning_ks"]) * (PRUNE_RULES + p["n_random"])
-            scored += sum(passes * mc_tokens(t, p["n_calibration"]) + plans * mc_tokens(t, p["n_items"])
+            scored += sum(sweep * mc_tokens(t, p["n_calibration"]) + plans * mc_tokens(t, p["n_items"])
                           for t in p["tasks"])
-        return 0.0, scored
+        return [(None, 0.0, scored)]
     if name == "selection_model":
-        embed = sum(tokens(t, p["n_samples"]) for t in p["tasks"])
-        embed += p["n_aug_prompts"] * p["n_views"] * tokens(p["aug_task"], 1)
-        scored = 0.0
+        out = [task(t, p["n_samples"], p["pooling"]) for t in p["tasks"]] + [views(p)]
         plans = len(p["budgets"]) * (PRUNE_RULES + p["n_random"]) if p.get("prune") else 0
         if m.kind == "decoder":
-            scored = sum((1 + plans) * mc_tokens(t, p["n_items"]) + (1 + (L + 1) / 2) * mc_tokens(t, p["n_calibration"])
-                         for t in p["mc_tasks"])
+            out.append((None, 0.0, sum((1 + plans) * mc_tokens(t, p["n_items"]) + sweep * mc_tokens(t, p["n_calibration"])
+                                       for t in p["mc_tasks"])))
         else:
-            embed += tokens(p["calibration_task"], p["n_encoder_calibration"]) * ((1 + (L + 1) / 2) if plans else 1)
-            embed += plans * sum(tokens(t, p["n_samples"]) for t in p["tasks"])
-        return embed, scored
+            out.append(task(p["calibration_task"], p["n_encoder_calibration"], p["pooling"]))
+            removals = (sweep - 1) * tokens(p["calibration_task"], p["n_encoder_calibration"]) if plans else 0.0
+            out.append((None, removals + plans * sum(tokens(t, p["n_samples"]) for t in p["tasks"]), 0.0))
+        return out
     raise KeyError(name)
+
+
+def unit_tokens(name: str, p: dict, m: HubModel) -> tuple[float, float]:
+    """Tokens a unit passes through the model when nothing is cached: ``(embedding, scoring)``
+    (:func:`unit_passes`, summed)."""
+    passes = unit_passes(name, p, m)
+    return sum(e for _, e, _ in passes), sum(s for _, _, s in passes)
 
 
 def fit_work(name: str, p: dict, m: HubModel) -> float:
@@ -172,13 +196,22 @@ def fit_work(name: str, p: dict, m: HubModel) -> float:
     return 0.0
 
 
-def unit_cost(unit, offline: dict[str, HubModel] | None = None) -> UnitCost:
+def unit_cost(unit, offline: dict[str, HubModel] | None = None, cached: set | None = None) -> UnitCost:
     """:class:`UnitCost` of one :class:`lrd.units.base.Unit` (its model's size from the panels'
-    data, never from its files)."""
+    data, never from its files). ``cached``: the keys of passes already made (by earlier units of
+    the same estimate), which this unit finds in the hidden-state cache; its own are added."""
     m = size_of(unit.model, offline)
     if m is None:
         return UnitCost(unit.label, unit.model, None, 0.0)
-    embed, scored = unit_tokens(unit.name, unit.params, m)
+    cached = set() if cached is None else cached
+    embed = scored = 0.0
+    for key, e, sc in unit_passes(unit.name, unit.params, m):
+        if key is not None:
+            key = (unit.model, unit.dtype, *key)
+            if key in cached:
+                continue
+            cached.add(key)
+        embed, scored = embed + e, scored + sc
     per_token = 2 * (m.params - m.embedding_params)
     flops = per_token * (embed + scored) + 2 * m.lm_head_params * scored
     return UnitCost(unit.label, unit.model, flops, FIT_SECONDS.get(unit.name, 0.0) * fit_work(unit.name, unit.params, m))
@@ -230,9 +263,22 @@ class Estimate:
         return text
 
 
-def estimate(units: Sequence, offline: dict[str, HubModel] | None = None) -> Estimate:
-    """:class:`Estimate` of ``units`` (:class:`lrd.units.base.Unit`)."""
-    return Estimate([unit_cost(u, offline) for u in units])
+def estimate(units: Sequence, offline: dict[str, HubModel] | None = None, cached: set | None = None) -> Estimate:
+    """:class:`Estimate` of ``units`` (:class:`lrd.units.base.Unit`) run in order from an empty
+    hidden-state cache (``cached``: the passes made before them, updated)."""
+    cached = set() if cached is None else cached
+    return Estimate([unit_cost(u, offline, cached) for u in units])
+
+
+def book_estimates(chapters: Sequence[str], parameters: dict | None = None) -> dict[str, Estimate]:
+    """Each chapter's :class:`Estimate` when ``chapters`` run in order, cold, sharing one
+    hidden-state cache as ``lrd book`` does (``parameters``: chapter -> overrides of its defaults)."""
+    from lrd.book.notebooks import default_parameters
+    from lrd.units.registry import declared
+
+    cached: set = set()
+    return {c: estimate(declared(c, {**default_parameters(c), **(parameters or {}).get(c, {})}), cached=cached)
+            for c in chapters}
 
 
 def chapter_estimate(chapter: str, parameters: dict | None = None) -> Estimate:
