@@ -148,7 +148,7 @@ class Glue:
             body = details_markdown(record)
             fence = markup.fence(body, at_least=4)
             display(Markdown(f"{fence}{{dropdown}} What this verdict tests: {markup.text(claim.label)}\n"
-                             f":class-container: lrd-tested\n\n{body}\n{fence}"))
+                             f":class-container: lrd-verdict-tested\n\n{body}\n{fence}"))
         return self(f"verdict_{claim.name}", text)
 
     def judge(self, claim_id: str, tables: dict[str, Any], *, section: str | None = None, note: str | None = None,

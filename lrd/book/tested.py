@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 from lrd.book import markup
 from lrd.book.specs import rule_value
 
-__all__ = ["context", "details_markdown", "llm_panel", "models_in", "sensitivity_text"]
+__all__ = ["context", "details_markdown", "fold_html", "llm_panel", "models_in", "sensitivity_text", "summary_text"]
 
 #: A parameter count in a model's upstream name ("SmolLM2-135M-Instruct", "Qwen2.5-Coder-1.5B").
 _SIZE = re.compile(r"(?<![A-Za-z\d.])(\d+(?:\.\d+)?)\s?([MB])(?![A-Za-z])", re.IGNORECASE)
@@ -165,12 +165,13 @@ def _rules_lines(rules: list[dict]) -> list[str]:
     return lines
 
 
-def details_markdown(record: Mapping[str, Any], *, spec_link: str | None = None) -> str:
+def details_markdown(record: Mapping[str, Any], *, spec_ref: bool = False) -> str:
     """What a verdict record tests, as MyST markdown (the body of a fold): the paper's words and
     source, the scope it states, the book's operationalisation (estimand, unit, test, from the
     claim's specification), the language models of the panel (:func:`llm_panel`), every rule with
     its value (the book's with their alternatives and reason), and :func:`sensitivity_text`.
-    Every text is escaped (:mod:`lrd.book.markup`); ``spec_link`` is where the specification is."""
+    Every text is escaped (:mod:`lrd.book.markup`); ``spec_ref`` links the claim's entry on the
+    specifications page (:func:`lrd.book.specs.anchor`; only in a book that has that page)."""
     from lrd.verdicts.specifications import SPECIFICATIONS
 
     spec = SPECIFICATIONS.get(record.get("claim"))
@@ -191,6 +192,29 @@ def details_markdown(record: Mapping[str, Any], *, spec_link: str | None = None)
     elif rules is not None:
         lines.append("**Its rules.** The judge uses no number or choice beyond its tables.")
     lines.append(f"**Sensitivity.** {markup.text(sensitivity_text(record).capitalize())}.")
-    if spec_link:
-        lines.append(f"[The whole specification]({spec_link}).")
+    if spec_ref and record.get("claim"):
+        from lrd.book.specs import anchor
+
+        lines.append(f"{{ref}}`The claim's whole specification <{anchor(record['claim'])}>`.")
     return "\n\n".join(lines)
+
+
+def summary_text(record: Mapping[str, Any]) -> str:
+    """The closed fold's words: what it holds and, in a word, the verdict's sensitivity.
+
+    >>> summary_text({"robust": False}), summary_text({"robust": True}), summary_text({})
+    ('what is tested · not robust', 'what is tested · robust', 'what is tested')
+    """
+    robust = record.get("robust")
+    return "what is tested" + ("" if robust is None else " · robust" if robust else " · not robust")
+
+
+def fold_html(record: Mapping[str, Any], *, indent: str = "", spec_ref: bool = False) -> list[str]:
+    """:func:`details_markdown` in a ``<details>`` fold (closed: one line, :func:`summary_text`), as
+    MyST lines indented by ``indent`` (a list-table cell's continuation): raw HTML opens and closes
+    the fold, the markdown between is parsed as the page's own."""
+    body = details_markdown(record, spec_ref=spec_ref)
+    summary = summary_text(record).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    lines = ["", f'<details class="lrd-tested"><summary>{summary}</summary>', "", *body.splitlines(), "",
+             "</details>"]
+    return [indent + line if line else "" for line in lines]
