@@ -191,3 +191,14 @@ def test_findings_reads_a_snapshot_written_before_robustness_as_not_checked():
     block = findings.readme_block({"date": "2026-01-01", "commit": "abcdef1", "verdicts": [{**r, "chapter": "mid_layer"} for r in _records()], "n_models": 8})
     assert findings.NOT_ROBUST not in block and "alternative" not in block
     assert findings.KEPT[-2:] == ("robust", "flips")
+
+
+def test_findings_snapshot_of_a_build_keeps_the_robustness_and_the_block_counts_it():
+    """`python -m lrd.book.findings --results <dir>` on a build whose chapters judged through
+    Glue.judge: the snapshot keeps robust and flips, and the block has the "not robust" column."""
+    results = ROOT / "tests" / "nbval" / "results"  # the ci references, executed with this code
+    snap = findings.snapshot(results, commit="abcdef1", date="2026-01-01", chapters=["mid_layer"])
+    assert snap["verdicts"] and all(isinstance(r["robust"], bool) and isinstance(r["flips"], list)
+                                    for r in snap["verdicts"])
+    block = findings.readme_block(snap)
+    assert f"| {findings.NOT_ROBUST} |" in block and "counted apart" in block
