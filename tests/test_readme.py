@@ -161,8 +161,8 @@ def test_findings_headline_decides_a_claim_only_when_kept_after_holm_and_robust(
     assert s["adjusted"]["reproduced"] == 1 and s["adjusted"]["contradicted"] == 0
     assert s["adjusted"][findings.NOT_ROBUST] == 1 and [r["claim"] for r in s["not_robust"]] == ["d"]
     text = findings.sentences(s)
-    assert text[0] == ("Of the 4 claims of the four papers, after Holm's adjustment for the 2 claims tested at once "
-                       "and counting a decision only where every alternative of the book's rules leaves it unchanged, "
+    assert text[0] == ("Of the 4 claims of the four papers, "  # Holm keeps both decisions here: only robustness moves
+                       "counting a decision only where every alternative of the book's rules leaves it unchanged, "
                        "the book reproduced 1, contradicted 0, left 0 inconclusive, found 2 not testable on its panel "
                        "of 8 models and demonstrated 0 by construction; 1 more decision is not robust: an alternative "
                        "of the book's rules changes it; judged each alone, it reproduced 1, contradicted 1 and left 0 "
@@ -182,6 +182,8 @@ def test_findings_headline_holm_comes_before_robustness():
     s = findings.summary(records, n_models=8)
     assert s["outcomes_adjusted"] == {"a": "reproduced", "b": "not testable", "c": "not testable", "d": "inconclusive"}
     assert not s["not_robust"] and s["adjusted"][findings.NOT_ROBUST] == 0
+    assert findings.sentences(s)[0].startswith("Of the 4 claims of the four papers, after Holm's adjustment for the 2 "
+                                               "claims tested at once, the book reproduced 1")
 
 
 def test_findings_reads_a_snapshot_written_before_robustness_as_not_checked():

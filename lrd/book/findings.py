@@ -174,12 +174,13 @@ def summary(records: list[dict], *, n_models: int | None = None) -> dict[str, An
     total = Counter(r["outcome"] for r in records)
     checked = robustness_checked(records)
     outcomes, m = adjusted(records)
+    holm_moved = any(outcomes.get(r["claim"], r["outcome"]) != r["outcome"] for r in records)
     if checked:
         outcomes = headline_outcomes(records)
     kinds = (*OUTCOMES, NOT_ROBUST) if checked else OUTCOMES
     after = Counter(outcomes.get(r["claim"], r["outcome"]) for r in records)
     extra = {} if not checked else {
-        "robustness": True,
+        "robustness": True, "holm_moved": holm_moved,
         "not_robust": [r for r in records if outcomes.get(r["claim"]) == NOT_ROBUST],
         "not_checked": [r["claim"] for r in records if r.get("robust") is None and outcomes.get(r["claim"]) in DECIDED]}
     return {**extra, "n_claims": len(records), "n_models": n_models, "total": {o: total[o] for o in OUTCOMES},
@@ -222,20 +223,24 @@ def sentences(s: dict, cite=paper_name, link=None) -> list[str]:
     ``link(record)`` is where a decisive verdict's evidence is (None: no links)."""
     t, a = s["total"], s.get("adjusted", s["total"])
     robustness = bool(s.get("robustness"))
-    moved = any(a[o] != t[o] for o in OUTCOMES)
+    moved = any(a[o] != t[o] for o in OUTCOMES)  # Holm's adjustment or robustness changed a count
     fragile = a.get(NOT_ROBUST, 0)
-    rule = (" and counting a decision only where every alternative of the book's rules leaves it unchanged"
-            if robustness else "")
-    first = (f"Of the {s['n_claims']} claims of the four papers, "
-             + (f"after Holm's adjustment for the {s['n_tested']} claims tested at once{rule}, " if moved else "")
+    why = [f"after Holm's adjustment for the {s['n_tested']} claims tested at once"
+           if s.get("holm_moved", moved) else "",
+           "counting a decision only where every alternative of the book's rules leaves it unchanged"
+           if robustness and a.get(NOT_ROBUST) else ""]
+    why = " and ".join(w for w in why if w)
+    first = (f"Of the {s['n_claims']} claims of the four papers, " + (f"{why}, " if why else "")
              + f"the book reproduced {a['reproduced']}, contradicted {a['contradicted']}, left {a['inconclusive']} "
              f"inconclusive, found {a['not testable']} not testable on its panel"
              + (f" of {s['n_models']} models" if s.get("n_models") else "")
              + f" and demonstrated {a['demonstrated']} by construction"
              + (f"; {fragile} more {'decision is' if fragile == 1 else 'decisions are'} {NOT_ROBUST}: an "
                 f"alternative of the book's rules changes {'it' if fragile == 1 else 'them'}" if fragile else "")
-             + (f"; judged each alone, it reproduced {t['reproduced']}, contradicted {t['contradicted']} and left "
-                f"{t['inconclusive']} inconclusive." if moved else "."))
+             + (f"; judged each alone, it reproduced {t['reproduced']}, contradicted {t['contradicted']}"
+                + (f", left {t['inconclusive']} inconclusive and demonstrated {t['demonstrated']}."
+                   if a["demonstrated"] != t["demonstrated"] else f" and left {t['inconclusive']} inconclusive.")
+                if moved else "."))
     papers = s.get("papers_adjusted", s["papers"])
 
     def tally(k: str) -> str:
