@@ -521,3 +521,54 @@ def test_the_dashboard_tallies_after_holm_and_marks_a_decision_it_does_not_keep(
     assert text.count("not kept after Holm") == 1
     line = next(x for x in text.splitlines() if "not kept after Holm" in x)
     assert "`reproduced`" in line
+
+
+def _with_robustness(site: Path, chapter: str, robust: dict[str, bool]) -> None:
+    """Give the fake chapter's records the sensitivity fields a chapter's Glue.judge writes."""
+    path = site / "book" / "results" / f"{chapter}.json"
+    record = json.loads(path.read_text())
+    for v in record["verdicts"]:
+        ok = robust[v["claim"]]
+        v.update(robust=ok, n_alternatives=4, rules=[], llm_panel=None,
+                 flips=[] if ok else [{"rule": "margin", "label": "margin", "value": "0.1", "outcome": "inconclusive"}])
+    path.write_text(json.dumps(record))
+
+
+def test_the_dashboard_counts_a_decision_a_book_choice_changes_apart(tmp_path):
+    """Kept after Holm and robust: decided; kept but changed by an alternative of the book's rules:
+    "not robust", tallied apart, the choice that changes it on hover; every row has its fold."""
+    site = _site(tmp_path, ["lrd_families"])
+    robust = Verdict("lrd.task", "test", "x", test="t", p_value=0.001, p_min=0.001)
+    fragile = Verdict("lrd.complementarity", "test", "y", test="t", p_value=0.001, p_min=0.001)
+    other = Verdict("lrd.architecture", "test", "z", test="t", p_value=0.5, p_min=0.02)
+    _fake_chapter(site, "lrd_families", verdicts=[robust, fragile, other])
+    _with_robustness(site, "lrd_families", {"lrd.task": True, "lrd.complementarity": False, "lrd.architecture": True})
+    text = table_markdown(dashboard_rows(site), "book/intro")
+    assert ("1 reproduced, 1 not robust, 1 inconclusive, 1 no verdict recorded after Holm's adjustment, the decisions "
+            "a book choice changes apart (judged alone: 2 reproduced, 1 inconclusive, 1 no verdict recorded)") in text
+    line = next(x for x in text.splitlines() if "not robust (" in x)
+    assert "`reproduced`" in line and "margin = 0.1 gives inconclusive" in line
+    assert text.count('<details class="lrd-tested"><summary>what is tested · not robust</summary>') == 1
+    assert text.count('<details class="lrd-tested"><summary>what is tested · robust</summary>') == 2
+    assert "**Sensitivity.** Not robust\\: margin \\= 0\\.1 gives \\'inconclusive\\'" in text
+    assert "**The paper.** “" in text and "**Tested here.** " in text
+
+
+@pytest.mark.book
+def test_the_dashboard_fold_renders_what_is_tested_in_a_built_book(tmp_path):
+    """The fold under a claim renders as HTML (its markdown parsed, its text escaped), the claim
+    judged through Glue.judge so that its record carries the sensitivity and the rules."""
+    from lrd.verdicts.specifications import simulate
+
+    site = _site(tmp_path, ["mid_layer"])
+    _fake_chapter(site, "mid_layer", verdicts=None)
+    glue = Glue("mid_layer", record_only=True)
+    glue.judge("skean.gain", simulate("skean.gain", seed=0), section="evidence-here")
+    glue.save(site / "book" / "results")
+    book.build_book(site, strict=True)
+    html = (site / "_build" / "html" / "book" / "intro.html").read_text()
+    fold = html[html.index('<details class="lrd-tested">'):]
+    fold = fold[:fold.index("</details>")]
+    assert "<strong>The paper.</strong>" in fold and "<strong>Tested here.</strong>" in fold
+    assert "<strong>Its rules.</strong>" in fold and "<strong>Sensitivity.</strong>" in fold
+    assert "<li>" in fold and "the book" in fold

@@ -146,3 +146,61 @@ def test_findings_headline_names_the_adjustment_only_when_it_changes_a_count():
         "Of the 4 claims of the four papers, the book reproduced 1, contradicted 1, left 0 inconclusive, found 2 not "
         "testable on its panel of 8 models and demonstrated 0 by construction.")
     assert "(judged alone" not in findings.sentences(s)[1]
+
+
+def _robust(records: list[dict], robust: dict[str, bool]) -> list[dict]:
+    return [{**r, "chapter": "mid_layer", "robust": robust.get(r["claim"]), "flips": [] if robust.get(r["claim"]) else
+             [{"rule": "margin", "label": "margin", "value": "0.01", "outcome": "inconclusive"}]} for r in records]
+
+
+def test_findings_headline_decides_a_claim_only_when_kept_after_holm_and_robust():
+    """Holm-kept and robust: decided; kept but flipped by one of the book's alternatives: counted
+    apart as "not robust", the unadjusted counts beside."""
+    records = _robust(_records(p_against_d=0.01), {"a": True, "b": True, "c": True, "d": False})
+    s = findings.summary(records, n_models=8)
+    assert s["adjusted"]["reproduced"] == 1 and s["adjusted"]["contradicted"] == 0
+    assert s["adjusted"][findings.NOT_ROBUST] == 1 and [r["claim"] for r in s["not_robust"]] == ["d"]
+    text = findings.sentences(s)
+    assert text[0] == ("Of the 4 claims of the four papers, "  # Holm keeps both decisions here: only robustness moves
+                       "counting a decision only where every alternative of the book's rules leaves it unchanged, "
+                       "the book reproduced 1, contradicted 0, left 0 inconclusive, found 2 not testable on its panel "
+                       "of 8 models and demonstrated 0 by construction; 1 more decision is not robust: an alternative "
+                       "of the book's rules changes it; judged each alone, it reproduced 1, contradicted 1 and left 0 "
+                       "inconclusive.")
+    assert text[1] == ("By paper, after the adjustment: Jiang et al. 2026: 1 not testable, 1 not robust (judged alone: "
+                       "1 contradicted, 1 not testable); Skean et al. 2025: 1 reproduced, 1 not testable.")
+    assert "Not robust (each decided alone, changed by one of the book's alternative rules): *w* (Jiang et al. 2026, " \
+           "contradicted; margin = 0.01 gives inconclusive)." in text
+    block = findings.readme_block({"date": "2026-01-01", "commit": "abcdef1", "verdicts": records, "n_models": 8})
+    assert "| paper | reproduced | contradicted | inconclusive | not testable | demonstrated | not robust |" in block
+    assert "| Jiang et al. 2026 | 0 | 0 (1 alone) | 0 | 1 | 0 | 1 (0 alone) |" in block
+
+
+def test_findings_headline_holm_comes_before_robustness():
+    """A decision Holm does not keep is inconclusive, robust or not; a robust kept one is decided."""
+    records = _robust(_records(p_against_d=0.02), {"a": True, "d": False})
+    s = findings.summary(records, n_models=8)
+    assert s["outcomes_adjusted"] == {"a": "reproduced", "b": "not testable", "c": "not testable", "d": "inconclusive"}
+    assert not s["not_robust"] and s["adjusted"][findings.NOT_ROBUST] == 0
+    assert findings.sentences(s)[0].startswith("Of the 4 claims of the four papers, after Holm's adjustment for the 2 "
+                                               "claims tested at once, the book reproduced 1")
+
+
+def test_findings_reads_a_snapshot_written_before_robustness_as_not_checked():
+    """An older snapshot (no ``robust``) renders as before: no "not robust" column, no robustness words."""
+    s = findings.summary(_records(p_against_d=0.01), n_models=8)
+    assert not findings.robustness_checked(_records()) and "robustness" not in s
+    block = findings.readme_block({"date": "2026-01-01", "commit": "abcdef1", "verdicts": [{**r, "chapter": "mid_layer"} for r in _records()], "n_models": 8})
+    assert findings.NOT_ROBUST not in block and "alternative" not in block
+    assert findings.KEPT[-2:] == ("robust", "flips")
+
+
+def test_findings_snapshot_of_a_build_keeps_the_robustness_and_the_block_counts_it():
+    """`python -m lrd.book.findings --results <dir>` on a build whose chapters judged through
+    Glue.judge: the snapshot keeps robust and flips, and the block has the "not robust" column."""
+    results = ROOT / "tests" / "nbval" / "results"  # the ci references, executed with this code
+    snap = findings.snapshot(results, commit="abcdef1", date="2026-01-01", chapters=["mid_layer"])
+    assert snap["verdicts"] and all(isinstance(r["robust"], bool) and isinstance(r["flips"], list)
+                                    for r in snap["verdicts"])
+    block = findings.readme_block(snap)
+    assert f"| {findings.NOT_ROBUST} |" in block and "counted apart" in block

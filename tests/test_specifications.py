@@ -178,9 +178,9 @@ def test_an_executed_chapter_s_saved_tables_judge_again_to_its_recorded_verdicts
     assert sorted(saved) == sorted(v["claim"] for v in record["verdicts"])
     for recorded in record["verdicts"]:
         inputs = saved[recorded["claim"]]
-        again = judge(recorded["claim"], inputs["tables"], note=inputs["note"], **inputs["choices"])
-        glue = Glue(chapter, record_only=True)
-        glue.verdict(again, section=recorded["section"])
+        glue = Glue(chapter, record_only=True)  # judged as the chapter judges: its sensitivity and rules too
+        glue.judge(recorded["claim"], inputs["tables"], note=inputs["note"], section=recorded["section"],
+                   **inputs["choices"])
         assert json.loads(json.dumps(glue.verdicts[0])) == recorded
 
 
@@ -205,3 +205,31 @@ def _saved(claim_id: str) -> dict:
 
     inputs = saved_tables(_REFERENCE_RESULTS, CLAIMS[claim_id].chapter)[claim_id]
     return {"tables": inputs["tables"], "note": inputs["note"], **inputs["choices"]}
+
+
+def test_glue_judge_records_the_sensitivity_the_rules_and_the_language_models():
+    """A chapter's verdict record says whether the book's rules decide it (as
+    lrd.verdicts.sensitivity does from the same tables), every rule at its value, and the
+    language models of the panel as their packs state them; the glued text ends with it."""
+    import json
+
+    from lrd.book.glue import Glue
+    from lrd.verdicts.sensitivity import sensitivity
+
+    inputs = _saved("ilse.parameters")
+    glue = Glue("cayley_aggregation", record_only=True)
+    glue.judge("ilse.parameters", inputs.pop("tables"), **inputs)
+    record = glue.verdicts[0]
+    s = sensitivity("ilse.parameters", **_saved("ilse.parameters"))
+    assert record["robust"] is s.robust is False and record["n_alternatives"] == len(s.alternatives)
+    assert [(f["rule"], f["outcome"]) for f in record["flips"]] == [(a.rule, a.outcome) for a in s.flips]
+    assert {r["name"] for r in record["rules"]} == {r.name for r in specification("ilse.parameters").rules}
+    assert glue.values["cayley_aggregation-verdict_parameters"].endswith(
+        f"({len(s.flips)} of the {len(s.alternatives)} alternatives of the book's rules).")
+    assert json.loads(json.dumps(record)) == record
+    inputs = _saved("cosine.correlation")
+    glue = Glue("cosine_vs_ablation", record_only=True)
+    glue.judge("cosine.correlation", inputs.pop("tables"), **inputs)
+    panel = glue.verdicts[0]["llm_panel"]
+    assert panel.startswith("1 language model, 135M parameters, instruct-tuned rather than base, dequantised from GGUF")
+    assert "SmolLM2-135M-Instruct" in panel

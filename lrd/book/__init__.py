@@ -5,7 +5,8 @@ Submodules, one job each: ``notebooks`` (the table of contents, profiles, defaul
 and their checks), ``parameters`` (each chapter's value rules), ``run`` (papermill, the re-run
 header, ``jupyter-book build``), ``glue`` (glued numbers, verdict records, result files),
 ``plots`` (the book's figures), ``opening`` (a chapter's opening call), ``designs`` (the designs the executed chapters ran, for
-the null calibration), ``specs`` (the claims' specifications as a page), ``robustness`` (the
+the null calibration), ``specs`` (the claims' specifications as a page), ``tested`` (what a verdict tests and
+whether the book's rules decide it, in its record and a fold), ``robustness`` (the
 verdicts judged again under the book's other choices), ``findings`` (what the
 book found, for the landing page and the README), ``sphinxext`` (the landing page's findings
 and dashboard, the chapters' opening) and ``apiref`` (the API reference's autodoc set-up). The public names below are loaded on first use (PEP 562), so ``import lrd.book`` loads neither papermill nor
@@ -18,7 +19,7 @@ from __future__ import annotations
 from lrd._lazy import lazy_attributes
 
 _SUBMODULES = ("glue", "notebooks", "parameters", "plots", "run", "sphinxext", "opening", "findings", "designs",
-               "apiref", "specs", "robustness")
+               "apiref", "specs", "robustness", "tested")
 _EXPORTS = {
     **dict.fromkeys(["ROOT", "NOTEBOOKS", "BOOK", "NBVAL", "chapters", "profile", "source_notebook",
                      "default_parameters", "validate_parameters", "coerce_parameters", "check_parameters",

@@ -34,7 +34,12 @@ README = ROOT / "README.md"
 OUTCOMES = ("reproduced", "contradicted", "inconclusive", "not testable", "demonstrated")
 #: The fields of a verdict record the snapshot keeps.
 KEPT = ("claim", "chapter", "section", "paper", "label", "kind", "outcome", "p_value", "p_against", "p_min", "effect",
-        "effect_format", "power", "per_model", "per_model_label")
+        "effect_format", "power", "per_model", "per_model_label", "robust", "flips")
+#: What the headline calls a decision that Holm's adjustment keeps but one alternative of the
+#: book's rules changes (:func:`headline_outcomes`): counted apart, not as decided.
+NOT_ROBUST = "not robust"
+#: The outcomes that decide a claim (a demonstration decides it by construction).
+DECIDED = ("reproduced", "contradicted", "demonstrated")
 
 BEGIN, END = "<!-- findings:begin", "<!-- findings:end -->"
 
@@ -94,8 +99,40 @@ def adjusted(records: list[dict]) -> tuple[dict[str, str], dict]:
     return adjusted_outcomes(tests), multiplicity(tests)
 
 
+def robustness_checked(records: list[dict]) -> bool:
+    """Whether the records say if the book's rules decide them (a snapshot written before the
+    records kept ``robust`` does not: its verdicts read as "not checked")."""
+    return any(r.get("robust") is not None for r in records)
+
+
+def headline_outcomes(records: list[dict]) -> dict[str, str]:
+    """claim -> the outcome the headline counts: after Holm's adjustment (:func:`adjusted`), and a
+    decision (:data:`DECIDED`) that an alternative of one of the book's rules changes (its record's
+    ``robust`` False) counted apart as :data:`NOT_ROBUST`. A record without ``robust`` (not
+    checked) keeps its adjusted outcome.
+
+    Examples
+    --------
+    >>> rows = [{"claim": "skean.gain", "kind": "test", "outcome": "reproduced", "p_value": 0.001, "p_min": 0.001,
+    ...          "robust": True},
+    ...         {"claim": "skean.choice", "kind": "test", "outcome": "reproduced", "p_value": 0.001, "p_min": 0.001,
+    ...          "robust": False},
+    ...         {"claim": "skean.valley", "kind": "test", "outcome": "reproduced", "p_value": 0.04, "p_min": 0.001,
+    ...          "robust": False}]
+    >>> headline_outcomes(rows)  # Holm over three: 0.003, 0.003, 0.04: each kept
+    {'skean.gain': 'reproduced', 'skean.choice': 'not robust', 'skean.valley': 'not robust'}
+    >>> rows.append({"claim": "skean.metrics_track", "kind": "test", "outcome": "reproduced", "p_value": 0.04,
+    ...              "p_min": 0.001, "robust": True})
+    >>> headline_outcomes(rows)  # Holm over four: 0.004, 0.004, 0.08, 0.08: Holm first, then robustness
+    {'skean.gain': 'reproduced', 'skean.choice': 'not robust', 'skean.valley': 'inconclusive', 'skean.metrics_track': 'inconclusive'}
+    """
+    after, _ = adjusted(records)
+    robust = {r["claim"]: r.get("robust") for r in records}
+    return {c: NOT_ROBUST if o in DECIDED and robust.get(c) is False else o for c, o in after.items()}
+
+
 def _count_text(c: Counter) -> str:
-    parts = [f"{c[o]} {o}" for o in OUTCOMES if c[o]]
+    parts = [f"{c[o]} {o}" for o in (*OUTCOMES, NOT_ROBUST) if c[o]]
     return ", ".join(parts) if parts else "no verdict"
 
 
@@ -129,15 +166,28 @@ def undecided_reason(records: list[dict], n_models: int | None = None) -> str:
 def summary(records: list[dict], *, n_models: int | None = None) -> dict[str, Any]:
     """The numbers the landing page and the README state, from verdict records: each outcome's
     count as judged (``total``, ``papers``) and after Holm's adjustment over the claims tested
-    (``adjusted``, ``papers_adjusted``, ``outcomes_adjusted``; :func:`adjusted`)."""
+    (``adjusted``, ``papers_adjusted``, ``outcomes_adjusted``; :func:`adjusted`). Where the
+    records say whether the book's rules decide them (:func:`robustness_checked`), the adjusted
+    counts are the headline's (:func:`headline_outcomes`): a decision that an alternative of the
+    book's rules changes is counted apart, under :data:`NOT_ROBUST` (``not_robust`` lists them;
+    ``not_checked``, the decisions whose records do not say)."""
     total = Counter(r["outcome"] for r in records)
+    checked = robustness_checked(records)
     outcomes, m = adjusted(records)
+    holm_moved = any(outcomes.get(r["claim"], r["outcome"]) != r["outcome"] for r in records)
+    if checked:
+        outcomes = headline_outcomes(records)
+    kinds = (*OUTCOMES, NOT_ROBUST) if checked else OUTCOMES
     after = Counter(outcomes.get(r["claim"], r["outcome"]) for r in records)
-    return {"n_claims": len(records), "n_models": n_models, "total": {o: total[o] for o in OUTCOMES},
-            "adjusted": {o: after[o] for o in OUTCOMES}, "outcomes_adjusted": outcomes,
+    extra = {} if not checked else {
+        "robustness": True, "holm_moved": holm_moved,
+        "not_robust": [r for r in records if outcomes.get(r["claim"]) == NOT_ROBUST],
+        "not_checked": [r["claim"] for r in records if r.get("robust") is None and outcomes.get(r["claim"]) in DECIDED]}
+    return {**extra, "n_claims": len(records), "n_models": n_models, "total": {o: total[o] for o in OUTCOMES},
+            "adjusted": {o: after[o] for o in kinds}, "outcomes_adjusted": outcomes,
             "p_holm": m["p_holm"], "p_against_holm": m["p_against_holm"], "n_tested": m["n_tested"],
             "papers": {k: {o: c[o] for o in OUTCOMES} for k, c in counts(records).items()},
-            "papers_adjusted": {k: {o: c[o] for o in OUTCOMES} for k, c in counts(records, outcomes).items()},
+            "papers_adjusted": {k: {o: c[o] for o in kinds} for k, c in counts(records, outcomes).items()},
             "decisive": [r for r in records if r["outcome"] in ("reproduced", "contradicted")],
             "reason": undecided_reason(records, n_models)}
 
@@ -172,15 +222,25 @@ def sentences(s: dict, cite=paper_name, link=None) -> list[str]:
     """The landing page's and README's opening sentences (markdown); ``cite(key)`` names a paper,
     ``link(record)`` is where a decisive verdict's evidence is (None: no links)."""
     t, a = s["total"], s.get("adjusted", s["total"])
-    moved = any(a[o] != t[o] for o in OUTCOMES)
-    first = (f"Of the {s['n_claims']} claims of the four papers, "
-             + (f"after Holm's adjustment for the {s['n_tested']} claims tested at once, " if moved else "")
+    robustness = bool(s.get("robustness"))
+    moved = any(a[o] != t[o] for o in OUTCOMES)  # Holm's adjustment or robustness changed a count
+    fragile = a.get(NOT_ROBUST, 0)
+    why = [f"after Holm's adjustment for the {s['n_tested']} claims tested at once"
+           if s.get("holm_moved", moved) else "",
+           "counting a decision only where every alternative of the book's rules leaves it unchanged"
+           if robustness and a.get(NOT_ROBUST) else ""]
+    why = " and ".join(w for w in why if w)
+    first = (f"Of the {s['n_claims']} claims of the four papers, " + (f"{why}, " if why else "")
              + f"the book reproduced {a['reproduced']}, contradicted {a['contradicted']}, left {a['inconclusive']} "
              f"inconclusive, found {a['not testable']} not testable on its panel"
              + (f" of {s['n_models']} models" if s.get("n_models") else "")
              + f" and demonstrated {a['demonstrated']} by construction"
-             + (f"; judged each alone, it reproduced {t['reproduced']}, contradicted {t['contradicted']} and left "
-                f"{t['inconclusive']} inconclusive." if moved else "."))
+             + (f"; {fragile} more {'decision is' if fragile == 1 else 'decisions are'} {NOT_ROBUST}: an "
+                f"alternative of the book's rules changes {'it' if fragile == 1 else 'them'}" if fragile else "")
+             + (f"; judged each alone, it reproduced {t['reproduced']}, contradicted {t['contradicted']}"
+                + (f", left {t['inconclusive']} inconclusive and demonstrated {t['demonstrated']}."
+                   if a["demonstrated"] != t["demonstrated"] else f" and left {t['inconclusive']} inconclusive.")
+                if moved else "."))
     papers = s.get("papers_adjusted", s["papers"])
 
     def tally(k: str) -> str:
@@ -194,7 +254,22 @@ def sentences(s: dict, cite=paper_name, link=None) -> list[str]:
     holm = {"reproduced": s.get("p_holm"), "contradicted": s.get("p_against_holm")}
     decided = [f"{o.capitalize()}, each judged alone: " + "; ".join(_decisive_text(r, cite, link, holm[o]) for r in rs)
                + "." for o, rs in by_outcome.items() if rs]
+    if s.get("not_robust"):
+        decided.append(f"{NOT_ROBUST.capitalize()} (each decided alone, changed by one of the book's alternative "
+                       "rules): " + "; ".join(_fragile_text(r, cite, link) for r in s["not_robust"]) + ".")
+    if s.get("not_checked"):
+        n = len(s["not_checked"])
+        decided.append(f"For {n} decision{'s' if n > 1 else ''} the record does not say whether the book's rules "
+                       f"decide {'them' if n > 1 else 'it'} (not checked): " + ", ".join(s["not_checked"]) + ".")
     return out + decided + [s["reason"]]
+
+
+def _fragile_text(r: dict, cite, link=None) -> str:
+    """A decision that an alternative of the book's rules changes: its label, paper, outcome and
+    the alternatives that change it (``rule = value gives 'outcome'``)."""
+    label = f"[{r['label']}]({link(r)})" if link else f"*{r['label']}*"
+    flips = ", ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}" for f in r.get("flips") or [])
+    return f"{label} ({cite(r['paper'])}, {r['outcome']}; {flips})"
 
 
 # ---- the snapshot and the README block ---------------------------------------------------------
@@ -237,22 +312,25 @@ def readme_block(snap: dict) -> str:
     Its links are relative (each chapter's source), so they work in a clone, a fork and on any
     forge; the built dashboard is named by where it is, not by a typed address."""
     s = summary(snap["verdicts"], n_models=snap.get("n_models"))
-    header = "| paper | " + " | ".join(OUTCOMES) + " |"
+    columns = (*OUTCOMES, NOT_ROBUST) if s.get("robustness") else OUTCOMES
+    header = "| paper | " + " | ".join(columns) + " |"
     after = s["papers_adjusted"]
 
     def cell(k: str, o: str) -> str:  # after the adjustment, the count judged alone beside it where it differs
-        alone, held = s["papers"][k][o], after[k][o]
+        alone, held = s["papers"][k].get(o, 0), after[k][o]
         return str(held) if held == alone else f"{held} ({alone} alone)"
 
-    rows = [f"| {paper_name(k)} | " + " | ".join(cell(k, o) for o in OUTCOMES) + " |" for k in after]
+    rows = [f"| {paper_name(k)} | " + " | ".join(cell(k, o) for o in columns) + " |" for k in after]
     body = sentences(s, link=chapter_source)
     at = "" if snap.get("profile", "default") == "default" else (
         f" with the `{snap['profile']}` parameter profile (smaller than the book's defaults)")
     lines = [f"{BEGIN}: generated by `python -m lrd.book.findings` from book/findings.json; do not edit -->",
              f"From the book built on {snap['date']} at commit {snap['commit']}{at}:", "", body[0], "",
-             header, "|---" * (len(OUTCOMES) + 1) + "|", *rows, "",
-             "Counts after Holm's adjustment over the claims tested at once; in brackets, where it differs, the "
-             "count with each claim judged alone.", "", *[line for b in body[2:] for line in (b, "")],
+             header, "|---" * (len(columns) + 1) + "|", *rows, "",
+             "Counts after Holm's adjustment over the claims tested at once"
+             + (f"; a decision that an alternative of one of the book's rules changes is counted apart, as "
+                f"\"{NOT_ROBUST}\"" if s.get("robustness") else "")
+             + "; in brackets, where it differs, the count with each claim judged alone.", "", *[line for b in body[2:] for line in (b, "")],
              "Every claim, with its test and evidence: the dashboard on the book's landing page "
              "(`make book`, then `_build/html/index.html`).", END]
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from lrd.book import markup
 from lrd.engine.store import atomic_write
 from lrd.tables import GLUE_DIGITS, rounded
 
@@ -30,11 +31,13 @@ if TYPE_CHECKING:
 
 
 #: Fields of one verdict record in ``results/<chapter>.json["verdicts"]``: the
-#: :meth:`lrd.verdicts.Verdict.record` fields plus where it was recorded.
+#: :meth:`lrd.verdicts.Verdict.record` fields, where it was recorded and, for a verdict judged
+#: through :meth:`Glue.judge`, what it tested and whether the book's rules decide it
+#: (:func:`lrd.book.tested.context`: ``robust``, ``flips``, ``n_alternatives``, ``rules``, ``llm_panel``).
 VERDICT_FIELDS = ("key", "chapter", "section", "claim", "kind", "outcome", "evidence", "test", "statistic", "p_value",
                   "p_against", "against", "p_min", "effect", "ci", "effect_label", "effect_format", "paper_effect",
                   "holds", "reconstruction", "note", "power", "power_label", "per_model", "per_model_label", "alpha", "paper", "label", "claim_text", "claim_source", "panel",
-                  "sweep", "grouping")
+                  "sweep", "grouping", "robust", "flips", "n_alternatives", "rules", "llm_panel")
 
 
 def _plain_deep(value: Any, digits: int) -> Any:
@@ -109,7 +112,13 @@ class Glue:
         -------
         str
             The glue key of the verdict text (``"<outcome>: <evidence>"``), for ``{glue:text}``.
+            For a claim judged through :meth:`judge`, the verdict is judged again under each
+            alternative of each of the book's rules (:func:`lrd.book.tested.context`): the text
+            ends with whether that changes its outcome, the record keeps which choices do, and
+            the chapter shows, folded under the cell, what the verdict tests
+            (:func:`lrd.book.tested.details_markdown`).
         """
+        from lrd.book.tested import context, details_markdown, sensitivity_text
         from lrd.verdicts import CLAIMS, Verdict
 
         if not isinstance(verdict, Verdict):
@@ -125,8 +134,22 @@ class Glue:
         if record["outcome"] == "reproduced" and not (record["p_value"] is not None
                                                      and record["p_value"] <= record["alpha"]):
             raise ValueError(f"{claim.id}: 'reproduced' needs p <= {record['alpha']}")
+        text = str(verdict)
+        judged = self.judged.get(verdict.claim)
+        if judged is not None:
+            record.update(context(verdict.claim, judged["tables"], verdict, note=judged["note"],
+                                  choices=judged["choices"]))
+            line = sensitivity_text(record)
+            text = f"{text.rstrip('. ')}. {line[0].upper()}{line[1:]}."
         self.verdicts.append({"key": key, "chapter": self.chapter, "section": section, **record})
-        return self(f"verdict_{claim.name}", str(verdict))
+        if judged is not None and not self.record_only:
+            from IPython.display import Markdown, display
+
+            body = details_markdown(record)
+            fence = markup.fence(body, at_least=4)
+            display(Markdown(f"{fence}{{dropdown}} What this verdict tests: {markup.text(claim.label)}\n"
+                             f":class-container: lrd-verdict-tested\n\n{body}\n{fence}"))
+        return self(f"verdict_{claim.name}", text)
 
     def judge(self, claim_id: str, tables: dict[str, Any], *, section: str | None = None, note: str | None = None,
               record: bool = True, **choices: Any) -> "Verdict":
@@ -158,9 +181,9 @@ class Glue:
         from lrd.verdicts.specifications import judge
 
         verdict = judge(claim_id, tables, note=note, **choices)
+        self.judged[claim_id] = {"tables": dict(tables), "choices": dict(choices), "note": note}
         if record:
             self.verdict(verdict, section=section)
-        self.judged[claim_id] = {"tables": dict(tables), "choices": dict(choices), "note": note}
         return verdict
 
     def no_claims(self) -> None:

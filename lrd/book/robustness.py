@@ -1,14 +1,18 @@
 """Specification sensitivity of an executed book: every verdict judged again, from the tables its
 chapter saved, under each alternative of each of the book's rules.
 
-The tables are those :meth:`lrd.book.glue.Glue.save` keeps under ``<results>/<chapter>.tables/``;
-the rules and their alternatives are the claims' specifications
-(:mod:`lrd.verdicts.specifications`); :func:`lrd.verdicts.sensitivity.sensitivity` does the
-judging. A verdict that one of the book's choices flips is not decided by the data alone.
+Each chapter does the judging as it records a verdict (:meth:`lrd.book.glue.Glue.judge`, through
+:func:`lrd.book.tested.context`): its record in ``<results>/<chapter>.json`` keeps ``robust``,
+``flips`` and ``n_alternatives``, and :func:`sensitivity_table` reads them. A record written
+before the chapters did so is judged again here from the tables :meth:`lrd.book.glue.Glue.save`
+keeps under ``<results>/<chapter>.tables/`` (:func:`lrd.verdicts.sensitivity.sensitivity`; the
+rules and their alternatives are the claims' specifications, :mod:`lrd.verdicts.specifications`).
+A verdict that one of the book's choices flips is not decided by the data alone.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Iterable
 
@@ -27,7 +31,8 @@ SENSITIVITY_COLUMNS = ("claim", "chapter", "outcome", "choices tried", "robust",
 
 def sensitivity_table(results: str | Path, chapters: Iterable[str] | None = None) -> pd.DataFrame:
     """One row per verdict whose chapter saved its tables: its outcome, how many alternatives of the
-    book's rules were tried, whether every one gives the same outcome, and those that do not.
+    book's rules were tried, whether every one gives the same outcome, and those that do not, as
+    its chapter's record says (judged again from the saved tables for a record that does not).
 
     Parameters
     ----------
@@ -46,10 +51,28 @@ def sensitivity_table(results: str | Path, chapters: Iterable[str] | None = None
     rows = []
     for chapter in chapters:
         saved = saved_tables(results, chapter)
+        records = _records(Path(results) / f"{chapter}.json")
         for claim_id in [c for c in CLAIMS if c in saved]:
-            inputs = saved[claim_id]
-            s = sensitivity(claim_id, inputs["tables"], note=inputs["note"], **inputs["choices"])
-            rows.append({"claim": claim_id, "chapter": chapter, "outcome": s.primary.outcome,
-                         "choices tried": len(s.alternatives), "robust": s.robust,
-                         "flipped by": "; ".join(f"{a.rule} = {rule_value(a.value)}: {a.outcome}" for a in s.flips)})
+            rows.append({"claim": claim_id, "chapter": chapter, **_sensitivity_of(claim_id, saved[claim_id],
+                                                                                 records.get(claim_id))})
     return pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
+
+
+def _records(path: Path) -> dict[str, dict]:
+    """A chapter's verdict records by claim (none when its results JSON is absent)."""
+    if not path.is_file():
+        return {}
+    return {r["claim"]: r for r in json.loads(path.read_text()).get("verdicts", [])}
+
+
+def _sensitivity_of(claim_id: str, inputs: dict, record: dict | None) -> dict:
+    """A row's outcome, choices tried, robust and flips: from the chapter's record where it kept
+    them, else judged again from the saved ``inputs``."""
+    if record is not None and record.get("robust") is not None:
+        flips = record.get("flips") or []
+        return {"outcome": record["outcome"], "choices tried": record.get("n_alternatives"),
+                "robust": bool(record["robust"]),
+                "flipped by": "; ".join(f"{f['rule']} = {f['value']}: {f['outcome']}" for f in flips)}
+    s = sensitivity(claim_id, inputs["tables"], note=inputs["note"], **inputs["choices"])
+    return {"outcome": s.primary.outcome, "choices tried": len(s.alternatives), "robust": s.robust,
+            "flipped by": "; ".join(f"{a.rule} = {rule_value(a.value)}: {a.outcome}" for a in s.flips)}

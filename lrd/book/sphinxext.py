@@ -227,7 +227,7 @@ def per_model_text(row: dict) -> str:
     return f" {{abbr}}`{k}/{m} ({_role_text(row.get('per_model_label') or 'models in which the effect shows')})`"
 
 
-def table_markdown(rows: list[dict], fromdoc: str) -> str:
+def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False) -> str:
     """The dashboard as MyST: per paper, a heading line and a ``list-table`` with one line per claim
     (links relative to ``fromdoc``).
 
@@ -239,7 +239,13 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
     phenomenon, in how many models the per-model test shows it (:func:`per_model_text`); for a
     decision that Holm's adjustment over the claims tested at once does not keep
     (:func:`lrd.verdicts.record.adjusted_outcomes`), "not kept after Holm", and each paper's tally
-    counts the adjusted outcomes, those judged alone beside them. Below the tables, folded, what panel and
+    counts the adjusted outcomes, those judged alone beside them. Where the records say whether the
+    book's rules decide them (:func:`lrd.book.tested.context`), a decision kept after Holm that an
+    alternative of the book's rules changes is marked "not robust" and counted apart
+    (:func:`lrd.book.findings.headline_outcomes`). Under each claim's label, a fold
+    (:func:`lrd.book.tested.fold_html`) holds the paper's words, what the book tests, the language
+    models of the panel, every rule with its value, and the sensitivity, one line when closed
+    (``specs_page``: it links the claim's specification). Below the tables, folded, what panel and
     ``lrd sweep`` command would decide each claim this panel cannot test.
     """
     from lrd.verdicts import PAPERS
@@ -254,9 +260,14 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
     order = [k for k in PAPERS if k in groups] + [k for k in groups if k not in PAPERS]
     lines: list[str] = []
     todo: list[str] = []
+    from lrd.book.findings import NOT_ROBUST, headline_outcomes, robustness_checked
+    from lrd.book.tested import fold_html
     from lrd.verdicts.record import ALPHA, adjusted_outcomes
 
-    after = adjusted_outcomes([r for r in rows if "outcome" in r])
+    judged = [r for r in rows if "outcome" in r]
+    after = headline_outcomes(judged) if robustness_checked(judged) else adjusted_outcomes(judged)
+    kept = adjusted_outcomes(judged)
+    spec_ref = specs_page
     for key in order:
         group = groups[key]
         counted, alone = {}, {}
@@ -267,7 +278,8 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
             counted[o] = counted.get(o, 0) + 1
         tally = ", ".join(f"{n} {o}" for o, n in counted.items())
         if counted != alone:
-            tally += " after Holm's adjustment (judged alone: " + ", ".join(f"{n} {o}" for o, n in alone.items()) + ")"
+            tally += (" after Holm's adjustment" + (", the decisions a book choice changes apart" if NOT_ROBUST in counted
+                                                    else "") + " (judged alone: ") + ", ".join(f"{n} {o}" for o, n in alone.items()) + ")"
         title = f"{{cite:t}}`{key}`" if key in PAPERS else "Chapters without a claim of the claims table"
         lines += [f"**{title}**: {tally}", "", "```{list-table}", ":header-rows: 1", f":class: {CLASS}",
                   f":widths: {widths}", "", *head]
@@ -292,11 +304,15 @@ def table_markdown(rows: list[dict], fromdoc: str) -> str:
                     beside = f"{{abbr}}`{_role_text(ours)} ({_role_text(explained)})`" + (
                         f" · {{abbr}}`{_role_text(paper)} ({said})`" if paper else "")
                 outcome = f"{{{BADGES.get(r['outcome'], 'bdg-dark')}}}`{r['outcome']}`" + per_model_text(r)
-                if after.get(r.get("claim"), r["outcome"]) != r["outcome"]:
+                if kept.get(r.get("claim"), r["outcome"]) != r["outcome"]:
                     outcome += (f" {{abbr}}`not kept after Holm (its Holm-adjusted p is above {ALPHA:g}: "
                                 f"see Many claims at once, below)`")
-                cells = [f"[{label}]({target}{anchor})", outcome,
-                         beside, p_text(r)] + ([_power_cell(r)] if power else [])
+                elif after.get(r.get("claim")) == NOT_ROBUST:
+                    flips = "; ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"
+                                      for f in r.get("flips") or [])
+                    outcome += f" {{abbr}}`not robust (a book choice changes it: {_role_text(flips)})`"
+                cells = [f"[{label}]({target}{anchor})\n" + "\n".join(fold_html(r, indent="    ", spec_ref=spec_ref)),
+                         outcome, beside, p_text(r)] + ([_power_cell(r)] if power else [])
                 if r["outcome"] == "not testable" and r.get("panel"):
                     todo.append(f"- [{label}]({target}{anchor}): {markup.text(r['panel'])}"
                                 + (f"; `{r['sweep']}`" if r.get("sweep") else ""))
@@ -376,7 +392,8 @@ class VerdictsDirective(SphinxDirective):
         _note_dependencies(self.env, root)
         container = nodes.container(classes=[f"{CLASS}-box"])
         rows = with_appendix_power(dashboard_rows(root), appendix_power(root))
-        self.state.nested_parse(table_markdown(rows, self.env.docname).splitlines(),
+        specs = any(Path(d).name == "specifications" for d in toc_files(root))
+        self.state.nested_parse(table_markdown(rows, self.env.docname, specs_page=specs).splitlines(),
                                 self.content_offset, container)
         return [container]
 

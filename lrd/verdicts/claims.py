@@ -229,7 +229,8 @@ _CLAIMS = [
           paper_effect="d_0L has the largest rho (abstract)",
           panel="at least 6 models (rank swaps between two scores; the middle model contributes nothing)",
           sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
-    Claim("lrd.selection_llm", LRD, "selection_and_pruning", "same direction on a base-LLM MMLU panel",
+    Claim("lrd.selection_llm", LRD, "selection_and_pruning",
+          "same direction on small LLMs, multiple choice, not MMLU",
           "[...] and the same direction holds on a smaller base-LLM MMLU panel.", "abstract",
           paper_effect="same direction on the base-LLM MMLU panel (6 base LLMs in the pool, Introduction)",
           panel="at least 4 base LLMs (1/4! = 1/24)",
@@ -290,7 +291,8 @@ _CLAIMS = [
           panel="at least 2 decoders above measured chance, 64+ items per task (split-half reliability)",
           sweep="lrd sweep cosine_vs_ablation -p models '[\"EleutherAI/pythia-410m\", \"Qwen/Qwen2.5-0.5B\"]' "
                 "-p pruning_models '[]' -p n_items 128"),
-    Claim("cosine.misestimate", ABLATION, "cosine_vs_ablation", "cosine mis-estimates over 90% of layers",
+    Claim("cosine.misestimate", ABLATION, "cosine_vs_ablation",
+          "cosine ranks blocks no better than unrelated rankings",
           "As a result, in more than 90% of the cases we study, cosine similarity either over- or under-estimates "
           "the true relevance of the layer.", "Introduction (our translation of the digest)",
           paper_effect="> 90% of cases (the paper's description; judged against the share unrelated rankings give)",

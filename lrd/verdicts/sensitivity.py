@@ -55,7 +55,8 @@ class Sensitivity:
         return tuple(a for a in self.alternatives if a.outcome != self.primary.outcome)
 
 
-def sensitivity(claim_id: str, tables: Mapping[str, Any], *, note: str | None = None, **choices: Any) -> Sensitivity:
+def sensitivity(claim_id: str, tables: Mapping[str, Any], *, note: str | None = None, primary: Verdict | None = None,
+                **choices: Any) -> Sensitivity:
     """The verdict on ``claim_id`` under the book's rules and under each alternative of each book rule.
 
     Parameters
@@ -63,6 +64,9 @@ def sensitivity(claim_id: str, tables: Mapping[str, Any], *, note: str | None = 
     claim_id, tables, note, **choices
         As for :func:`lrd.verdicts.specifications.judge`; ``choices`` hold for every alternative
         except the one rule varied.
+    primary : Verdict, optional
+        The verdict under the book's rules when the caller has it already (a chapter's
+        :meth:`lrd.book.glue.Glue.judge`): it is not judged again.
 
     Examples
     --------
@@ -71,7 +75,8 @@ def sensitivity(claim_id: str, tables: Mapping[str, Any], *, note: str | None = 
     >>> s.robust == (not s.flips)
     True
     """
-    primary = judge(claim_id, tables, note=note, **choices)
+    if primary is None:
+        primary = judge(claim_id, tables, note=note, **choices)
     found = []
     for rule in specification(claim_id).book_rules:
         for value in rule.alternatives:
