@@ -307,8 +307,8 @@ def multiplicity(records, *, alpha: float = ALPHA) -> dict:
     the null-calibration appendix), and the chance of at least one is at most
     :math:`\min(1, T\alpha)` (Bonferroni; :math:`1 - (1-\alpha)^T` were they independent).
     Holm's adjustment (:func:`lrd.verdicts.stats.holm`) over those :math:`T` p-values in the
-    paper's direction, and separately over every test's p against the claim, says which
-    decisions survive a family-wise error of ``alpha``.
+    paper's direction, and separately over the same tests' p against the claim (only they can say
+    "contradicted", :func:`decide`), says which decisions survive a family-wise error of ``alpha``.
 
     Parameters
     ----------
@@ -336,7 +336,8 @@ def multiplicity(records, *, alpha: float = ALPHA) -> dict:
     """
     rows = [r for r in records if r.get("kind") == "test" and r.get("p_value") is not None]
     tested = [r for r in rows if r.get("p_min") is not None and r["p_min"] <= alpha]
-    against = [r for r in rows if r.get("p_against") is not None]
+    # a test against the claim decides only where "reproduced" was attainable too (decide)
+    against = [r for r in tested if r.get("p_against") is not None]
     p_holm = dict(zip((r["claim"] for r in tested), holm([r["p_value"] for r in tested]).tolist()))
     p_against_holm = dict(zip((r["claim"] for r in against), holm([r["p_against"] for r in against]).tolist()))
     reproduced = [r["claim"] for r in rows if r.get("outcome") == "reproduced"]
