@@ -16,16 +16,17 @@ from lrd.verdicts.layer_choice import (BOOK_DESIGN, BOOK_MODELS, FINAL_NORM_HALV
                                        chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
                                        judge_metrics_track, judge_valley, label_free_choice, metric_correlations,
                                        model_gains, panel_note, valley_depths, valley_drop)
+from lrd.verdicts.specifications.skean2025 import EVERY_MODEL
 from lrd.verdicts.stats import mean_interval
 
 TASKS = ("sts", "cls")
 
 
-def _scores(model: str, half1, half2, *, tasks=TASKS) -> list[pd.DataFrame]:
-    """Both half-score curves of a model, the same on every task, and the score on every row
-    (their mean)."""
+def _scores(model: str, half1, half2, *, tasks=TASKS, kind: str = "decoder") -> list[pd.DataFrame]:
+    """Both half-score curves of a model of ``kind``, the same on every task, and the score on every
+    row (their mean)."""
     score = (np.asarray(half1, dtype=float) + np.asarray(half2, dtype=float)) / 2
-    return [per_layer(curve, model=model, task=t, measurement=m)
+    return [per_layer(curve, model=model, task=t, measurement=m).assign(kind=kind)
             for t in tasks for m, curve in (("score half 1", half1), ("score half 2", half2), ("score", score))]
 
 
@@ -213,8 +214,8 @@ def test_gain_is_not_fooled_by_fit_noise_shared_by_the_halves():
 
     design = replace(BOOK_DESIGN, shared_fit=True, rough_sd=0.0)
     seeds = np.random.SeedSequence(1).spawn(60)
-    rate = np.mean([judge_gain(simulate_design(np.random.default_rng(s), design)).outcome == "reproduced"
-                    for s in seeds])
+    rate = np.mean([judge_gain(simulate_design(np.random.default_rng(s), design), scope=EVERY_MODEL).outcome
+                    == "reproduced" for s in seeds])  # all 8 models counted: a panel that can reach 0.05
     assert rate <= 0.1
 
 
@@ -321,8 +322,13 @@ def test_valley_on_two_encoders_and_three_decoders_is_not_testable():
 
 
 def test_valley_deeper_in_encoders_is_contradicted():
-    v = judge_valley(_kinds_panel(4, 5, enc_valley=0.4, dec_valley=0.05))
-    assert v.p_against == pytest.approx(1 / 126) and v.outcome == "contradicted"
+    panel = _kinds_panel(4, 5, enc_valley=0.4, dec_valley=0.05)
+    v = judge_valley(panel, prompts=_prompts(panel))
+    assert v.p_against == pytest.approx(1 / 126) and v.p_min == pytest.approx(1 / 32) and v.outcome == "contradicted"
+    # issue 48: without the prompts the claim's own test cannot reach 0.05 (encoders flat over 4
+    # encoders, p >= 1/16), so the test against it does not decide it either
+    w = judge_valley(panel)
+    assert w.p_against == pytest.approx(1 / 126) and w.p_min == pytest.approx(1 / 16) and w.outcome == "not testable"
 
 
 def test_valley_needs_both_kinds():
@@ -415,7 +421,8 @@ def test_choice_counts_only_the_models_of_the_papers_scope():
     losing = pd.concat([_choice_panel(4, good=False), _choice_panel(4, good=False, kind="encoder", prefix="e")])
     v = judge_choice(losing)
     assert v.outcome == "not testable" and v.p_min == 1 / 16 and v.per_model[1] == 4
-    assert "out of the paper's scope (shown, not counted): e0 -20.0%" in v.evidence
+    assert "left out by the book's scope rule (not decoders: contrastive sentence embedders; shown, not counted): " \
+           "e0 -20.0%" in v.evidence
     # five decoders gaining decide it, whatever the embedders do
     mixed = pd.concat([_choice_panel(5, good=True), _choice_panel(3, good=False, kind="encoder", prefix="e")])
     assert judge_choice(mixed).outcome == "reproduced"
@@ -489,7 +496,7 @@ def test_per_model_gain_is_rarely_shown_anywhere_under_the_null():
     from dataclasses import replace
 
     design = replace(BOOK_DESIGN, shared_fit=False, rough_sd=0.0)
-    shown = [judge_gain(simulate_design(np.random.default_rng(s), design)).per_model[0] > 0
+    shown = [judge_gain(simulate_design(np.random.default_rng(s), design), scope=EVERY_MODEL).per_model[0] > 0
              for s in np.random.SeedSequence(2).spawn(60)]
     assert np.mean(shown) <= 0.1
 

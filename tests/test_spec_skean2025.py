@@ -47,14 +47,14 @@ def test_the_paper_s_numbers_are_the_judges_defaults():
 
 # --- skean.gain: relative or in points ------------------------------------------------------------
 
-def _gain_table(levels, gains_pp, n_blocks=10):
+def _gain_table(levels, gains_pp, n_blocks=10, kind="decoder", prefix="m"):
     """One task per model; every layer scores ``level`` but those at 40-60% depth (4, 5, 6 of 10),
     which score ``level + gain`` (in points)."""
     rows = []
     for i, (level, gain) in enumerate(zip(levels, gains_pp)):
         curve = np.full(n_blocks + 1, level)
         curve[[4, 5, 6]] += gain
-        rows += _rows(f"m{i}", "encoder", "score", curve)
+        rows += _rows(f"{prefix}{i}", kind, "score", curve)
     return pd.DataFrame(rows)
 
 
@@ -174,7 +174,7 @@ def test_choice_scope_of_every_model_counts_the_encoders():
     everyone = judge("skean.choice", table, scope=Scope("every model"))
     assert book.p_min == pytest.approx(2 ** -5) and everyone.p_min == pytest.approx(2 ** -8)
     assert book.per_model[1] == 5 and everyone.per_model[1] == 8
-    assert "out of the paper's scope" in book.evidence and "out of the paper's scope" not in everyone.evidence
+    assert "left out by the book's scope rule" in book.evidence and "left out" not in everyone.evidence
 
 
 def test_choice_points_and_relative_differ_by_the_last_layer_s_level():
@@ -189,3 +189,104 @@ def test_choice_paper_gain_moves_the_power_only():
     double = judge("skean.choice", tables, paper_choice_gain=0.06)
     assert (double.p_value, double.p_against, double.outcome) == (book.p_value, book.p_against, book.outcome)
     assert 0 < book.power < double.power
+
+
+# --- the one rule on contrastive sentence embedders (issue 48) -------------------------------------
+
+def test_one_rule_leaves_the_sentence_embedders_out_of_gain_metrics_and_choice():
+    """One Scope and one rule builder: the three claims share the scope and the rule, the valley
+    states why it does not apply; the paper's models are quoted with their location."""
+    from lrd.verdicts.claims import CLAIMS, SKEAN_LLM_SCOPE
+
+    rules = [specification(c).rule("scope") for c in ("skean.gain", "skean.metrics_track", "skean.choice")]
+    assert all(CLAIMS[c].scope is SKEAN_LLM_SCOPE for c in ("skean.gain", "skean.metrics_track", "skean.choice"))
+    assert SKEAN_LLM_SCOPE.kinds == ("decoder",)
+    assert all(r.origin == "book" and r.value is None and len(r.alternatives) == 1 and r.alternatives[0].kinds is None
+               for r in rules)
+    shared = "trained contrastively as the embedding"
+    assert all(shared in r.reason and "Sec. 2.1" in r.reason and "LLM2vec" in r.reason for r in rules)
+    valley = specification("skean.valley")
+    assert "scope" not in {r.name for r in valley.rules} and "is not applied here" in valley.scope
+
+
+def test_gain_counts_the_language_models_and_shows_the_embedders():
+    """Five decoders gain 10%, three embedders lose 20%: the book counts the decoders (p = 1/32,
+    reproduced) and names the embedders; counting every model (the alternative) mixes them in."""
+    from lrd.verdicts.specifications.skean2025 import EVERY_MODEL
+
+    table = {"results": pd.concat([_gain_table([0.5] * 5, [0.05] * 5),
+                                   _gain_table([0.5] * 3, [-0.1] * 3, kind="encoder", prefix="e")])}
+    book, everyone = judge("skean.gain", table), judge("skean.gain", table, scope=EVERY_MODEL)
+    assert book.p_value == book.p_min == 1 / 32 and book.effect == pytest.approx(0.1) and book.outcome == "reproduced"
+    assert "e0 -20.0%" in book.evidence and "left out by the book's scope rule" in book.evidence
+    assert everyone.p_min == 1 / 256 and everyone.effect == pytest.approx((5 * 0.1 - 3 * 0.2) / 8)
+    embedders_only = {"results": _gain_table([0.5] * 5, [0.05] * 5, kind="encoder")}
+    assert judge("skean.gain", embedders_only).outcome == "not testable"
+
+
+def test_gain_often_as_a_share_of_tasks():
+    """Three tasks per model, the band above the last in two of them and below in the third, in
+    each of 6 decoders: a share of 2/3 > 1/2 in every model (p = 1/64), while the mean gain is
+    below 0 (the losing task loses more)."""
+    rows = []
+    for i in range(6):
+        for task, gain in (("a", 0.01), ("b", 0.01), ("c", -0.05)):
+            curve = np.full(11, 0.5)
+            curve[[4, 5, 6]] += gain
+            rows += _rows(f"m{i}", "decoder", "score", curve, task=task)
+    table = {"results": pd.DataFrame(rows)}
+    mean, share = judge("skean.gain", table), judge("skean.gain", table, often="share")
+    assert mean.effect < 0 and mean.outcome == "contradicted"
+    assert share.effect == pytest.approx(2 / 3) and share.p_value == 1 / 64 and share.outcome == "reproduced"
+    assert share.power is None and "share" in share.effect_label
+
+
+def test_gain_cross_fitted_best_reads_the_halves():
+    """Layer 2 of 10 (outside the band) is best on both halves, 0.1 above the last; the band scores as
+    the last: the band says 0, the cross-fitted best layer says +20% in every model."""
+    rows = []
+    for i in range(5):
+        curve = np.full(11, 0.5)
+        curve[2] = 0.6
+        for h in ("score", *HALVES):
+            rows += _rows(f"m{i}", "decoder", h, curve)
+    table = {"results": pd.DataFrame(rows)}
+    band, best = judge("skean.gain", table), judge("skean.gain", table, estimator="cross-fitted best")
+    assert band.effect == pytest.approx(0) and band.outcome != "reproduced"
+    assert best.effect == pytest.approx(0.2) and best.p_value == 1 / 32 and best.outcome == "reproduced"
+    with pytest.raises(ValueError, match="estimator"):
+        judge("skean.gain", table, estimator="best")
+
+
+# --- the mixed panel of issue 48: simulated -------------------------------------------------------
+
+#: Four sentence embedders and six decoders: the smallest panel like the chapter's on which the
+#: decoders alone can reach p <= 0.05 (1/64), so both outcomes are open.
+_TESTABLE = {"layers": (6, 12, 12, 24, 30, 18, 24, 28, 24, 16), "kinds": ("encoder",) * 4 + ("decoder",) * 6,
+             "n_tasks": 4}
+
+
+def _rate(design, model, outcome, n, **choices):
+    seeds = np.random.SeedSequence(48).spawn(n)
+    return np.mean([judge("skean.gain", simulate("skean.gain", design, seed=np.random.default_rng(s), model=model),
+                          **choices).outcome == outcome for s in seeds])
+
+
+def test_the_mixed_panel_is_the_edge_and_is_rarely_contradicted():
+    """Issue 48's referee: every decoder gains exactly the paper's 2% (relative) and the sentence
+    embedders less (0%): the gain's edge model. At the chapter's design (4 decoders, p >= 1/16)
+    "contradicted" is never said (the outcome rule: "reproduced" was not attainable); on a panel
+    where it is (6 decoders), at most 5% of panels say "contradicted" (the non-superiority test
+    at its edge; 1% of 100 panels when written)."""
+    assert _rate(None, "edge", "contradicted", 40) == 0
+    assert _rate(_TESTABLE, "edge", "contradicted", 100) <= 0.05
+    tables = simulate("skean.gain", seed=0, model="edge")["results"]
+    assert tables.groupby("kind")["model"].nunique().to_dict() == {"decoder": 4, "encoder": 4}
+
+
+def test_the_null_panel_is_rarely_reproduced():
+    """Every layer equally good in expectation: "reproduced" in at most 5% of panels, at the
+    chapter's design (never: p >= 1/16) and where the decoders can reach 0.05 (the exact test's
+    size is 3/64 there; 4% of 100 panels when written)."""
+    assert _rate(None, "null", "reproduced", 40) == 0
+    assert _rate(_TESTABLE, "null", "reproduced", 100) <= 0.05

@@ -29,7 +29,10 @@ from lrd.verdicts.stats import (equivalence_sign_flip_test, mean_interval, model
     (dict(p_value=0.5, p_against=0.03, p_min=1 / 32), "contradicted"),
     (dict(p_value=0.5, p_against=0.2, p_min=1 / 32), "inconclusive"),
     (dict(p_value=0.1, p_min=0.1), "not testable"),
-    (dict(p_value=0.5, p_against=0.04, p_min=0.1), "contradicted"),
+    # issue 48: "reproduced" unattainable (p_min > alpha), so no "contradicted" either
+    (dict(p_value=0.5, p_against=0.04, p_min=0.1), "not testable"),
+    (dict(p_value=0.5, p_against=1 / 32, p_min=1 / 16), "not testable"),
+    (dict(p_value=0.5, p_against=0.05, p_min=0.05), "contradicted"),
     (dict(), "not testable"),
 ])
 def test_decide_test_outcomes(kwargs, outcome):
@@ -66,15 +69,17 @@ def test_outcomes_cover_what_decide_returns():
 
 def test_outcome_rules_are_the_rules_decide_applies():
     """The words the book prints for each outcome (intro, via ``{lrd-outcomes}``) name the numbers
-    :func:`decide` uses: one case per clause, including the two a reader would not guess (a
-    contradiction on a panel that cannot reach 0.05; a failed demonstration)."""
+    :func:`decide` uses: one case per clause, including the two a reader would not guess (no
+    contradiction on a panel that cannot reach 0.05 in the paper's direction; a failed demonstration)."""
     from lrd.verdicts.record import OUTCOME_RULES
 
     assert list(OUTCOME_RULES) == list(OUTCOMES)
     rules = OUTCOME_RULES
     assert "paper's direction" in rules["reproduced"] and decide("test", p_value=0.05, p_min=0.01) == "reproduced"
-    assert "could never reach" in rules["contradicted"]
-    assert decide("test", p_value=0.5, p_against=0.01, p_min=0.25) == "contradicted"
+    assert "could also have said reproduced" in rules["contradicted"]  # issue 48: both outcomes open
+    assert decide("test", p_value=0.5, p_against=0.01, p_min=0.05) == "contradicted"
+    assert "even where its test against the claim" in rules["not testable"]
+    assert decide("test", p_value=0.5, p_against=0.01, p_min=0.25) == "not testable"
     assert "demonstration" in rules["contradicted"] and decide("demonstration", holds=False) == "contradicted"
     assert "at most 0.05" in rules["inconclusive"] and decide("test", p_value=0.3, p_min=0.05) == "inconclusive"
     assert "above 0.05" in rules["not testable"] and decide("test", p_value=0.3, p_min=0.0501) == "not testable"
@@ -548,12 +553,15 @@ def test_min_p_sign_flip_is_westfall_young_over_joint_flips():
 
 
 def test_power_is_the_rate_of_reproduced_at_the_papers_effect():
-    """skean.gain's power at the chapter's default design and the paper's 2%: a rate, between its
-    false-reproduced rate and 1; a claim without a simulated effect has none."""
-    strength = calibration.power("skean.gain", n=40, seed=0)
+    """skean.gain's power at the paper's 2%: a rate, between its false-reproduced rate and 1, on a
+    panel whose language models can reach 0.05 (six; the chapter's four cannot: power 0); a claim
+    without a simulated effect has none."""
+    six = {"layers": (6, 12, 12, 24, 30, 18, 24, 28, 24, 16), "kinds": ("encoder",) * 4 + ("decoder",) * 6}
+    strength = calibration.power("skean.gain", n=40, seed=0, design=six)
     assert 0.2 < strength <= 1
+    assert calibration.power("skean.gain", n=10, seed=0) == 0  # four decoders: p >= 1/16
     assert calibration.power("cosine.pruning", n=5) is None
-    assert 0 < calibration.power("skean.metrics_track", n=20, seed=0) <= 1  # the paper's picture, sizes assumed
+    assert 0 < calibration.power("skean.metrics_track", n=20, seed=0, design=six) <= 1  # the paper's picture, sizes assumed
 
 
 def test_power_simulations_state_their_effect_and_exceed_the_size():

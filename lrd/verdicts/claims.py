@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Paper", "Scope", "OUT_OF_SCOPE", "Claim", "CLAIMS", "PAPERS", "claim", "claims_of", "LRD", "SKEAN", "ABLATION", "ILSE",
-           "SKEAN_GAIN_RANGE", "ILSE_MAX_GAIN_PP", "ILSE_MAX_PARAM_SHARE", "ILSE_MAPPING_STD_PP", "ILSE_PYTHIA_410M",
+           "SKEAN_GAIN_RANGE", "SKEAN_LLM_SCOPE", "ILSE_MAX_GAIN_PP", "ILSE_MAX_PARAM_SHARE", "ILSE_MAPPING_STD_PP", "ILSE_PYTHIA_410M",
            "ILSE_DEFAULTS",
            "ILSE_TABLE_ROWS", "COSINE_MISESTIMATE_SHARE", "ILSE_PARAMS_RANGE", "ILSE_MIN_HEADROOM_PP",
            "ILSE_PAPER_STATES", "CLAIM_GROUPINGS", "GROUPING_TEXT", "grouping_of", "grouping_table"]
@@ -148,6 +148,7 @@ _DECODERS = '"EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "Qwen/Qwen2.5-0
 _BASE_LLMS = ('"EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "EleutherAI/pythia-1b", "Qwen/Qwen2.5-0.5B", '
               '"HuggingFaceTB/SmolLM2-360M"')
 _MODELS_PANEL = "at least 5 models (exact sign-flip over models: p >= 2^-n)"
+_LLM_PANEL = "at least 5 autoregressive language models (exact sign-flip over models: p >= 2^-n)"
 
 
 def _sweep(chapter: str, models: str) -> str:
@@ -161,6 +162,26 @@ _PRUNING_SWEEP = (_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")
 
 
 # --- the papers' scopes (quoted facts, not measurements) ----------------------------------------
+
+#: The book's one rule for contrastive sentence embedders in the claims of Skean et al. (ICML 2025):
+#: left out of skean.gain, skean.metrics_track and skean.choice (shown, labelled out of scope, never
+#: counted). Their last layer is trained contrastively *as the embedding*, so "an intermediate layer
+#: embeds better than the last" is a claim about models whose last layer was not fitted to be the
+#: embedding; the paper's models are "Transformers (Pythia, LLaMA3), SSMs (Mamba), BERT and
+#: bidirectional-attention models (LLM2vec)" (report digest ``shared/papers/002``, Sec. 2.1, our
+#: translation), none of them a contrastively trained sentence embedder. The rule is the book's: the
+#: paper states no exclusion (``lrd.verdicts.specifications.skean2025`` gives it as the rule
+#: ``scope`` with its alternative, every model counted). In this book's panel the results' ``kind``
+#: column says which: every ``"encoder"`` is a sentence embedder (all-MiniLM-L6-v2, all-mpnet-base-v2,
+#: e5-small, EmbeddingGemma), every ``"decoder"`` an autoregressive language model; a masked LM such
+#: as BERT, in the paper's scope, would need a kind of its own.
+SKEAN_LLM_SCOPE = Scope(
+    "the book's rule: autoregressive language models (the panel's decoders), as the paper's Pythia and LLaMA3; "
+    "contrastive sentence embedders (the panel's encoders), whose last layer is trained contrastively as the "
+    "embedding, are left out, shown and never counted. The paper's models are Pythia, LLaMA3, Mamba, BERT and "
+    "LLM2vec (report digest 002, Sec. 2.1), no contrastive sentence embedder among them",
+    kinds=("decoder",))
+
 
 #: The ILSE paper's models span Pythia-410M to Llama3-8B (Sec. 4 and Table 1 of the digest,
 #: ``shared/papers/004``: "Pythia-410M, Gemma2-2B, Llama3-8B"; the limitations: "experiments cover up to
@@ -251,12 +272,12 @@ _CLAIMS = [
           "[...] while NRS does not transfer from model selection to pruning.", "abstract",
           paper_effect="no better than Random", panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
     # Skean et al., ICML 2025 (Layer by Layer)
-    Claim("skean.gain", SKEAN, "mid_layer", "an intermediate layer embeds better than the last",
+    Claim("skean.gain", SKEAN, "mid_layer", "in LLMs the 40-60%-depth layers beat the last (mean gain)",
           "However, our analysis shows that intermediate layers can encode even richer representations, often "
           "improving performance on a wide range of downstream tasks.", "abstract",
           paper_effect="intermediate layers (e.g. Pythia-410M's at 40%-60% depth) 2%-16% above the last on average "
                        "(Fig. 1; report digest, our translation)",
-          panel=_MODELS_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+          scope=SKEAN_LLM_SCOPE, panel=_LLM_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
     Claim("skean.valley", SKEAN, "mid_layer", "decoders show a mid-depth entropy valley, encoders do not",
           "Our framework highlights how each model layer balances information compression and signal "
           "preservation, revealing why mid-depth embeddings can exceed the last layer's performance.", "abstract",
@@ -264,21 +285,19 @@ _CLAIMS = [
           panel="at least 4 encoders and 5 decoders (relabelling the kinds 1/C(9,4) = 1/126; sign flips over "
                 "decoders 1/32)",
           sweep=_sweep("mid_layer", f"{_EMBEDDERS}, {_BASE_LLMS}")),
-    Claim("skean.metrics_track", SKEAN, "mid_layer", "label-free metrics track each layer's score",
+    Claim("skean.metrics_track", SKEAN, "mid_layer", "in LLMs prompt entropy or DiME ranks layers as scores do",
           "To explain and quantify these hidden-layer properties, we propose a unified framework of representation "
           "quality metrics based on information theory, geometry, and invariance to input perturbations.",
           "abstract",
           paper_effect="prompt entropy low (Fig. 2a) and DiME high at the better layers (report digest, our "
                        "translation)",
-          panel=_MODELS_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
-    Claim("skean.choice", SKEAN, "mid_layer", "a DiME-chosen layer beats the last",
+          scope=SKEAN_LLM_SCOPE, panel=_LLM_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+    Claim("skean.choice", SKEAN, "mid_layer", "in LLMs a DiME-chosen layer beats the last",
           "Pythia's intermediate layer chosen by DiME scores 3% above the final layer on the MTEB average.",
           "report digest (shared/papers/002), main results 1 (our translation)",
           paper_effect="+3% (Pythia, DiME-chosen layer, MTEB average)",
-          scope=Scope("autoregressive language models, as the paper's Pythia (report digest 002, Sec. 3.1); sentence "
-                      "embedders, whose last layer is trained as the embedding, are outside it", kinds=("decoder",)),
-          panel="at least 5 autoregressive language models (exact sign-flip over models: p >= 2^-n)",
-          sweep=_sweep("mid_layer", _BASE_LLMS)),
+          scope=SKEAN_LLM_SCOPE,
+          panel=_LLM_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
     # Hinostroza et al. 2026 (Beyond cosine)
     Claim("cosine.theory", ABLATION, "cosine_vs_ablation", "a block can have ~0 cosine relevance yet be crucial",
           "Our theoretical analysis shows that a layer can exhibit an arbitrarily low cosine similarity score "
@@ -380,6 +399,8 @@ CLAIM_GROUPINGS: dict[str, str] = {
     **{c: "every model" for c in CLAIMS},
     "lrd.architecture": "backbone", "lrd.final_layer": "backbone", "skean.valley": "attention",
     "lrd.selection_llm": "language models",
+    # the book's rule on contrastive sentence embedders (SKEAN_LLM_SCOPE): the panel's language models only
+    **{c: "language models" for c in ("skean.gain", "skean.metrics_track", "skean.choice")},
     **{c: "language models" for c in CLAIMS if c.startswith("cosine.") and c not in ("cosine.theory", "cosine.olmo")},
     **{c: "pruned models" for c in CLAIMS if c.startswith("lrd.pruning") or c == "cosine.pruning"},
     **{c.id: "demonstration" for c in _CLAIMS if c.kind == "demonstration"},

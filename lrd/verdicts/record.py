@@ -10,11 +10,13 @@ outcome             when
 ==================  ===============================================================================
 reproduced          test: p <= alpha in the paper's direction
 contradicted        test: significant the other way, or an equivalence test shows the effect is
-                    smaller than the paper's (``p_against <= alpha``, margin stated in ``against``);
+                    smaller than the paper's (``p_against <= alpha``, margin stated in ``against``),
+                    on a panel that could also have said "reproduced" (``p_min <= alpha``);
                     demonstration: the construction or arithmetic does not hold
 inconclusive        test: neither, on a panel that could have reached alpha
-not testable        test: the smallest p-value this panel can reach is above alpha, or the test
-                    could not be run (e.g. the paper's model is not in the panel)
+not testable        test: the smallest p-value this panel can reach in the paper's direction is
+                    above alpha (whatever the test against the claim says), or the test could not
+                    be run (e.g. the paper's model is not in the panel)
 demonstrated        demonstration: it holds
 ==================  ===============================================================================
 """
@@ -40,12 +42,14 @@ OUTCOME_RULES = {
     "reproduced": f"a test whose one-sided p-value in the paper's direction is at most {ALPHA:g}",
     "contradicted": (f"a test not reproduced whose test *against* the claim has p at most {ALPHA:g}: the effect "
                      "significantly the other way, or an equivalence (non-superiority) test showing it smaller "
-                     "than the paper's, the margin stated in the chapter; this can happen even on a panel whose "
-                     f"p in the paper's direction could never reach {ALPHA:g}. Also a demonstration whose "
-                     "construction or arithmetic does not hold"),
+                     "than the paper's, the margin stated in the chapter; only on a panel that could also have "
+                     f"said reproduced (its smallest attainable p in the paper's direction at most {ALPHA:g}), so "
+                     "that both outcomes were open. Also a demonstration whose construction or arithmetic does not "
+                     "hold"),
     "inconclusive": f"a test that is neither, on a panel whose smallest attainable p is at most {ALPHA:g}",
-    "not testable": (f"a test that is neither, on a panel whose smallest attainable p (\"best\") is above "
-                     f"{ALPHA:g}, or a test that could not be run (the paper's model is not in the panel, or no "
+    "not testable": (f"a test not reproduced on a panel whose smallest attainable p in the paper's direction "
+                     f"(\"best\") is above {ALPHA:g}, even where its test against the claim reaches "
+                     f"{ALPHA:g} (the panel could never have said reproduced), or a test that could not be run (the paper's model is not in the panel, or no "
                      "model or cell is in the claim's scope)"),
     "demonstrated": "a construction or arithmetic that holds by design (never called reproduced)",
 }
@@ -71,7 +75,9 @@ def decide(kind: str, *, p_value: float | None = None, p_against: float | None =
         equivalence test showing it is smaller than the paper's (for a claim of no effect: a
         test that it exceeds the margin).
     p_min : float, optional
-        The smallest p-value this panel can give the test at all.
+        The smallest p-value this panel can give the test at all. Above ``alpha``, the outcome
+        is "not testable" whatever ``p_against`` says: "contradicted" needs a panel on which
+        "reproduced" was attainable too.
     holds : bool, optional
         Demonstrations only: whether the construction or arithmetic holds.
 
@@ -81,6 +87,8 @@ def decide(kind: str, *, p_value: float | None = None, p_against: float | None =
     'reproduced'
     >>> decide("test", p_value=0.5, p_against=0.01, p_min=1 / 32)
     'contradicted'
+    >>> decide("test", p_value=0.5, p_against=0.01, p_min=1 / 16)  # "reproduced" was never attainable
+    'not testable'
     >>> decide("test", p_value=0.2, p_min=1 / 10), decide("test", p_value=0.2, p_min=1 / 32)
     ('not testable', 'inconclusive')
     >>> decide("demonstration", holds=True)
@@ -104,10 +112,13 @@ def decide(kind: str, *, p_value: float | None = None, p_against: float | None =
         raise ValueError(f"p_value {p_value} is below p_min {p_min}: the test's numbers are inconsistent")
     if p_value <= alpha:
         return "reproduced"
+    if p_min > alpha:
+        # "reproduced" was never attainable on this panel, so neither is its opposite (issue 48):
+        # a test against the claim that reaches alpha where the claim's own test cannot would
+        # decide only against the paper
+        return "not testable"
     if p_against is not None and p_against <= alpha:
         return "contradicted"
-    if p_min > alpha:
-        return "not testable"
     return "inconclusive"
 
 
@@ -296,8 +307,8 @@ def multiplicity(records, *, alpha: float = ALPHA) -> dict:
     the null-calibration appendix), and the chance of at least one is at most
     :math:`\min(1, T\alpha)` (Bonferroni; :math:`1 - (1-\alpha)^T` were they independent).
     Holm's adjustment (:func:`lrd.verdicts.stats.holm`) over those :math:`T` p-values in the
-    paper's direction, and separately over every test's p against the claim, says which
-    decisions survive a family-wise error of ``alpha``.
+    paper's direction, and separately over the same tests' p against the claim (only they can say
+    "contradicted", :func:`decide`), says which decisions survive a family-wise error of ``alpha``.
 
     Parameters
     ----------
@@ -325,7 +336,8 @@ def multiplicity(records, *, alpha: float = ALPHA) -> dict:
     """
     rows = [r for r in records if r.get("kind") == "test" and r.get("p_value") is not None]
     tested = [r for r in rows if r.get("p_min") is not None and r["p_min"] <= alpha]
-    against = [r for r in rows if r.get("p_against") is not None]
+    # a test against the claim decides only where "reproduced" was attainable too (decide)
+    against = [r for r in tested if r.get("p_against") is not None]
     p_holm = dict(zip((r["claim"] for r in tested), holm([r["p_value"] for r in tested]).tolist()))
     p_against_holm = dict(zip((r["claim"] for r in against), holm([r["p_against"] for r in against]).tolist()))
     reproduced = [r["claim"] for r in rows if r.get("outcome") == "reproduced"]

@@ -12,7 +12,7 @@ them (Sec. 2 "research process and methods", Sec. 3 "main results").
 from __future__ import annotations
 
 from lrd.verdicts import layer_choice
-from lrd.verdicts.claims import CLAIMS, SKEAN_GAIN_RANGE, Scope
+from lrd.verdicts.claims import CLAIMS, SKEAN_GAIN_RANGE, SKEAN_LLM_SCOPE, Scope
 from lrd.verdicts.spec import Rule, Specification, Table
 
 __all__ = ["SPECIFICATIONS"]
@@ -40,6 +40,31 @@ _RELATIVE_REASON = ("the book's reading: the paper's percentages ('2%-16%', '3%'
                     "threshold is read as score points (of 1); relative gains divide each model's gain by its last layer's level, "
                     "so a model whose last layer scores low weighs more in the mean")
 
+#: The paper's models, quoted (report digest 002): the scope every Skean claim starts from.
+_PAPER_MODELS = ("the models are \"Transformers (Pythia, LLaMA3), SSMs (Mamba), BERT and bidirectional-attention "
+                 "models (LLM2vec), from the ten-million to the billion parameter scale\" (report digest 002, Sec. 2.1 "
+                 f"{_T})")
+
+#: The alternative to the book's rule on contrastive sentence embedders: every model of the panel counted.
+EVERY_MODEL = Scope("every model of the panel counted, contrastive sentence embedders included (the alternative "
+                    "to the book's rule)")
+
+
+def embedder_rule(what: str) -> Rule:
+    """The book's one rule on contrastive sentence embedders in the Skean claims, as the rule
+    ``scope`` of a judge: None, the claim's :class:`~lrd.verdicts.claims.Scope`
+    (:data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`: the panel's decoders), leaves them out, shown and
+    never counted; the alternative, :data:`EVERY_MODEL`, counts them. ``what`` says what their
+    contrastive last layer would bias in this claim."""
+    return Rule("scope", None, "book",
+                f"None means the claim's scope ({SKEAN_LLM_SCOPE.text}). The book's rule, the same for skean.gain, "
+                "skean.metrics_track and skean.choice: a contrastive sentence embedder's last layer is trained "
+                "contrastively as the embedding, the very use on which the claims compare its layers, unlike the "
+                f"last layers of the paper's models ({_PAPER_MODELS}; none is such an embedder); {what}. The "
+                "paper states no such exclusion, so a referee may count every model: the alternative",
+                alternatives=(EVERY_MODEL,), label="models counted (contrastive sentence embedders left out)")
+
+
 GAIN = Specification(
     claim=CLAIMS['skean.gain'],
     judge=layer_choice.judge_gain,
@@ -51,28 +76,29 @@ GAIN = Specification(
     scope=("The paper states the claim across architectures and tasks, without a size or kind restriction: "
            "\"Through extensive experiments on 32 text-embedding tasks across various architectures (transformers, "
            "state-space models) and domains (language, vision), we demonstrate that intermediate layers consistently "
-           "provide stronger features\" (abstract, digest 001); the models are \"Transformers (Pythia, LLaMA3), SSMs "
-           "(Mamba), BERT and bidirectional-attention models (LLM2vec), from the ten-million to the billion "
-           "parameter scale\" on "
-           f"\"32 MTEB text-embedding tasks (classification, clustering, reranking ...)\" (report digest 002, Sec. 2.1 "
-           f"{_T}). The abstract's subject is large language models ('the outputs of large language models (LLMs) "
-           "typically rely on the final layers', abstract, digest 001); the digest gives the 40%-60% band and the "
-           "2%-16% range with Pythia-410m as its example (Fig. 1). The digest names no sentence-transformer "
-           "embedder whose last layer is trained contrastively as the embedding (as all-MiniLM-L6-v2's or "
-           "bge-small's is) among the paper's models (LLM2vec, a bidirectional model built from an LLM, is named "
-           "without its training). The book states no scope for this claim and counts every model of its panel, "
-           "such sentence embedders included: the book's choice, not the paper's scope (the judge has no rule to leave "
-           "them out, as skean.choice's scope does)"),
-    estimand=(r"the mean over models of g_m = (b_m - l_m) / |l_m|, with b_m the task-mean score of model m's layers "
+           f"provide stronger features\" (abstract, digest 001); {_PAPER_MODELS}, on \"32 MTEB text-embedding tasks "
+           f"(classification, clustering, reranking ...)\" (report digest 002, Sec. 2.1 {_T}). The abstract's subject "
+           "is large language models ('the outputs of large language models (LLMs) typically rely on the final "
+           "layers', abstract, digest 001); the digest gives the 40%-60% band and the 2%-16% range with "
+           "Pythia-410m as its example (Fig. 1). None of the paper's models is a sentence embedder whose last layer "
+           "is trained contrastively as the embedding (as all-MiniLM-L6-v2's or bge-small's is). The book counts "
+           "its autoregressive language models only and shows its contrastive sentence embedders without counting "
+           "them (the book's rule 'scope', the same for skean.metrics_track and skean.choice; its alternative counts "
+           "them). The abstract's 'often improving' is read as the mean gain over models (the book's reading, the "
+           "rule 'often')"),
+    estimand=(r"the mean over the models in the claim's scope of g_m = (b_m - l_m) / |l_m|, with b_m the task-mean score of model m's layers "
               r"at depth l/L in the band (their mean; the nearest intermediate layer where none falls in it) and "
               r"l_m its last layer's task-mean score, both through the final norm where the model has one (the "
               r"book's estimator read from the paper's Fig. 1 sentence, layer_choice.paper_gain); with "
-              r"relative=False, g_m = b_m - l_m in score points"),
+              r"relative=False, g_m = b_m - l_m in score points; with estimator='cross-fitted best', b_m the "
+              r"best intermediate layer chosen on one half of each task's rows and scored on the other; with "
+              r"often='share', the mean over models of the share of a model's tasks whose b beats its last layer"),
     unit=("the model: each model's tasks share its layers and are averaged first (for the per-model evidence, a "
           "model's (task, half) replicates, disjoint in rows and fits)"),
-    test=("exact one-sided sign-flip test over models of mean g > 0 (null: each g_m symmetric about 0, as when band "
-          "and last layer are equally good; p >= 2^-n). Against: sign-flip non-superiority test of mean g < "
-          "paper_low. Effect: mean g with its t-interval; power at g_m = paper_low with the observed spread"),
+    test=("exact one-sided sign-flip test over the models in the claim's scope of mean g > 0 (null: each g_m "
+          "symmetric about 0, as when band and last layer are equally good; p >= 2^-n). Against: sign-flip "
+          "non-superiority test of mean g < paper_low. Effect: mean g with its t-interval; power at g_m = paper_low "
+          "with the observed spread. With often='share': the sign-flip tests of mean share above and below 1/2"),
     rules=(
         Rule("paper_low", SKEAN_GAIN_RANGE[0], "paper",
              f"{_FIG1}: the range's lower end, 2%. The digest does not say over what the range runs (models, tasks "
@@ -88,6 +114,24 @@ GAIN = Specification(
              label="depth band of the intermediate layers"),
         Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
              label="gain relative to the last layer (else in points)"),
+        embedder_rule("in this claim it would make the last layer look better than in the paper's models, and the "
+                      "abstract's subject is LLMs' final layers"),
+        Rule("estimator", "band", "book",
+             f"{_FIG1}: the paper's estimator reads the band's layers, none chosen by its score. The alternative is "
+             "the claim's words taken as 'some intermediate layer beats the last': the best intermediate layer, "
+             "cross-fitted (chosen on one half of each task's rows, scored on the other, and swapped; "
+             "layer_choice.cross_fitted_gain, the halves as the model returns them). Its sign-flip null is exact only "
+             "when the halves share no fit; the chapter's halves do not (lrd.methods.crossfit), the appendix's "
+             "simulated design shares them (the least favourable case), where it is biased upward",
+             alternatives=("cross-fitted best",), label="layers read as 'intermediate' (the band, or the "
+                                                           "cross-fitted best)"),
+        Rule("often", "mean", "book",
+             "the abstract says intermediate layers 'often' improve performance (abstract, digest 001) and the "
+             f"digest gives an average ({_FIG1}); the book reads 'often' as the mean gain over models against 0, "
+             "with the paper's lower end as the bound of the test against it. The alternative reads it as a share: "
+             "per model, the share of its tasks where the chosen layers beat the last, tested against one half "
+             "(more often than not) over models, with no paper number and so no power",
+             alternatives=("share",), label="reading of 'often' (mean gain, or share of tasks gaining)"),
     ),
     null=layer_choice.GAIN_NULL,
 )
@@ -110,7 +154,13 @@ VALLEY = Specification(
            "layers (Fig. 2a). Bidirectional models (e.g. BERT): the entropy is flat, no marked compression.\" The "
            "paper states no model size. The book maps 'autoregressive' to its decoders and 'bidirectional' to its "
            "encoders (sentence embedders fine-tuned from bidirectional encoders, not BERT's masked LM itself); "
-           "the paper's SSMs (Mamba, 'more uniform') have no counterpart in the panel"),
+           "the paper's SSMs (Mamba, 'more uniform') have no counterpart in the panel. The book's rule on contrastive "
+           "sentence embedders (the rule 'scope' of skean.gain, skean.metrics_track and skean.choice) is not applied "
+           "here, a decision with its reason: the panel's encoders are all contrastive sentence embedders, and they "
+           "are this claim's comparison group (the paper's 'bidirectional models'), so leaving them out would leave "
+           "no claim to test; and the rule's reason, a last layer trained as the embedding, bears on which layer "
+           "scores best, not on whether the entropy curve is flat. A referee may still read their contrastive "
+           "training as a reason their curve is flatter than BERT's: the panel has no masked LM to check it"),
     estimand=(r"per model the mid-band contrast v_m of its normalised prompt-entropy curve (valley_contrast: the "
               r"line through the blocks below and above the band, at the band's mean depth, minus the band's mean; "
               r"the embeddings left out); the decoders' mean v minus the encoders' mean v"),
@@ -158,10 +208,11 @@ METRICS_TRACK = Specification(
            "input perturbations\" (abstract, digest 001). The relation it states is for autoregressive models: "
            f"\"the mid-layer entropy valley of autoregressive models (Fig. 2a) goes with their high downstream "
            f"performance\" (report digest 002, Sec. 3.2 {_T}); DiME picks Pythia's better layer (Sec. 3.1). The "
-           "book states no scope for this claim and counts every model of its panel, sentence embedders and "
-           "bidirectional encoders included: the book's choice, where the paper states the entropy relation for "
-           "autoregressive models"),
-    estimand=(r"per model m and tested metric k, r_mk = s_k * (mean over tasks of the Spearman correlation across "
+           "book counts its autoregressive language models only and shows its contrastive sentence embedders "
+           "without counting them (the book's rule 'scope', the same as skean.gain's and skean.choice's): the "
+           "relation the paper states is for autoregressive models, and an embedder's scores across layers are "
+           f"shaped by its contrastively trained last layer. {_PAPER_MODELS}"),
+    estimand=(r"per model m in the claim's scope and tested metric k, r_mk = s_k * (mean over tasks of the Spearman correlation across "
               r"layers between the metric and the score), s_k the paper's sign (directions); reported: the "
               r"smallest-p metric's mean r over models"),
     unit="the model (its tasks averaged first; the same sign flip applies to all of a model's metrics)",
@@ -178,6 +229,8 @@ METRICS_TRACK = Specification(
              "form the family, and reading DiME's sign from its use to choose a layer, is the book's",
              alternatives=({"prompt entropy": -1}, {"DiME": +1}),
              label="tested metrics and their signs"),
+        embedder_rule("in this claim their scores across layers, shaped by that training, would be what the "
+                      "metrics are asked to track, where the paper states the relation for autoregressive models"),
     ),
     null=layer_choice.METRICS_TRACK_NULL,
 )
@@ -191,9 +244,10 @@ CHOICE = Specification(
                                    "halves (their mean scores both layers) and the metric"),
     ),
     scope=(f"{_DIME}: one model family, Pythia, an autoregressive language model, on the MTEB average; the paper "
-           "states it for no other model. The book tests it on its autoregressive language models (the claim's "
-           "Scope, kinds = decoder) and shows sentence embedders, whose last layer is trained as the embedding, "
-           "without counting them; extending Pythia's number to every decoder is the book's reading"),
+           "states it for no other model. The book tests it on its autoregressive language models and shows its "
+           "contrastive sentence embedders, whose last layer is trained contrastively as the embedding, without "
+           "counting them (the book's rule 'scope', the same as skean.gain's and skean.metrics_track's); extending "
+           "Pythia's number to every decoder is the book's reading"),
     estimand=(r"the mean over in-scope models of g_m = (c_m - l_m) / |l_m|, with c_m the task-mean score of the "
               r"intermediate layer (0 < l < L) of highest mean DiME and l_m the last layer's, both on the mean of "
               r"the two halves; with relative=False, g_m = c_m - l_m in score points"),
@@ -218,12 +272,8 @@ CHOICE = Specification(
              label="gain of the chosen layer assumed for the power (the paper's, for Pythia)"),
         Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
              label="gain relative to the last layer (else in points)"),
-        Rule("scope", None, "book",
-             "None means the claim's Scope (CLAIMS['skean.choice'].scope, kinds = ('decoder',)): the paper states "
-             "the number for Pythia only (report digest 002, Sec. 3.1), and the book extends it to autoregressive "
-             "language models and leaves out its sentence embedders. A referee may count every model",
-             alternatives=(Scope("every model of the panel, encoders included (a referee's alternative)"),),
-             label="models counted"),
+        embedder_rule("in this claim the paper states its number for Pythia only (report digest 002, Sec. "
+                      "3.1), and the book extends it to autoregressive language models"),
     ),
     null=layer_choice.CHOICE_NULL,
 )
