@@ -50,7 +50,7 @@ def test_an_outcome_that_changes_is_not_robust():
     text = rerun.movement_markdown([_record("A", [_v("a", "reproduced", p_value=0.04)]),
                                     _record("B", [_v("a", "inconclusive", p_value=0.06)])])
     assert "reproduced / inconclusive: **not robust**" in text
-    assert "1 changed outcome and are not robust to re-execution: `a`" in text
+    assert "1 changed outcome and is not robust to re-execution: `a`" in text
 
 
 def test_per_model_is_compared_by_its_count_and_missing_numbers_are_skipped():
@@ -74,7 +74,7 @@ def test_markdown_lists_each_record_and_only_the_verdicts_that_moved():
     assert "- **A**: Intel (amx_bf16), oneDNN ISA AMX" in text and "oneDNN ISA AVX2" in text
     assert "| `a` | reproduced | 0.01 / 0.02 (moved 0.01) |" in text
     assert "| `b` |" not in text
-    assert "1 are identical in every number, 1 kept their outcome" in text
+    assert "1 is identical in every number, 1 kept its outcome" in text
 
 
 def test_groups_render_one_section_each():

@@ -201,11 +201,13 @@ def movement_markdown(records: list[dict]) -> str:
     s = summary(rows)
     fields = [f for f in NUMBERS if any(f in r["moved"] for r in rows)]
     heads = {"p_value": "p", "p_against": "p against", "effect": "effect", "per_model": "models"}
-    not_robust = (f"{len(s['not_robust'])} changed outcome and are not robust to re-execution: "
-                  + ", ".join(f"`{c}`" for c in s["not_robust"])) if s["not_robust"] else "none changed outcome"
+    k = len(s["not_robust"])
+    not_robust = (f"{k} changed outcome and {'is' if k == 1 else 'are'} not robust to re-execution: "
+                  + ", ".join(f"`{c}`" for c in s["not_robust"])) if k else "none changed outcome"
     text = [records_markdown(records), "",
-            f"Of the {s['n']} verdicts in these records, {s['identical']} are identical in every number, "
-            f"{s['moved']} kept their outcome with numbers that moved, and {not_robust}."
+            f"Of the {s['n']} verdicts in these records, {s['identical']} {'is' if s['identical'] == 1 else 'are'} "
+            f"identical in every number, {s['moved']} kept {'its' if s['moved'] == 1 else 'their'} outcome with "
+            f"numbers that moved, and {not_robust}."
             + (" Each number below is given in the order " + ", ".join(f"**{n}**" for n in names) + "." if s["n"] else ""),
             ""]
     moved = [r for r in rows if r["robust"] is not None and not r["identical"]]
