@@ -269,7 +269,11 @@ def machine() -> str:
 def record(results: Path, *, name: str, group: str, isa: str, dtype: str, profile: str,
            chapters: Iterable[str] | None = None, commit: str | None = None, threads: int | None = None,
            machine_text: str | None = None, note: str = "") -> dict:
-    """A re-execution record from an executed book's ``results`` folder (every chapter there, or ``chapters``)."""
+    """A re-execution record from an executed book's ``results`` folder (every chapter there, or ``chapters``).
+
+    The machine, the library versions and (unless given) the thread count are this process's: save a
+    record on the machine and in the environment that executed the book; the kernels it was limited
+    to are given in ``isa``, since the executing process's environment is not this one's."""
     results = Path(results)
     verdicts = verdict_records(results, chapters)
     if commit is None:
@@ -283,8 +287,6 @@ def record(results: Path, *, name: str, group: str, isa: str, dtype: str, profil
             "threads": threads, "profile": profile,
             "chapters": sorted({v["chapter"] for v in verdicts}), "commit": commit,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "libraries": library_versions(),
-            "env": {k: os.environ[k] for k in ("ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS")
-                    if k in os.environ},
             "note": note, "verdicts": [{k: v.get(k) for k in KEPT} for v in verdicts]}
 
 
@@ -302,7 +304,7 @@ def snapshot_record(snap: dict, *, name: str, group: str, machine_text: str, isa
     verdicts = snap["verdicts"]
     return {"name": name, "group": group, "machine": machine_text, "isa": isa, "dtype": dtype, "threads": threads,
             "profile": snap["profile"], "chapters": sorted({v["chapter"] for v in verdicts}),
-            "commit": snap["commit"], "date": snap["date"], "libraries": {}, "env": {}, "note": note,
+            "commit": snap["commit"], "date": snap["date"], "libraries": {}, "note": note,
             "verdicts": [{k: v.get(k) for k in KEPT} for v in verdicts]}
 
 
@@ -313,13 +315,16 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("results", type=Path, help="a results folder, or a findings snapshot (book/findings.json)")
     s.add_argument("--name", required=True)
     s.add_argument("--group", required=True, help="records compared together (same code and profile)")
-    s.add_argument("--isa", required=True, help="the oneDNN ISA setting (ONEDNN_MAX_CPU_ISA), in words")
+    s.add_argument("--isa", required=True, help="the kernels the run was limited to, in words (ONEDNN_MAX_CPU_ISA=..., "
+                   "MKL_ENABLE_INSTRUCTIONS=..., ATEN_CPU_CAPABILITY=...; the record does not read them: the run's "
+                   "environment is not this one's)")
     s.add_argument("--dtype", required=True)
     s.add_argument("--profile", help="the profile the results were executed at (a snapshot names its own)")
     s.add_argument("--commit")
     s.add_argument("--machine", help="the machine, in words (default: this one's CPU)")
     s.add_argument("--threads", type=int, help="threads the run used (default: this process's torch threads)")
     s.add_argument("--note", default="")
+    s.add_argument("--chapters", nargs="+", help="only these chapters of the results folder")
     s.add_argument("--out", type=Path, default=RECORDS)
     c = sub.add_parser("compare", help="per verdict, how far its numbers moved between records")
     c.add_argument("records", type=Path, nargs="+")
@@ -332,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             rec = record(args.results, name=args.name, group=args.group, isa=args.isa, dtype=args.dtype,
                          profile=args.profile, commit=args.commit, threads=args.threads, machine_text=args.machine,
-                         note=args.note)
+                         note=args.note, chapters=args.chapters)
         args.out.mkdir(parents=True, exist_ok=True)
         path = args.out / f"{args.name}.json"
         path.write_text(json.dumps(rec, indent=1, sort_keys=False) + "\n")
