@@ -71,7 +71,7 @@ def test_markdown_lists_each_record_and_only_the_verdicts_that_moved():
     a = _record("A", [_v("a", p_value=0.01), _v("b", p_value=0.5)], machine="Intel (amx_bf16)", isa="AMX")
     b = _record("B", [_v("a", p_value=0.02), _v("b", p_value=0.5)], machine="Intel (amx_bf16)", isa="AVX2")
     text = rerun.movement_markdown([a, b])
-    assert "- **A**: Intel (amx_bf16), oneDNN ISA AMX" in text and "oneDNN ISA AVX2" in text
+    assert "- **A**: Intel (amx_bf16); kernels AMX; " in text and "; kernels AVX2; " in text
     assert "| `a` | reproduced | 0.01 / 0.02 (moved 0.01) |" in text
     assert "| `b` |" not in text
     assert "1 is identical in every number, 1 kept its outcome" in text

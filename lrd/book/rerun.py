@@ -172,14 +172,14 @@ def records_markdown(records: list[dict]) -> str:
 
     >>> print(records_markdown([{"name": "A", "machine": "Intel", "isa": "AMX", "dtype": "bfloat16",
     ...     "threads": 2, "commit": "abc", "date": "2026-12-06", "profile": "ci", "chapters": ["x"]}]))
-    - **A**: Intel, oneDNN ISA AMX, bfloat16, 2 threads; commit abc, 2026-12-06; ci profile (x)
+    - **A**: Intel; kernels AMX; bfloat16, 2 threads; commit abc, 2026-12-06; ci profile (x)
     """
     lines = []
     for r in records:
         threads = f", {r['threads']} threads" if r.get("threads") else ""
         chapters = f" ({', '.join(r['chapters'])})" if r.get("chapters") else ""
         note = f". {r['note']}" if r.get("note") else ""
-        lines.append(f"- **{r['name']}**: {r['machine']}, oneDNN ISA {r['isa']}, {r['dtype']}{threads}; "
+        lines.append(f"- **{r['name']}**: {r['machine']}; kernels {r['isa']}; {r['dtype']}{threads}; "
                      f"commit {r['commit']}, {r['date']}; {r['profile']} profile{chapters}{note}")
     return "\n".join(lines)
 
