@@ -208,7 +208,8 @@ def movement_markdown(records: list[dict]) -> str:
             f"Of the {s['n']} verdicts in these records, {s['identical']} {'is' if s['identical'] == 1 else 'are'} "
             f"identical in every number, {s['moved']} kept {'its' if s['moved'] == 1 else 'their'} outcome with "
             f"numbers that moved, and {not_robust}."
-            + (" Each number below is given in the order " + ", ".join(f"**{n}**" for n in names) + "." if s["n"] else ""),
+            + (" Each number below is given in the order " + ", ".join(f"**{n}**" for n in names) + "."
+               if s["n"] > s["identical"] else ""),
             ""]
     moved = [r for r in rows if r["robust"] is not None and not r["identical"]]
     if moved:
