@@ -1,8 +1,9 @@
 """Does the CPU's kernel or the number of threads change a bfloat16 matrix product? (It does.)
 
 One model-sized product (256 x 768 states by a 768 -> 3072 projection, fixed seed) in bfloat16 and
-float32, each computed in a fresh process under every oneDNN ISA setting (``ONEDNN_MAX_CPU_ISA``:
-the CPU's own kernels, those of a CPU with AVX512-BF16 but no AMX, those of an AVX2 CPU) and
+float32, each computed in a fresh process under every kernel setting (the CPU's own kernels;
+``ONEDNN_MAX_CPU_ISA``: oneDNN's of a CPU with AVX512-BF16 but no AMX, or of an AVX2 CPU;
+``MKL_ENABLE_INSTRUCTIONS`` and ``ATEN_CPU_CAPABILITY``: MKL's and PyTorch's of an AVX2 CPU) and
 thread count; printed: the share of the output's entries that differ from the default process's
 and the largest difference relative to the output's largest magnitude.
 
@@ -27,17 +28,18 @@ a = torch.randn(256, 768, generator=g); w = torch.randn(3072, 768, generator=g) 
 torch.save({str(dt): torch.nn.functional.linear(a.to(dt), w.to(dt)).float() for dt in (torch.bfloat16, torch.float32)},
            sys.argv[1])
 """
-#: ``ONEDNN_MAX_CPU_ISA`` values: the default (all the CPU has), no AMX, AVX2 only.
-ISAS = ("", "AVX512_CORE_BF16", "AVX2")
+#: Kernel settings: the default (all the CPU has); oneDNN without AMX; oneDNN at AVX2; MKL and
+#: PyTorch's own kernels at AVX2 (what an AVX2 CPU runs in float32).
+ISAS = ("", "ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16", "ONEDNN_MAX_CPU_ISA=AVX2",
+        "MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2")
+KNOBS = ("ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY")
 
 
 def product(path: Path, isa: str, threads: int) -> dict:
     import torch
 
-    env = dict(os.environ)
-    env.pop("ONEDNN_MAX_CPU_ISA", None)
-    if isa:
-        env["ONEDNN_MAX_CPU_ISA"] = isa
+    env = {k: v for k, v in os.environ.items() if k not in KNOBS}
+    env |= dict(setting.split("=") for setting in isa.split())
     subprocess.run([sys.executable, "-c", CHILD, str(path), str(threads)], env=env, check=True)
     return torch.load(path)
 
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
                     d = (y - ref[dt]).abs()
                     cells.append(f"{dt.split('.')[-1]}: {float((d > 0).float().mean()):.4%} of entries differ, "
                                  f"largest {float(d.max() / ref[dt].abs().max()):.2e}")
-                print(f"  ISA {isa or 'default':17s} {threads:3d} threads  " + "; ".join(cells), flush=True)
+                print(f"  {isa or 'default':54s} {threads:3d} threads  " + "; ".join(cells), flush=True)
     return 0
 
 
