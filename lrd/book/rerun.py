@@ -138,15 +138,17 @@ def summary(rows: list[dict]) -> dict[str, Any]:
 
 
 def groups(records: list[dict]) -> dict[str, list[dict]]:
-    """Records by their ``group``, groups in order of first appearance, records by name within one.
+    """Records by their ``group`` (a name, or a list of names: a record compared in several groups),
+    groups in order of first appearance, records by name within one.
 
-    >>> g = groups([{"name": "b", "group": "x"}, {"name": "a", "group": "x"}, {"name": "c", "group": "y"}])
+    >>> g = groups([{"name": "b", "group": "x"}, {"name": "a", "group": ["x", "y"]}, {"name": "c", "group": "y"}])
     >>> [(k, [r["name"] for r in v]) for k, v in g.items()]
-    [('x', ['a', 'b']), ('y', ['c'])]
+    [('x', ['a', 'b']), ('y', ['a', 'c'])]
     """
     out: dict[str, list[dict]] = {}
     for r in records:
-        out.setdefault(r["group"], []).append(r)
+        for name in [r["group"]] if isinstance(r["group"], str) else r["group"]:
+            out.setdefault(name, []).append(r)
     return {k: sorted(v, key=lambda r: r["name"]) for k, v in out.items()}
 
 
