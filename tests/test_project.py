@@ -38,6 +38,19 @@ def test_constraints_pin_cpu_torch_and_jupyter_book_1():
     assert "torch==2.13.0" in text and "jupyter-book<2" in text
 
 
+def test_the_numerical_pins_are_the_installed_versions():
+    """constraints.txt pins the libraries under the statistics (numpy, scipy, scikit-learn) to the
+    versions this environment computes with, so a re-execution uses the same code (torch's local
+    build suffix, ``+cpu``, aside)."""
+    from importlib.metadata import version
+
+    pins = dict(line.split("==") for line in (ROOT / "constraints.txt").read_text().splitlines()
+                if "==" in line and not line.startswith("#"))
+    assert {"torch", "numpy", "scipy", "scikit-learn"} <= set(pins)
+    for name in ("torch", "numpy", "scipy", "scikit-learn"):
+        assert version(name).split("+")[0] == pins[name].strip(), name
+
+
 def test_book_config_renders_stored_outputs():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert config["execute"]["execute_notebooks"] == "off"

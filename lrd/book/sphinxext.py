@@ -578,6 +578,23 @@ class SpecificationsDirective(SphinxDirective):
         return [container]
 
 
+class ReexecutionDirective(SphinxDirective):
+    """``{lrd-reexecution}``: per verdict, how far its numbers moved between re-executions on other hardware
+    or precision (:func:`lrd.book.rerun.rerun_markdown` of the records in ``benchmarks/rerun/``)."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        from lrd.book.rerun import RECORDS, load_records, rerun_markdown
+
+        self.env.note_dependency(str(RECORDS))
+        for path in sorted(RECORDS.glob("*.json")):
+            self.env.note_dependency(str(path))
+        container = nodes.container(classes=["lrd-reexecution"])
+        self.state.nested_parse(rerun_markdown(load_records()).splitlines(), self.content_offset, container)
+        return [container]
+
+
 def setup(app) -> dict:
     app.add_directive("lrd-outcomes", OutcomesDirective)
     app.add_directive("lrd-specifications", SpecificationsDirective)
@@ -586,5 +603,6 @@ def setup(app) -> dict:
     app.add_directive("lrd-verdict-figure", VerdictFigureDirective)
     app.add_directive("lrd-fresh-clone", FreshCloneDirective)
     app.add_directive("lrd-fresh-clone-history", FreshCloneHistoryDirective)
+    app.add_directive("lrd-reexecution", ReexecutionDirective)
     app.connect("doctree-read", open_with_the_claim)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
