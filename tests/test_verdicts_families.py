@@ -485,7 +485,7 @@ def test_complementarity_verdict_reads_as_not_near_identical():
 
 
 def test_final_layer_statistics_closed_forms_and_invariances():
-    from lrd.metrics import cluster_share, final_layer_statistics, knn_cosine
+    from lrd.metrics.final_layer import cluster_share, final_layer_statistics, knn_cosine
 
     assert knn_cosine(np.eye(5), k=3) == pytest.approx(0.0, abs=1e-12)  # orthogonal: every cosine 0
     x = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])  # cosines 0.6 (1-2), 0 (1-3), 0.8 (2-3)

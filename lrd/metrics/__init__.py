@@ -23,21 +23,17 @@ from lrd.metrics.frenet import (
     menger_curvature,
     subspace_basis,
 )
-from lrd.metrics.final_layer import cluster_share, final_layer_statistics, knn_cosine
 from lrd.metrics.gfmi import gfmi
 from lrd.metrics.nrs import adjust_nrs, nrs
 from lrd.metrics.profile import LRDProfile, lrd_profile, model_scores, profile_rows
 
 __all__ = [
-    "cluster_share",
     "curvature",
     "dataset_entropy",
     "dime",
     "effective_rank",
-    "final_layer_statistics",
     "gram_entropy",
     "infonce",
-    "knn_cosine",
     "lidar",
     "matrix_entropy",
     "normalize_rows",

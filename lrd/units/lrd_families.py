@@ -71,7 +71,8 @@ def lrd_families_profile(model: LoadedModel, *, task: str, n_samples: int, pooli
     scores; with ``groups``, the model-level scores on each of that many disjoint groups of the
     texts too (:func:`text_groups`), where each group holds more than ``k + 1`` texts."""
     from lrd.engine.extract import extract_shared
-    from lrd.metrics import final_layer_statistics, lrd_profile, mean_cosine_similarity, model_scores, profile_rows
+    from lrd.metrics import lrd_profile, mean_cosine_similarity, model_scores, profile_rows
+    from lrd.metrics.final_layer import final_layer_statistics
 
     data = load_task(task, n=n_samples)
     # the final-norm variant from the same pass: the mid-layer chapter scores these texts with it
