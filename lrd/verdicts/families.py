@@ -715,8 +715,8 @@ def complementarity_model_tests(correlations: pd.DataFrame, *, margin: float = C
     >>> c = pd.DataFrame({"model": "m", "task": np.repeat(["a", "b", "c"], 3), "pair": ["x-y", "x-z", "y-z"] * 3,
     ...                   "rho": [0.1, -0.2, 0.3, 0.2, -0.1, 0.2, 0.0, -0.3, 0.4]})
     >>> t = complementarity_model_tests(c)
-    >>> t["mean |rho|"].round(2).tolist(), bool(t["p (all)"].iloc[0] < 0.01)
-    ([0.1, 0.2, 0.3], True)
+    >>> t["mean |rho|"].round(2).tolist(), round(float(t["p (all)"].iloc[0]), 4)  # y-z binds: t = 6.9 on 2 df
+    ([0.1, 0.2, 0.3], 0.0101)
     """
     if not 0 < margin < 1:
         raise ValueError(f"margin must lie in (0, 1), got {margin}")
