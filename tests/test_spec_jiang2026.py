@@ -46,7 +46,7 @@ def test_the_book_s_numbers_are_the_judge_modules_own_constants(spec):
     constants = {"margin": (families.COMPLEMENTARITY_MARGIN, pruning.DEFAULT_MARGIN), "alpha": (ALPHA,),
                  "undefined_rho": (families.UNDEFINED_RHO,),
                  "measures": (families.LRD_SCORES, families.RANK_FREE_SCORES, selection.LRD_SCORES),
-                 "final": (families.FINAL_LAYER_SCORES,)}
+                 "final": (families.FINAL_LAYER_SCORES, families.FINAL_LAYER_STATISTICS)}
     for rule in spec.rules:
         if rule.name in constants:
             assert any(rule.value is c for c in constants[rule.name]), (spec.id, rule.name)
@@ -167,11 +167,16 @@ def test_the_exposed_level_is_bit_for_bit_the_old_one_at_its_default(cid):
 # ---- lrd.task: the final-layer part --------------------------------------------------------------------
 
 
-def test_dropping_the_beyond_the_final_layer_part_can_only_lower_p():
+def test_the_task_effect_alone_is_not_a_choice_and_the_baseline_is_a_book_rule():
+    """Issue 48: "the scores differ between datasets" is known before any data, so no choice drops the
+    final-layer part; the baseline's two options (rich, two scalars) are the rule's value and alternative."""
     tables = simulate("lrd.task", seed=6, model="power")
-    book, alone = judge("lrd.task", tables), judge("lrd.task", tables, final=None)
-    assert alone.p_value <= book.p_value  # an intersection-union p is the larger of its parts
-    assert "regressed out" in book.evidence and "regressed out" not in alone.evidence
+    with pytest.raises(ValueError, match="known before any data"):
+        judge("lrd.task", tables, final=None)
+    rule = next(r for r in specification("lrd.task").rules if r.name == "final")
+    assert rule.value == families.FINAL_LAYER_STATISTICS and rule.alternatives == (families.FINAL_LAYER_SCORES,)
+    book, poor = judge("lrd.task", tables), judge("lrd.task", tables, final=rule.alternatives[0])
+    assert "4 statistics" in book.evidence and "2 statistics" in poor.evidence and "not tested" in book.evidence
 
 
 # ---- model selection: the strata --------------------------------------------------------------------
@@ -265,16 +270,22 @@ def test_the_pruning_level_moves_only_the_outcome():
     assert strict.outcome == "not testable"  # 1/256 > 0.001: eight models cannot reach it
 
 
+AT_THE_BOOK_S_MARGIN = np.column_stack([np.full(8, 0.1), np.full(8, 0.1),
+                                        [0.74, 0.65, 0.72, 0.68, 0.71, 0.69, 0.73, 0.67]])
+
+
 def test_sensitivity_names_the_book_margins_that_flip_a_verdict_decided_by_its_margin():
-    """lrd.complementarity at the edge of the book's margin: the primary verdict is inconclusive,
-    0.95 makes it reproduced and 0.8 and 0.7 contradicted, so it is not robust and the flips are
-    exactly those margins (the issue's complaint that the margin decides it, made visible)."""
+    """lrd.complementarity at the edge of the book's margin (0.7): the primary verdict is
+    inconclusive, 0.8 and 0.9 make it reproduced, so it is not robust and the flips are exactly
+    those margins (the issue's complaint that the margin decides it, made visible); curves at 0.9
+    are contradicted by the book's margin and pass only the laxest."""
     from lrd.verdicts.sensitivity import sensitivity
 
-    s = sensitivity("lrd.complementarity", {"correlations": _correlations(NEAR_MARGIN)})
+    s = sensitivity("lrd.complementarity", {"correlations": _correlations(AT_THE_BOOK_S_MARGIN)})
     assert s.primary.outcome == "inconclusive" and not s.robust
     flipped = {(a.rule, a.value): a.outcome for a in s.flips}
-    assert flipped[("margin", 0.95)] == "reproduced"
-    assert flipped[("margin", 0.8)] == flipped[("margin", 0.7)] == "contradicted"
+    assert flipped[("margin", 0.8)] == flipped[("margin", 0.9)] == "reproduced"
+    near = sensitivity("lrd.complementarity", {"correlations": _correlations(NEAR_MARGIN)})
+    assert near.primary.outcome == "contradicted" and ("margin", 0.8) not in {(a.rule, a.value) for a in near.flips}
     far = np.column_stack([np.full(8, 0.1), np.full(8, 0.1), np.full(8, 0.2)])  # far from every margin
     assert sensitivity("lrd.complementarity", {"correlations": _correlations(far)}).robust

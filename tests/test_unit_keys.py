@@ -84,7 +84,8 @@ def test_a_unit_s_code_closure_is_what_it_runs_and_no_more():
         engine + ["lrd.metrics._validation", "lrd.metrics.cosine", "lrd.tables", "lrd.units.records"])
     assert list(base.unit_modules(UNIT_FUNCTIONS["lrd_families_profile"])) == sorted(
         engine + ["lrd.metrics", "lrd.metrics._validation", "lrd.metrics.augmentation", "lrd.metrics.cosine",
-                  "lrd.metrics.curvature", "lrd.metrics.entropy", "lrd.metrics.frenet", "lrd.metrics.gfmi",
+                  "lrd.metrics.curvature", "lrd.metrics.entropy", "lrd.metrics.final_layer", "lrd.metrics.frenet",
+                  "lrd.metrics.gfmi",
                   "lrd.metrics.nrs", "lrd.metrics.profile", "lrd.tables", "lrd.units.records"])
     functions, _ = base.unit_code(UNIT_FUNCTIONS["cayley_task_scores"])
     assert [f.__qualname__ for f in functions] == ["TaskScores", "_fusion_states", "_train_options",

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from lrd.engine.models import LoadedModel
-from lrd.engine.tasks import load_task
+from lrd.engine.tasks import load_task, task_type
 from lrd.tables import RESULT_COLUMNS
 from lrd.units.base import Unit
 from lrd.units.records import require, require_columns
@@ -26,7 +26,9 @@ class FamilyProfile:
     rows : DataFrame
         The per-layer LRD profile (:data:`lrd.tables.RESULT_COLUMNS`).
     scores : dict
-        The model-level scores: ``model, kind, task, N``, the LRD scores and ``final mean cosine``.
+        The model-level scores: ``model, kind, task, N``, the LRD scores, the final layer's own
+        statistics (``final mean cosine``, ``final kNN cosine``, ``final cluster share``:
+        :mod:`lrd.metrics.final_layer`) and the task's ``task type``.
     group_scores : list of dict
         The same LRD scores on each of ``groups`` disjoint random groups of the texts (``model,
         kind, task, group, N``, the scores): replicates of the task's scores over texts, the
@@ -70,6 +72,7 @@ def lrd_families_profile(model: LoadedModel, *, task: str, n_samples: int, pooli
     texts too (:func:`text_groups`), where each group holds more than ``k + 1`` texts."""
     from lrd.engine.extract import extract_shared
     from lrd.metrics import lrd_profile, mean_cosine_similarity, model_scores, profile_rows
+    from lrd.metrics.final_layer import final_layer_statistics
 
     data = load_task(task, n=n_samples)
     # the final-norm variant from the same pass: the mid-layer chapter scores these texts with it
@@ -83,7 +86,9 @@ def lrd_families_profile(model: LoadedModel, *, task: str, n_samples: int, pooli
                              for i, p in enumerate(profiles)], ignore_index=True) if profiles else None)
     return FamilyProfile(model.kind, profile_rows(profile, model=model.name, task=task),
                          {**base, "N": states.shape[1], **model_scores(profile),
-                          "final mean cosine": mean_cosine_similarity(states)[-1]}, group_scores, group_rows)
+                          "final mean cosine": mean_cosine_similarity(states)[-1],
+                          **final_layer_statistics(states, k=k), "task type": task_type(task)},
+                         group_scores, group_rows)
 
 
 def lrd_families_units(*, models: Sequence[str], tasks: Sequence[str], n_samples: int, pooling: str = "mean",

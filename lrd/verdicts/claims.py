@@ -229,12 +229,15 @@ _CLAIMS = [
           paper_effect="not apparent from the final layer alone (no final-layer statistic reported)",
           panel="at least 3 encoders and 4 decoders (kinds relabelled over models: p >= 1/C(7,3) = 1/35)",
           sweep=_sweep("lrd_families", f"{_EMBEDDERS}, {_DECODERS}")),
-    Claim("lrd.task", LRD, "lrd_families", "LRD shows task-level differences",
-          "[...] reveals architectural and task-level differences [...]", "abstract",
-          paper_effect="task-level differences on 30 MTEB tasks (no test stated)",
-          panel="3 models x 3 tasks of equal size, or 2 x 4 (tasks shuffled within models: p >= 1/(T!)^(M-1))",
+    Claim("lrd.task", LRD, "lrd_families", "dataset differences beyond final-layer statistics",
+          "[...] reveals architectural and task-level differences that are not apparent from final-layer "
+          "representations alone.", "abstract",
+          paper_effect="task-level differences on 30 MTEB tasks of five types (no test stated)",
+          panel=("4 models x 3 tasks of equal size (the residual test needs M(T-1) >= T + 4 with the final layer's "
+                 "four statistics; tasks shuffled within models: p >= 1/(T!)^(M-1)); two or more datasets per task "
+                 "type to speak of task types"),
           sweep=_sweep("lrd_families", _EMBEDDERS)),
-    Claim("lrd.complementarity", LRD, "lrd_families", "the three families are complementary, not redundant",
+    Claim("lrd.complementarity", LRD, "lrd_families", "no two families with near-identical layer curves",
           "Each family targets a different aspect of the layer sequence; the three are complementary rather than "
           "redundant: one measures global subspace motion, one local nearest-neighbour retention, the third "
           "alignment with the final layer.", "Sec. 1, Introduction (our translation of the digest)",
