@@ -233,3 +233,23 @@ def test_glue_judge_records_the_sensitivity_the_rules_and_the_language_models():
     panel = glue.verdicts[0]["llm_panel"]
     assert panel.startswith("1 language model, 135M parameters, instruct-tuned rather than base, dequantised from GGUF")
     assert "SmolLM2-135M-Instruct" in panel
+
+
+def test_the_test_level_is_shown_beside_the_verdict_but_never_decides_its_robustness():
+    from types import SimpleNamespace
+
+    from lrd.book.tested import sensitivity_text
+    from lrd.verdicts.sensitivity import LEVEL_RULE, Alternative, Sensitivity
+
+    primary = SimpleNamespace(outcome="reproduced")
+    level = Alternative(LEVEL_RULE, 0.01, "inconclusive", 0.03, None)
+    margin = Alternative("margin", 0.8, "inconclusive", 0.2, None)
+    only_level = Sensitivity(primary, (level, Alternative("margin", 0.8, "reproduced", 0.01, None)))
+    assert only_level.robust and not only_level.flips and only_level.at_other_levels == (level,)
+    assert only_level.counted == (only_level.alternatives[1],)
+    both = Sensitivity(primary, (level, margin))
+    assert not both.robust and both.flips == (margin,)
+    text = sensitivity_text({"outcome": "reproduced", "robust": True, "n_alternatives": 1,
+                             "levels": [{"value": "0.01", "outcome": "inconclusive"}]})
+    assert text.startswith("robust: the same outcome under each of the 1 alternatives")
+    assert "alpha = 0.01 it would read 'inconclusive'" in text

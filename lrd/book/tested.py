@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 from lrd.book import markup
 from lrd.book.specs import rule_value
 
-__all__ = ["context", "details_markdown", "fold_html", "llm_panel", "models_in", "sensitivity_text", "summary_text"]
+__all__ = ["context", "details_markdown", "fold_html", "levels_text", "llm_panel", "models_in", "sensitivity_text", "summary_text"]
 
 #: A parameter count in a model's upstream name ("SmolLM2-135M-Instruct", "Qwen2.5-Coder-1.5B").
 _SIZE = re.compile(r"(?<![A-Za-z\d.])(\d+(?:\.\d+)?)\s?([MB])(?![A-Za-z])", re.IGNORECASE)
@@ -119,7 +119,8 @@ def context(claim_id: str, tables: Mapping[str, Any], verdict, *, note: str | No
              for r in spec.rules]
     flips = [{"rule": a.rule, "label": labels.get(a.rule, a.rule), "value": rule_value(a.value), "outcome": a.outcome}
              for a in s.flips]
-    return {"robust": s.robust, "flips": flips, "n_alternatives": len(s.alternatives), "rules": rules,
+    levels = [{"value": rule_value(a.value), "outcome": a.outcome} for a in s.at_other_levels]
+    return {"robust": s.robust, "flips": flips, "n_alternatives": len(s.counted), "levels": levels, "rules": rules,
             "llm_panel": llm_panel(models_in(tables))}
 
 
@@ -142,12 +143,30 @@ def sensitivity_text(record: Mapping[str, Any]) -> str:
                 "tables)")
     n = record.get("n_alternatives") or 0
     if record["robust"]:
-        if not n:
-            return "robust: no rule of the book decides it"
-        return f"robust: the same outcome under each of the {n} alternatives of the book's rules"
-    flips = record.get("flips") or []
-    shown = "; ".join(f"{f['label']} = {f['value']} gives '{f['outcome']}'" for f in flips)
-    return f"not robust: {shown} ({len(flips)} of the {n} alternatives of the book's rules)"
+        text = ("robust: no rule of the book decides it" if not n
+                else f"robust: the same outcome under each of the {n} alternatives of the book's rules")
+    else:
+        flips = record.get("flips") or []
+        shown = "; ".join(f"{f['label']} = {f['value']} gives '{f['outcome']}'" for f in flips)
+        text = f"not robust: {shown} ({len(flips)} of the {n} alternatives of the book's rules)"
+    return text + levels_text(record)
+
+
+def levels_text(record: Mapping[str, Any]) -> str:
+    """What the verdict would say at the other test levels, where that differs (shown, not counted:
+    :data:`lrd.verdicts.sensitivity.LEVEL_RULE`); empty otherwise.
+
+    >>> levels_text({"outcome": "reproduced", "levels": [{"value": "0.01", "outcome": "inconclusive"},
+    ...                                                   {"value": "0.1", "outcome": "reproduced"}]})
+    "; at level alpha = 0.01 it would read 'inconclusive' (the level is not counted: the headline adjusts it for multiplicity)"
+    >>> levels_text({"outcome": "reproduced", "levels": [{"value": "0.1", "outcome": "reproduced"}]})
+    ''
+    """
+    other = [lv for lv in record.get("levels") or [] if lv["outcome"] != record.get("outcome")]
+    if not other:
+        return ""
+    shown = ", ".join(f"alpha = {lv['value']} it would read '{lv['outcome']}'" for lv in other)
+    return f"; at level {shown} (the level is not counted: the headline adjusts it for multiplicity)"
 
 
 def _rules_lines(rules: list[dict]) -> list[str]:

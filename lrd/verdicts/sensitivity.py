@@ -5,6 +5,12 @@ of the claim's specification that is the book's (:attr:`lrd.verdicts.spec.Rule.o
 :func:`sensitivity` judges the same tables again with each of the rule's
 :attr:`~lrd.verdicts.spec.Rule.alternatives`, one rule at a time, the others at the book's values.
 The verdict is **robust** when every alternative gives the primary outcome.
+
+The test's level (the rule :data:`LEVEL_RULE`, ``alpha``) is the one book rule whose alternatives
+are shown but not counted: it is not a reading of a paper but the convention every test of the
+book shares, and the headline already adjusts it for the number of claims tested (Holm). Counting
+it would make "robust" mean "p <= 0.01". :attr:`Sensitivity.at_other_levels` keeps what the
+verdict would say at 0.01 and 0.1.
 """
 
 from __future__ import annotations
@@ -15,7 +21,10 @@ from typing import Any, Mapping
 from lrd.verdicts.record import Verdict
 from lrd.verdicts.specifications import judge, specification
 
-__all__ = ["Alternative", "Sensitivity", "sensitivity"]
+__all__ = ["Alternative", "Sensitivity", "sensitivity", "LEVEL_RULE"]
+
+#: The name of the test-level rule (:func:`lrd.verdicts.spec.level_rule`): shown, not counted in :attr:`Sensitivity.robust`.
+LEVEL_RULE = "alpha"
 
 
 @dataclass(frozen=True)
@@ -45,14 +54,24 @@ class Sensitivity:
     alternatives: tuple[Alternative, ...]
 
     @property
+    def counted(self) -> tuple[Alternative, ...]:
+        """The alternatives that decide robustness: every one but the test level's (:data:`LEVEL_RULE`)."""
+        return tuple(a for a in self.alternatives if a.rule != LEVEL_RULE)
+
+    @property
     def robust(self) -> bool:
-        """Whether every alternative gives the primary outcome (True when there is none)."""
-        return all(a.outcome == self.primary.outcome for a in self.alternatives)
+        """Whether every counted alternative (:attr:`counted`) gives the primary outcome (True when there is none)."""
+        return all(a.outcome == self.primary.outcome for a in self.counted)
 
     @property
     def flips(self) -> tuple[Alternative, ...]:
-        """The alternatives whose outcome differs from the primary's."""
-        return tuple(a for a in self.alternatives if a.outcome != self.primary.outcome)
+        """The counted alternatives whose outcome differs from the primary's."""
+        return tuple(a for a in self.counted if a.outcome != self.primary.outcome)
+
+    @property
+    def at_other_levels(self) -> tuple[Alternative, ...]:
+        """The verdict at the test level's alternatives (shown beside the verdict, not counted)."""
+        return tuple(a for a in self.alternatives if a.rule == LEVEL_RULE)
 
 
 def sensitivity(claim_id: str, tables: Mapping[str, Any], *, note: str | None = None, primary: Verdict | None = None,
