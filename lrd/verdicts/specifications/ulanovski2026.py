@@ -348,9 +348,9 @@ MAPPING = Specification(
     scope=("'over 10 random layer-node mappings at fixed hyper-parameters, every standard deviation stays within "
            "1.5%, so the gain comes from the graph's expansion and connectivity, not from particular adjacencies "
            "of layers' (Key findings; our translation of the digest): the models and tasks of this ablation are not "
-           "named in the digest ('every standard deviation' implies several settings). The book runs one model and "
-           "task per ablation; the book adds that the encoder must learn the task (the rule above_chance_pp: mean score "
-           "that many points above the majority class; the paper states no such scope). " + _MODELS_SCOPE),
+           "named in the digest ('every standard deviation' implies several settings). " + _MODELS_SCOPE + " The "
+           "book's additions are its rules: one model and task per ablation (the chapter's ablation_model), and "
+           "that the encoder must learn the task (above_chance_pp); the paper states neither."),
     estimand=("sigma_a, the standard deviation of the mapping's own component a_i in the two-way random model "
               "y_is = mu + a_i + b_s + e_is of a (mappings x seeds) grid of scores in points "
               "(fusion.mapping_components); the claim is sigma_a < c, c = paper_std_pp"),
