@@ -19,7 +19,7 @@ from lrd.aggregation.summary import cell_wins, layer_graphs, paper_summary, summ
 from lrd.verdicts.claims import ILSE_TABLE_ROWS
 from lrd.verdicts.fusion import (judge_baselines, judge_cayley_efficiency, judge_cayley_performance, judge_fc,
                                  judge_few_shot, judge_gain, judge_mapping, judge_parameters, model_differences,
-                                 gain_headroom, gain_model_tests, in_param_scope, mapping_components, sparser_from)
+                                 gain_headroom, gain_by_model, in_param_scope, paper_largest_gains, paper_model_shares, mapping_components, sparser_from)
 from lrd.verdicts.stats import holm, sign_flip_test
 
 
@@ -105,25 +105,42 @@ def test_too_few_models_are_not_testable():
 
 
 def test_the_aggregator_claims_count_only_models_of_the_papers_sizes():
-    """The paper's claims are stated for LLMs of 410M to 8B parameters. Six small models losing
-    to FC and two in-range ones: the old judge said "contradicted" (p_against 1/256); two
-    models in scope cannot reach 0.05, and the small ones are named, not counted."""
+    """The paper's claims are stated for LLMs of 14M to 8B parameters (abstract v1). Six models
+    outside (70B) losing to FC and two in-range ones: counted, every model would say
+    "contradicted" (p_against 1/256); two models in scope cannot reach 0.05, and the others are
+    named, not counted."""
     scores = scores_table({"fc": [-0.05] * 8})
-    sizes = {f"m{i}": (1.5e9 if i < 2 else 2.3e7) for i in range(8)}
+    sizes = {f"m{i}": (1.5e9 if i < 2 else 7e10) for i in range(8)}
     assert judge_cayley_performance(scores).outcome == "contradicted"
     v = judge_cayley_performance(scores, base_params=sizes)
     assert v.outcome == "not testable" and v.p_min == 1 / 4
-    assert "out of the paper's scope (outside its 405.3M-8.0B parameters; shown, not counted): m2 (23.0M)" in v.evidence
+    assert "out of the paper's scope (outside its 14.1M-8.0B parameters; shown, not counted): m2 (70.0B)" in v.evidence
     # five models in range decide it, whatever the small ones do
     mixed = scores_table({"last": [0.1] * 5 + [-0.2] * 3, "best": [0.05] * 5 + [-0.2] * 3,
                           "dwatt": [0.02] * 5 + [-0.2] * 3})
-    sizes = {f"m{i}": (1.0e9 if i < 5 else 1.0e8) for i in range(8)}
+    sizes = {f"m{i}": (1.0e9 if i < 5 else 7e10) for i in range(8)}
     assert judge_baselines(mixed).outcome == "inconclusive"  # the small models hid it
     assert judge_baselines(mixed, base_params=sizes).outcome == "reproduced"
     assert judge_fc(scores_table({"best": [0.1] * 3}, method="fc"), existing=("best",),
-                    base_params=dict.fromkeys(["m0", "m1", "m2"], 1e8)).outcome == "not testable"
+                    base_params=dict.fromkeys(["m0", "m1", "m2"], 7e10)).outcome == "not testable"
     with pytest.raises(ValueError, match="no parameter count"):
         judge_fc(scores_table({"best": [0.1] * 3}, method="fc"), existing=("best",), base_params={"m0": 1e9})
+
+
+def test_the_book_s_kinds_rule_leaves_the_sentence_embedders_out_and_says_so():
+    """Five decoders above and three sentence embedders of the paper's sizes below: by the book's
+    reading of "pre-trained LLMs" (kinds, decoders only) the five decide it (p = 1/32); every kind
+    counted (the alternative), the embedders hide it."""
+    mixed = scores_table({"last": [0.1] * 5 + [-0.2] * 3, "best": [0.05] * 5 + [-0.2] * 3,
+                          "dwatt": [0.02] * 5 + [-0.2] * 3})
+    sizes = dict.fromkeys([f"m{i}" for i in range(8)], 1e8)
+    kinds = {f"m{i}": ("decoder" if i < 5 else "encoder") for i in range(8)}
+    v = judge_baselines(mixed, base_params=sizes, model_kinds=kinds)
+    assert v.outcome == "reproduced" and v.p_value == pytest.approx(1 / 32)
+    assert "left out by the book's rule kinds (counts decoder models only; shown, not counted): m5 (encoder)" in v.evidence
+    assert judge_baselines(mixed, base_params=sizes, model_kinds=kinds, kinds=None).outcome == "inconclusive"
+    with pytest.raises(ValueError, match="no kind"):
+        judge_baselines(mixed, base_params=sizes, model_kinds={"m0": "decoder"})
 
 
 def test_tasks_of_one_model_are_not_units():
@@ -204,47 +221,37 @@ def items_table(cell_gains: dict[tuple[str, str], float], *, n_items: int = 200,
     return pd.concat(rows, ignore_index=True)
 
 
-def test_gain_far_from_the_paper_number_is_decided():
-    v = judge_gain(items_table({("a", "x"): 0.6, ("b", "x"): 0.1}, n_items=1000), n_boot=99)
-    assert v.effect == pytest.approx(60.0) and v.p_value == v.p_min == 1 / 100 and v.outcome == "reproduced"
-    assert "a / x" in v.evidence and "biased upward by selection" in v.evidence
-    v = judge_gain(items_table({("a", "x"): 0.2, ("b", "x"): 0.1}, n_items=1000), n_boot=99)
-    assert v.p_against == 1 / 100 and v.outcome == "contradicted"
+def test_gain_is_not_testable_on_any_panel_and_describes_the_panel_s_gains():
+    """"Up to 40 points" is the paper's own maximum: a panel with a 60-point cell does not
+    reproduce it and one with 10-point cells does not contradict it; both are "not testable",
+    with the panel's largest gain (exact here: deterministic items) as a description."""
+    for cells, largest in (({("a", "x"): 0.6, ("b", "x"): 0.1}, 60.0), ({("a", "x"): 0.1, ("b", "x"): 0.05}, 10.0)):
+        v = judge_gain(items_table(cells, n_items=1000), n_boot=99)
+        assert v.outcome == "not testable" and v.p_value is None and v.p_against is None
+        assert v.effect == pytest.approx(largest) and v.ci[0] <= largest <= v.ci[1]
+        assert "a / x" in v.evidence and "description, not a test" in v.evidence
 
 
-def test_gain_near_the_paper_number_is_inconclusive():
-    v = judge_gain(items_table({("a", "x"): 0.4, ("b", "x"): 0.39}, noise=True, n_items=100), n_boot=500)
-    assert v.outcome == "inconclusive" and v.ci[0] < 40 < v.ci[1]
+def test_the_claim_rests_on_the_paper_s_table_1_largest_gains_computed_not_typed():
+    """By hand from Table 1 (the digest): Cayley minus Last is largest at Pythia-410M Emotion
+    73.83 - 33.48 = 40.35, Gemma2-2B Poem Sentiment 83.27 - 35.67 = 47.60, Llama3-8B Emotion
+    73.43 - 34.23 = 39.20; three of the 15 cells reach 40 (the two above and Gemma2-2B Emotion
+    69.60 - 26.89 = 42.71)."""
+    paper = paper_largest_gains("cayley", "last").set_index("model")
+    assert paper["largest gain"].to_dict() == pytest.approx({"Pythia-410M": 40.35, "Gemma2-2B": 47.60,
+                                                             "Llama3-8B": 39.20})
+    assert paper["task"].to_dict() == {"Pythia-410M": "Emotion", "Gemma2-2B": "Poem Sentiment", "Llama3-8B": "Emotion"}
+    v = judge_gain(items_table({("a", "x"): 0.2}, n_items=100), n_boot=99)
+    assert "47.6 points (Gemma2-2B / Poem Sentiment)" in v.evidence and "3 of 15 cells at 40 or more" in v.evidence
+    assert "Table 1's largest: 47.6" in v.paper_effect
 
 
-def test_gain_credits_no_selection_among_many_cells_at_the_paper_number():
-    """Twenty noisy cells whose true gain is exactly 40: their maximum lies well above 40,
-    but the max-statistic test does not call that a reproduction."""
-    cells = {(f"m{i}", f"t{j}"): 0.4 for i in range(5) for j in range(4)}
-    v = judge_gain(items_table(cells, noise=True, n_items=100, seeds=(0,)), n_boot=500)
-    assert v.effect > 45 and v.outcome != "reproduced"
-
-
-def test_gain_per_model_is_the_max_statistic_test_over_the_model_s_own_cells():
-    """Model a has a 60-point cell, b only 10-point ones: a shows it, b does not; the p-values
-    are the verdict's own test restricted to each model (one cell each: the per-cell bootstrap
-    p), Holm over the two models; and the count sits beside the verdict."""
-    items = items_table({("a", "x"): 0.6, ("b", "x"): 0.1, ("b", "y"): 0.1}, n_items=300, noise=True)
-    table = gain_model_tests(items, n_boot=199)
+def test_gain_by_model_is_each_model_s_largest_cell():
+    items = items_table({("a", "x"): 0.6, ("b", "x"): 0.1, ("b", "y"): 0.2}, n_items=100)
+    table = gain_by_model(items)
     assert table["model"].tolist() == ["a", "b"] and table["cells"].tolist() == [1, 2]
-    assert table.loc[0, "p"] == 1 / 200 and table.loc[1, "p"] == 1.0
-    assert table.loc[0, "largest gain"] == pytest.approx(items.query("model == 'a'").pipe(
-        lambda d: 100 * (d[d.method == "cayley"].correct.mean() - d[d.method == "last"].correct.mean())))
-    assert table.loc[0, "low"] > 40 > table.loc[1, "low"]
-    np.testing.assert_allclose(table["p (Holm)"], holm(table["p"].to_numpy()))
-    v = judge_gain(items, n_boot=199)
-    assert v.per_model == (1, 2) and "Holm over the 2 models" in v.per_model_label
-    # under the null at its edge (every cell at exactly 40) a model shows it at most alpha of the time
-    rng = np.random.default_rng(5)
-    hits = [gain_model_tests(items_table({("a", "x"): 0.4, ("a", "y"): 0.4}, n_items=100, noise=True,
-                                         seed=int(rng.integers(1 << 30))), n_boot=199)["p"].iloc[0] <= 0.05
-            for _ in range(150)]
-    assert np.mean(hits) <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 150)
+    assert table["largest gain"].tolist() == pytest.approx([60.0, 20.0]) and table["task"].tolist() == ["x", "y"]
+    assert table["reference accuracy"].tolist() == pytest.approx([0.3, 0.3])
 
 
 def test_gain_needs_both_methods_and_a_valid_bootstrap():
@@ -335,25 +342,6 @@ def test_mapping_per_model_is_the_ablation_test_on_each_grid_and_holds_its_size(
 
 # ---- scope: the paper's headroom, sizes and layer counts ----------------------------------------------
 
-def test_gain_is_judged_only_where_the_last_layer_leaves_the_papers_headroom():
-    """Last layer at 75%: a 40-point gain is impossible, so the old judge's "contradicted" (every
-    cell below 40) was an artefact of headroom; now those cells are shown and not counted."""
-    rows = []
-    for model, task, last, cay in (("a", "x", 0.75, 0.9), ("b", "x", 0.8, 0.95)):
-        for method, p in (("last", last), ("cayley", cay)):
-            for s in (0, 1):
-                rows.append(pd.DataFrame({"model": model, "task": task, "method": method, "seed": s,
-                                          "item": np.arange(500), "correct": (np.arange(500) < p * 500).astype(np.int8)}))
-    items = pd.concat(rows, ignore_index=True)
-    v = judge_gain(items, n_boot=99)
-    assert v.outcome == "not testable" and "headroom" in v.evidence and "a / x (25)" in v.evidence
-    # one cell with headroom: judged on it alone, the other named out of scope
-    low = items_table({("c", "x"): 0.2}, n_items=500)  # last layer at 30%: 70 points of room
-    v = judge_gain(pd.concat([items, low], ignore_index=True), n_boot=99)
-    assert v.outcome == "contradicted" and "c / x" in v.evidence and "out of the paper's scope" in v.evidence
-    assert v.effect == pytest.approx(20.0)
-
-
 def test_gain_headroom_is_the_last_layers_accuracy():
     h = gain_headroom(items_table({("a", "x"): 0.5}, n_items=100))
     assert h[["accuracy", "headroom_pp"]].values.tolist() == [[pytest.approx(0.3), pytest.approx(70.0)]]
@@ -361,23 +349,39 @@ def test_gain_headroom_is_the_last_layers_accuracy():
 
 # ---- demonstrations ----------------------------------------------------------------------------
 
-def test_parameter_share_is_judged_on_the_papers_sizes():
-    """A 22M model at 0.8% does not contradict a claim stated for 410M-8B models (the old judge
-    said "contradicted"); an in-scope model above the share does."""
-    shares = pd.DataFrame({"model": ["tiny", "qwen"], "params": [180_000, 450_000],
+def test_parameter_share_of_the_paper_s_smallest_model_by_hand():
+    """Pythia-14M (hidden 128, 6 blocks; 14,067,712 parameters, its model card) with the
+    reconstructed encoder (hidden 256, one GIN layer) and 77 classes: projection 128 x 256 + 256,
+    GIN's MLP 256 x 256 + 256, LayerNorm 2 x 256, head 256 x 77 + 77."""
+    by_hand = (128 * 256 + 256) + (256 * 256 + 256) + 2 * 256 + (256 * 77 + 77)
+    ref = paper_model_shares(77, gnn_layers=1).set_index("model")
+    assert ref.loc["Pythia-14M", "params"] == by_hand == 119_117
+    assert ref.loc["Pythia-14M", "share"] == pytest.approx(by_hand / 14_067_712)  # 0.847%
+    assert ref.loc["Pythia-14M", "projection_share"] == pytest.approx((128 * 256 + 256) / 14_067_712)
+    assert ref.loc["Llama3-8B", "share"] < 0.001 and len(ref) == 9
+
+
+def test_parameter_share_counts_the_paper_s_own_models_and_fails_where_they_exceed():
+    """The abstract's 'at most 0.1%' is stated for 9 LLMs from 14M: at the reconstructed
+    configuration Pythia-14M, -70M and -160M are above it, so the demonstration fails
+    ("contradicted", never "demonstrated"); under the alternative range of Table 1's models
+    (410M-8B) it holds. A sentence embedder of the panel is left out by the kinds rule."""
+    ref = paper_model_shares(77, gnn_layers=1)
+    shares = pd.DataFrame({"model": ["st", "qwen"], "params": [180_000, 450_000],
                            "base_params": [22_700_000, 494_000_000], "share": [0.0079, 0.00091]})
-    v = judge_parameters(shares)
-    assert v.kind == "demonstration" and v.outcome == "demonstrated"
-    assert "1 of 1 within" in v.evidence and "tiny 0.790% (23M)" in v.evidence and "out of the paper's scope" in v.evidence
-    heavy = shares.assign(share=[0.0079, 0.002])
-    assert judge_parameters(heavy).outcome == "contradicted"
-    pythia = pd.DataFrame({"model": ["Pythia-410M"], "params": [350_000], "base_params": [405_334_016],
-                           "share": [0.00086]})
-    v = judge_parameters(shares.iloc[:1], reference=pythia)  # no panel model in scope: the paper's own scale
-    assert v.outcome == "demonstrated" and "Pythia-410M 0.086%" in v.evidence
-    with pytest.raises(ValueError, match="scope"):
-        judge_parameters(shares.iloc[:1])
-    assert in_param_scope(shares).tolist() == [False, True]
+    kinds = {"st": "encoder", "qwen": "decoder"}
+    v = judge_parameters(shares, reference=ref, model_kinds=kinds)
+    assert v.kind == "demonstration" and not v.holds and v.outcome == "contradicted"
+    assert "above it: Pythia-14M, Pythia-70M, Pythia-160M" in v.evidence and "6 of 9 within 0.1%" in v.evidence
+    assert "qwen 0.091%" in v.evidence and "st (encoder)" in v.evidence and "reconstruction" in v.reconstruction
+    table1 = judge_parameters(shares, reference=ref, model_kinds=kinds, params_range=(405_334_016, 8_030_261_248))
+    assert table1.outcome == "demonstrated" and "Pythia-14M 0.847%" in table1.evidence  # shown, not counted
+    assert judge_parameters(shares, reference=ref, model_kinds=kinds, kinds=None, params_range=(405_334_016,
+                            8_030_261_248)).outcome == "demonstrated"  # the 22.7M embedder is outside 410M-8B
+    assert judge_parameters(shares.iloc[:1], model_kinds=kinds, kinds=None).outcome == "contradicted"  # 0.79%
+    with pytest.raises(ValueError, match="no model counted"):
+        judge_parameters(shares.iloc[:1], model_kinds=kinds)
+    assert in_param_scope(shares).tolist() == [True, True]
 
 
 def test_efficiency_counts_edges_and_reads_measured_memory():
@@ -593,18 +597,17 @@ def test_mapping_per_model_leaves_out_an_encoder_that_learns_nothing():
 
 
 def test_mapping_is_tested_only_on_models_of_the_papers_sizes():
-    """The paper's ablation is on its LLMs of 410M-8B: an ablation model of 110M is not tested
-    (the old judge said "reproduced" on this grid), and a small model's own grid is shown, not
-    counted."""
+    """The paper's models are of 14M-8B: an ablation model of 10M is not tested (counted, it
+    would say "reproduced" on this grid), and a small model's own grid is shown, not counted."""
     from lrd.verdicts.fusion import mapping_model_tests
 
     rng = np.random.default_rng(0)
     flat = 0.8 + 0.001 * rng.normal(size=(10, 3))
-    sizes = {"small": 1.1e8, "llm": 4.9e8}
+    sizes = {"small": 1.0e7, "llm": 4.9e8}
     grids = pd.concat([mapping_table(flat).assign(model=m) for m in sizes])
     assert judge_mapping(mapping_table(flat), model="small").outcome == "reproduced"  # no sizes: every model counts
     v = judge_mapping(mapping_table(flat), mappings=grids, model="small", base_params=sizes)
-    assert v.outcome == "not testable" and "small (110.0M)" in v.evidence and v.per_model == (1, 1)
+    assert v.outcome == "not testable" and "small (10.0M)" in v.evidence and v.per_model == (1, 1)
     assert judge_mapping(mapping_table(flat), model="llm", base_params=sizes).outcome == "reproduced"
     table = mapping_model_tests(grids, base_params=sizes).set_index("model")
     assert table["in scope"].to_dict() == {"small": False, "llm": True}

@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Paper", "Scope", "OUT_OF_SCOPE", "Claim", "CLAIMS", "PAPERS", "claim", "claims_of", "LRD", "SKEAN", "ABLATION", "ILSE",
-           "SKEAN_GAIN_RANGE", "SKEAN_LLM_SCOPE", "ILSE_MAX_GAIN_PP", "ILSE_MAX_PARAM_SHARE", "ILSE_MAPPING_STD_PP", "ILSE_PYTHIA_410M",
+           "SKEAN_GAIN_RANGE", "SKEAN_LLM_SCOPE", "ILSE_MAX_GAIN_PP", "ILSE_MAX_PARAM_SHARE", "ILSE_MAPPING_STD_PP",
            "ILSE_DEFAULTS",
-           "ILSE_TABLE_ROWS", "COSINE_MISESTIMATE_SHARE", "ILSE_PARAMS_RANGE", "ILSE_MIN_HEADROOM_PP",
-           "ILSE_PAPER_STATES", "CLAIM_GROUPINGS", "GROUPING_TEXT", "grouping_of", "grouping_table"]
+           "ILSE_TABLE_ROWS", "COSINE_MISESTIMATE_SHARE", "ILSE_PARAMS_RANGE",
+           "ILSE_PAPER_STATES", "ILSE_PAPER_MODELS", "ILSE_TABLE1_PARAMS_RANGE", "ILSE_KINDS", "CLAIM_GROUPINGS", "GROUPING_TEXT", "grouping_of", "grouping_table"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Scope:
     """The scope a paper states for a claim, as data: a judge counts only what lies inside it.
 
     Models or cells outside the scope are shown, labelled "out of the paper's scope", and never
-    counted for or against the claim (a claim stated for 410M-8B models says nothing about a 22M one).
+    counted for or against the claim (a claim stated for 14M-8B models says nothing about a 70B one).
 
     Attributes
     ----------
@@ -55,9 +55,6 @@ class Scope:
         The scope in words, with its source in the paper.
     params : (float, float), optional
         Base-model parameters, inclusive bounds (the paper's smallest and largest models).
-    min_headroom_pp : float, optional
-        A cell is in scope when its reference (the last layer) leaves at least this many
-        accuracy points below 100: a gain of that size must be possible at all.
     sparser_graph : bool
         Only layer counts at which the construction is sparser than the complete graph, as
         every model of the paper is (the threshold is arithmetic: :func:`lrd.verdicts.fusion.sparser_from`).
@@ -68,7 +65,6 @@ class Scope:
 
     text: str
     params: tuple[float, float] | None = None
-    min_headroom_pp: float | None = None
     sparser_graph: bool = False
     kinds: tuple[str, ...] | None = None
 
@@ -183,31 +179,62 @@ SKEAN_LLM_SCOPE = Scope(
     kinds=("decoder",))
 
 
-#: The ILSE paper's models span Pythia-410M to Llama3-8B (Sec. 4 and Table 1 of the digest,
-#: ``shared/papers/004``: "Pythia-410M, Gemma2-2B, Llama3-8B"; the limitations: "experiments cover up to
-#: 8B"): total parameters of Pythia-410M (Biderman et al., ICML 2023, Table 1) and of Llama-3-8B
-#: (8.03B, Meta's model card).
-ILSE_PARAMS_RANGE = (405_334_016, 8_030_261_248)
-#: "Up to 40 points" needs a last layer at most 60% accurate: the headroom the claim presumes
-#: (the paper's Emotion and Poem Sentiment last layers are at 27-43%, Table 1).
-ILSE_MIN_HEADROOM_PP = 40.0
+#: The ILSE paper's models span 14M to 8B parameters: "9 pre-trained LLMs ranging from 14 million to 8
+#: billion parameters" (abstract v1, arXiv:2603.22665v1; the v3 abstract says "9 LLMs"), and the authors'
+#: README (github.com/tomulanovski/ILSE, README.md, "Models and tasks", commit e503592): "Models reported
+#: in the paper: Pythia-410M, Gemma2-2B, Llama3-8B. The scaling analysis sweeps Pythia 14M through 2.8B."
+#: Bounds: total parameters of Pythia-14M (the Pythia model cards' "Naming convention and parameter
+#: count" table, :data:`ILSE_PAPER_MODELS`) and of Llama-3-8B (8,030,261,248, the Hugging Face checkpoint
+#: meta-llama/Meta-Llama-3-8B; Meta's model card: 8B), inclusive.
+ILSE_PARAMS_RANGE = (14_067_712, 8_030_261_248)
+#: The range of the three models of the paper's Table 1 (Pythia-410M to Llama3-8B): not the paper's
+#: scope, an alternative of the book's size rule (the models whose cells the digest reports).
+ILSE_TABLE1_PARAMS_RANGE = (405_334_016, 8_030_261_248)
+#: The book's reading of "pre-trained LLMs": autoregressive (decoder) language models only, as every
+#: model the paper and its code name; the panel's sentence embedders (kind "encoder") are left out.
+ILSE_KINDS = ("decoder",)
 #: States (blocks + 1) of the paper's three models: Pythia-410M 24 blocks (Biderman et al., Table 1),
 #: Gemma2-2B 26 (Gemma Team 2024, Table 1), Llama3-8B 32 (Meta's model card).
 ILSE_PAPER_STATES = {"Pythia-410M": 25, "Gemma2-2B": 27, "Llama3-8B": 33}
+#: The paper's own models as far as its text and its authors' code name them, with their sizes (quoted
+#: facts): name -> total parameters, hidden size, blocks, and the source. The seven Pythia sizes are
+#: those of the README's scaling sweep ("Pythia 14M through 2.8B") that the authors' code lists
+#: (experiments/utils/model_definitions/text_automodel_wrapper.py, ``Pythia_sizes``: 14m, 70m, 160m,
+#: 410m, 1b, 1.4b, 2.8b, 6.9b); with Gemma2-2B and Llama3-8B they are nine, the abstract's count (our
+#: inference: the paper's list of its nine is not in our text).
+ILSE_PAPER_MODELS: dict[str, dict] = {
+    **{f"Pythia-{size}": {"params": params, "hidden_size": hidden, "blocks": blocks,
+                          "source": "Pythia model cards, 'Naming convention and parameter count' (total params); "
+                                    "Biderman et al., ICML 2023, Table 1 (layers, model dim; 14M: its model card)"}
+       for size, params, hidden, blocks in (("14M", 14_067_712, 128, 6), ("70M", 70_426_624, 512, 6),
+                                            ("160M", 162_322_944, 768, 12), ("410M", 405_334_016, 1024, 24),
+                                            ("1B", 1_011_781_632, 2048, 16), ("1.4B", 1_414_647_808, 2048, 24),
+                                            ("2.8B", 2_775_208_960, 2560, 32))},
+    "Gemma2-2B": {"params": 590_118_912 + 2_024_517_888, "hidden_size": 2304, "blocks": 26,
+                  "source": "Gemma Team 2024 (Gemma 2), Table 2 (embedding + non-embedding parameters) and "
+                            "Table 1 (d_model, layers)"},
+    "Llama3-8B": {"params": 8_030_261_248, "hidden_size": 4096, "blocks": 32,
+                  "source": "the Hugging Face checkpoint meta-llama/Meta-Llama-3-8B (total parameters; Meta's "
+                            "model card: 8B, 32 layers, dimension 4096)"},
+}
 
-_ILSE_MODELS = ("base LLMs of 410M to 8B parameters (Pythia-410M, Gemma2-2B, Llama3-8B; Sec. 4, Table 1; "
-                "limitations: 'experiments cover up to 8B')")
+_ILSE_MODELS = ("'9 pre-trained LLMs ranging from 14 million to 8 billion parameters' (abstract v1, "
+                "arXiv:2603.22665v1; the authors' README: 'Models reported in the paper: Pythia-410M, Gemma2-2B, "
+                "Llama3-8B. The scaling analysis sweeps Pythia 14M through 2.8B'; Limitations: 'experiments cover "
+                "up to 8B')")
 _ILSE_PARAMS_SCOPE = Scope("the abstract's share is stated for the paper's " + _ILSE_MODELS, params=ILSE_PARAMS_RANGE)
-_ILSE_GAIN_SCOPE = Scope("cells whose last layer leaves at least 40 points of headroom (last-layer accuracy <= 60%), "
-                         "as the paper's Emotion and Poem Sentiment cells (last layer 27-43%, Table 1), of the "
-                         "paper's " + _ILSE_MODELS, min_headroom_pp=ILSE_MIN_HEADROOM_PP, params=ILSE_PARAMS_RANGE)
+_ILSE_GAIN_SCOPE = Scope("'improvements of up to 40 percentage points in accuracy' (abstract v3) is the largest gain "
+                         "over the paper's own results: its 13 tasks on its " + _ILSE_MODELS,
+                         params=ILSE_PARAMS_RANGE)
 #: The aggregator claims are stated for the paper's models: the panel's are counted within their sizes.
 _ILSE_SIZE_SCOPE = Scope("the paper's " + _ILSE_MODELS, params=ILSE_PARAMS_RANGE)
 _ILSE_LLMS = ('"EleutherAI/pythia-410m", "EleutherAI/pythia-1b", "Qwen/Qwen2.5-0.5B", "Qwen/Qwen2.5-1.5B", '
               '"google/gemma-2-2b"')
-_ILSE_PANEL = "at least 5 LLMs of 410M to 8B parameters (exact sign-flip over models: p >= 2^-n)"
+_ILSE_PANEL = "at least 5 decoder LLMs of 14M to 8B parameters (exact sign-flip over models: p >= 2^-n)"
 _ILSE_GRAPH_SCOPE = Scope("layer counts at which the SL(2, Z_n) graph has fewer edges than the complete graph of the "
-                          "states, as every model of the paper (25 to 33 states: Pythia-410M, Gemma2-2B, Llama3-8B)",
+                          "states, as the three models of the paper's Table 1 (25 to 33 states: Pythia-410M, Gemma2-2B, "
+                          "Llama3-8B); a restriction of the book's: Pythia-14M and -70M of the paper's scaling sweep "
+                          "(authors' README) have 6 blocks (7 states), where the Cayley graph is not the sparser one",
                           sparser_graph=True)
 _COSINE_SCOPE = Scope("decoder LLMs (the paper studies LLMs; OLMo-7B among them), blocks of one model, tasks above "
                       "measured chance")
@@ -360,13 +387,13 @@ _CLAIMS = [
           "In an evaluation of Cayley-Encoder across 13 tasks and 9 LLMs, Cayley-Encoder consistently outperforms "
           "baselines [...]", "abstract (v3)", paper_effect="above Last, Best layer and DWAtt (Table 1)",
           scope=_ILSE_SIZE_SCOPE, panel=_ILSE_PANEL, sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
-    Claim("ilse.gain", ILSE, "cayley_aggregation", "gains of up to 40 points over the last layer",
+    Claim("ilse.gain", ILSE, "cayley_aggregation", "up to 40 points: the paper's own maximum, not testable",
           "[...] achieving improvements of up to 40 percentage points in accuracy [...]", "abstract (v3)",
-          paper_effect="up to 40 points", scope=_ILSE_GAIN_SCOPE, panel="a task where the last layer is far from the best (e.g. Emotion)",
-          sweep="lrd sweep cayley_aggregation -p tasks '[\"tweet_sentiment\", \"mmlu_subject\"]'"),
+          paper_effect="up to 40 points (the largest over the paper's own 13 tasks x 9 LLMs)", scope=_ILSE_GAIN_SCOPE,
+          panel="none: a maximum over the paper's own results, not a property a panel can test"),
     Claim("ilse.parameters", ILSE, "cayley_aggregation", "at most 0.1% extra parameters",
           "[...] while introducing at most 0.1% additional parameters relative to the LLM size.", "abstract (v3)",
-          kind="demonstration", paper_effect="<= 0.1% (models of 410M to 8B)", scope=_ILSE_PARAMS_SCOPE),
+          kind="demonstration", paper_effect="<= 0.1% (its 9 LLMs, 14M to 8B)", scope=_ILSE_PARAMS_SCOPE),
     Claim("ilse.few_shot", ILSE, "cayley_aggregation", "8-32 shots beat full-data DWAtt and Last",
           "Strong few-shot learning: on Banking77 and MTOP, the Cayley-Encoder needs only 8-32 labelled examples "
           "per class for its accuracy to exceed the DWAtt and Last Layer baselines trained on the full data.",
@@ -377,9 +404,8 @@ _CLAIMS = [
           "hyper-parameters, every standard deviation stays within 1.5%, so the gain comes from the graph's "
           "expansion and connectivity, not from particular adjacencies of layers.",
           "Key findings (our translation of the digest)", paper_effect="std <= 1.5 points over 10 mappings",
-          scope=Scope("the mapping's own share of the spread (a variance component on a mapping x seed grid, "
-                      "against the seed noise), at the paper's fixed hyper-parameters, on models whose encoder "
-                      "learns the task (mean score 1.5 points above the majority class), of the paper's "
+          scope=Scope("'over 10 random layer-node mappings at fixed hyper-parameters' (Key findings; our translation "
+                      "of the digest; the models and tasks of this ablation are not named there), on the paper's "
                       + _ILSE_MODELS, params=ILSE_PARAMS_RANGE),
           panel="at least 2 mappings x 2 seeds (variance component of the mapping; 10+ mappings for power)",
           sweep="lrd sweep cayley_aggregation -p n_mappings 20"),
@@ -504,10 +530,6 @@ ILSE_MAX_GAIN_PP = 40.0
 ILSE_MAX_PARAM_SHARE = 0.001
 #: Ulanovski et al., key findings: standard deviation over 10 random mappings within 1.5%.
 ILSE_MAPPING_STD_PP = 1.5
-#: The paper's smallest model, Pythia-410M, as Biderman et al., "Pythia", ICML 2023, Table 1
-#: gives it (total parameters, model dimension, 24 layers so 25 states), and the 77 classes of
-#: Banking77 (MTEB): what the Cayley-Encoder's parameter share is on the paper's own scale.
-ILSE_PYTHIA_410M = {"params": 405_334_016, "hidden_size": 1024, "n_states": 25, "n_classes": 77}
 
 #: The encoder's defaults, from the paper's code: ilge 0.1.0 ``tuning.recommended_config("cayley")``
 #: (GIN, hidden 256, 1 message-passing layer, 1 MLP layer in GIN, mean pooling, dropout 0.1, Adam
