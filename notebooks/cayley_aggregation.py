@@ -479,13 +479,15 @@ lrd.tables.rounded(mapping_model_tests(tables.mappings, paper_std_pp=ILSE_MAPPIN
 # (p the largest). Our few-shot tasks have 2 and 3 classes, the paper's Banking77 and MTOP
 # 77 and more.
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-few-shot", "caption": "Few-shot test accuracy against training examples per class, one line per method (mean over models, band: std over models), one panel per task; dashed lines: DWAtt and the last layer trained on the full data."}}
+# %% tags=["hide-input"]
 glue("few_shot", " / ".join(str(k) for k in few_shot))
 shots = tables.few_shot
 shot_summary = summarize(shots, by=("model", "task", "shots", "method"))
 _ = glue.judge("ilse.few_shot", {"few_shot": shots, "scores": scores, "few_shot_items": tables.few_shot_items,
                                  "items": items, "base_params": base_params, "model_kinds": model_kinds_of},
                references=FEW_SHOT_REFERENCES, shots=(8, 32), section="few-shot")
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-few-shot", "caption": "Few-shot test accuracy against training examples per class, one line per method (mean over models, band: std over models), one panel per task; dashed lines: DWAtt and the last layer trained on the full data."}}
 full_data = summary[summary["task"].isin(few_shot_tasks) & summary["method"].isin(FEW_SHOT_REFERENCES)]
 references = full_data.groupby(["task", "method"], sort=False)["mean"].mean().reset_index()
 lrd.book.plots.few_shot_curves(shot_summary, references=references) if len(shot_summary) else None
@@ -522,7 +524,7 @@ few_shot_item_tests(few_items_in_scope, items_in_scope, references=FEW_SHOT_REFE
 # run has fewer edges and a lower measured peak. A model with fewer layers, whose Cayley graph
 # is mostly virtual nodes, is shown and labelled out of scope, not counted.
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-memory", "caption": "Peak memory of one forward and backward pass of token-level GIN message passing against sequence length, fully connected against Cayley graph (log-log)."}}
+# %% tags=["hide-input"]
 ab_info = tables.models.get(ablation_model)
 mem_shape = (ab_info["n_states"], ab_info["hidden_size"]) if ab_info else (25, 896)
 glue("memory_states", mem_shape[0])
@@ -530,6 +532,8 @@ glue("memory_dim", mem_shape[1])
 memory = token_graph_memory(mem_shape[0], memory_tokens, dim=mem_shape[1], device=device)
 _ = glue.judge("ilse.cayley_efficiency", {"graphs": graphs, "memory": memory},
                section="token-level-graphs-memory-as-the-sequence-grows")
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cayley_aggregation-fig-memory", "caption": "Peak memory of one forward and backward pass of token-level GIN message passing against sequence length, fully connected against Cayley graph (log-log)."}}
 lrd.book.plots.graph_memory(memory)
 
 # %% tags=["hide-input"]

@@ -344,7 +344,7 @@ toy_table.assign(**{"cosine relevance": toy_table["cosine relevance"].map("{:.2e
 # measured chance, Holm over the pruned decoders. The dashboard's count beside the verdict is the
 # decoders with `p (Holm)` at most 0.05.
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-pruning", "caption": "Evaluation accuracy (mean over tasks) of each pruned decoder against the number of blocks removed, per pruning rule."}}
+# %% tags=["hide-input"]
 glue("pruning_models", ", ".join(pruning_models) or "none")
 glue("n_calibration", n_calibration)
 glue("n_random", n_random)
@@ -355,6 +355,8 @@ pruning_verdict = glue.judge("cosine.pruning", {"curves": curves, "items": pruni
 glue("n_pruned", curves["model"].nunique())
 glue("pruning_p_min", f"{pruning_verdict.p_min:.2g}" if pruning_verdict.p_min is not None else "undefined")
 glue.verdict(pruning_verdict, section="pruning-by-each-relevance")
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "cosine_vs_ablation-fig-pruning", "caption": "Evaluation accuracy (mean over tasks) of each pruned decoder against the number of blocks removed, per pruning rule."}}
 lrd.book.plots.pruning_curves(curves)
 
 # %% tags=["hide-input"]

@@ -259,8 +259,8 @@ lrd.tables.rounded(task_group_tests(tables.group_scores, RANK_FREE_SCORES, tasks
 # The paper calls the three families complementary rather than redundant but gives no
 # measurement. Complementarity proper, that each family adds information the other two lack, would
 # be tested by an incremental prediction (of model or task differences) that this chapter does not
-# run; the book tests the weaker "not near-identical", and the verdict reads as that. Two families
-# are near-identical when their per-layer curves order a model's layers alike. For every model and task we take one curve per family on the
+# run; the book tests the weaker "not strongly correlated", and the verdict reads as that. Two families
+# are strongly correlated when their per-layer curves order a model's layers alike. For every model and task we take one curve per family on the
 # transitions $l \to l+1$ (the Grassmann velocity, the adjusted NRS, and GFMI at the midpoint of
 # each transition) and their Spearman correlation across layers; each model's mean $|\rho|$ over
 # tasks is the unit. The reading holds when every pair stays below a margin of
@@ -306,7 +306,7 @@ lrd.tables.rounded(complementarity_model_tests(correlations), 3)
 # | **Architectural differences in LRD** | {glue:text}`lrd_families-paper_architecture` | {glue:text}`lrd_families-verdict_architecture` |
 # | **…not apparent from the final layer alone** | {glue:text}`lrd_families-paper_final_layer` | {glue:text}`lrd_families-verdict_final_layer` |
 # | **Task-level differences** (judged: dataset differences beyond the final layer's statistics) | {glue:text}`lrd_families-paper_task` | {glue:text}`lrd_families-verdict_task` |
-# | **Complementary, not redundant** (judged: no two families near-identical) | {glue:text}`lrd_families-paper_complementarity` | {glue:text}`lrd_families-verdict_complementarity` |
+# | **Complementary, not redundant** (judged: no two families strongly correlated) | {glue:text}`lrd_families-paper_complementarity` | {glue:text}`lrd_families-verdict_complementarity` |
 #
 # A verdict is "reproduced" only when the test's p-value in the paper's direction is at most
 # 0.05, "contradicted" when the opposite is significant, "not testable" when the panel is too

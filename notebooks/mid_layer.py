@@ -341,9 +341,11 @@ lrd.book.plots.variant_curves(norm.scores, "score", style="final norm", ylabel="
 # metric's mean correlation, whose interval is biased upward by the choice (the p-value is not).
 # The other metrics are shown, not tested.
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-correlations", "caption": "Spearman correlation across layers between each label-free metric and the MTEB main score, mean over each model's tasks."}}
+# %% tags=["hide-input"]
 glue("aug_task", aug_task)
 _ = glue.judge("skean.metrics_track", {"results": results}, note=note, section="do-the-metrics-track-the-score")
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "mid_layer-fig-correlations", "caption": "Spearman correlation across layers between each label-free metric and the MTEB main score, mean over each model's tasks."}}
 lrd.book.plots.correlation_heatmap(model_correlations(results), title="metric vs score across layers")
 
 # %% [markdown]

@@ -155,8 +155,13 @@ def test_gfmi_median_is_a_paired_test_against_each_other_rule():
     v = judge_pruning_gfmi_median(c)
     assert v.outcome == "reproduced" and v.p_value == pytest.approx(1 / 32)
     assert v.effect == pytest.approx(0.05) and "NRS" in v.effect_label  # the smallest lead: over NRS
-    worse = judge_pruning_gfmi_median(_changes(_at("NRS", 0.1), n_models=8))
+    # GFMI above Frenet and below NRS: "reproduced" was attainable (no tie with Frenet), and NRS contradicts it
+    worse = judge_pruning_gfmi_median(_changes(_at("NRS", 0.1) | _at("Frenet (velocity)", -0.05), n_models=8))
     assert worse.outcome == "contradicted" and worse.p_against == pytest.approx(8 / 256)
+    assert worse.p_min == pytest.approx(1 / 256)
+    # tied with Frenet in every model, GFMI can never be shown best: "contradicted" is not said either
+    tied = judge_pruning_gfmi_median(_changes(_at("NRS", 0.1), n_models=8))
+    assert tied.outcome == "not testable" and tied.p_against == pytest.approx(8 / 256)
     assert judge_pruning_gfmi_median(_changes(_at("GFMI", 0.1), n_models=4)).outcome == "not testable"
 
 

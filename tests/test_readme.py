@@ -123,8 +123,8 @@ def _records(p_a: float = 0.01, p_against_d: float = 0.02) -> list[dict]:
 
 
 def test_findings_sentences_count_every_outcome_per_paper():
-    # Holm over the two tests that could reach 0.05 (a, d): 0.02 for a; against the claims (a, b, d): 0.06 for d
-    s = findings.summary(_records(p_against_d=0.02), n_models=8)
+    # Holm over the two tests that could reach 0.05 (a, d), in each direction: 0.02 for a; 0.08 against d (not kept)
+    s = findings.summary(_records(p_against_d=0.04), n_models=8)
     text = findings.sentences(s)
     assert text[0] == ("Of the 4 claims of the four papers, after Holm's adjustment for the 2 claims tested at once, "
                        "the book reproduced 1, contradicted 0, left 1 inconclusive, found 2 not testable on its panel "
@@ -133,8 +133,8 @@ def test_findings_sentences_count_every_outcome_per_paper():
     assert text[1] == ("By paper, after the adjustment: Jiang et al. 2026: 1 inconclusive, 1 not testable (judged alone: "
                        "1 contradicted, 1 not testable); Skean et al. 2025: 1 reproduced, 1 not testable.")
     assert text[2] == "Reproduced, each judged alone: *x* (Skean et al. 2025, p = 0.01, 0.02 after Holm's adjustment)."
-    assert text[3] == ("Contradicted, each judged alone: *w* (Jiang et al. 2026, p against the claim = 0.02, "
-                       "0.06 after Holm's adjustment: not kept).")
+    assert text[3] == ("Contradicted, each judged alone: *w* (Jiang et al. 2026, p against the claim = 0.04, "
+                       "0.08 after Holm's adjustment: not kept).")
     assert "for 1, the model is the unit" in text[-1] and "smallest attainable p 0.25" in text[-1]
     assert "1 needs models or data the offline panel lacks" in text[-1]
 
@@ -178,7 +178,7 @@ def test_findings_headline_decides_a_claim_only_when_kept_after_holm_and_robust(
 
 def test_findings_headline_holm_comes_before_robustness():
     """A decision Holm does not keep is inconclusive, robust or not; a robust kept one is decided."""
-    records = _robust(_records(p_against_d=0.02), {"a": True, "d": False})
+    records = _robust(_records(p_against_d=0.04), {"a": True, "d": False})
     s = findings.summary(records, n_models=8)
     assert s["outcomes_adjusted"] == {"a": "reproduced", "b": "not testable", "c": "not testable", "d": "inconclusive"}
     assert not s["not_robust"] and s["adjusted"][findings.NOT_ROBUST] == 0

@@ -144,11 +144,12 @@ def sensitivity_text(record: Mapping[str, Any]) -> str:
     n = record.get("n_alternatives") or 0
     if record["robust"]:
         text = ("robust: no rule of the book decides it" if not n
+                else "robust: the same outcome under the one alternative of the book's rules" if n == 1
                 else f"robust: the same outcome under each of the {n} alternatives of the book's rules")
     else:
         flips = record.get("flips") or []
         shown = "; ".join(f"{f['label']} = {f['value']} gives '{f['outcome']}'" for f in flips)
-        text = f"not robust: {shown} ({len(flips)} of the {n} alternatives of the book's rules)"
+        text = f"not robust: {shown} ({len(flips)} of the {n} alternative{'s' if n != 1 else ''} of the book's rules)"
     return text + levels_text(record)
 
 

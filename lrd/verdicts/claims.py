@@ -172,10 +172,11 @@ _PRUNING_SWEEP = (_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")
 #: e5-small, EmbeddingGemma), every ``"decoder"`` an autoregressive language model; a masked LM such
 #: as BERT, in the paper's scope, would need a kind of its own.
 SKEAN_LLM_SCOPE = Scope(
-    "the book's rule: autoregressive language models (the panel's decoders), as the paper's Pythia and LLaMA3; "
-    "contrastive sentence embedders (the panel's encoders), whose last layer is trained contrastively as the "
-    "embedding, are left out, shown and never counted. The paper's models are Pythia, LLaMA3, Mamba, BERT and "
-    "LLM2vec (report digest 002, Sec. 2.1), no contrastive sentence embedder among them",
+    "autoregressive language models only (the panel's decoders), as the paper's Pythia (its DiME number is "
+    "Pythia's, report digest 002, Sec. 3.1); the panel's contrastive sentence embedders (its encoders), whose last "
+    "layer is trained contrastively as the embedding, are shown and not counted. The book's rule: the paper's "
+    "models also include BERT and LLM2vec (report digest 002, Sec. 2.1), a bidirectional model trained "
+    "contrastively (BehnamGhader et al., COLM 2024)",
     kinds=("decoder",))
 
 
@@ -264,7 +265,7 @@ _CLAIMS = [
                  "four statistics; tasks shuffled within models: p >= 1/(T!)^(M-1)); two or more datasets per task "
                  "type to speak of task types"),
           sweep=_sweep("lrd_families", _EMBEDDERS)),
-    Claim("lrd.complementarity", LRD, "lrd_families", "no two families with near-identical layer curves",
+    Claim("lrd.complementarity", LRD, "lrd_families", "no two families' layer curves strongly correlated",
           "Each family targets a different aspect of the layer sequence; the three are complementary rather than "
           "redundant: one measures global subspace motion, one local nearest-neighbour retention, the third "
           "alignment with the final layer.", "Sec. 1, Introduction (our translation of the digest)",
@@ -302,12 +303,12 @@ _CLAIMS = [
           "[...] while NRS does not transfer from model selection to pruning.", "abstract",
           paper_effect="no better than Random", panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
     # Skean et al., ICML 2025 (Layer by Layer)
-    Claim("skean.gain", SKEAN, "mid_layer", "in LLMs the 40-60%-depth layers beat the last (mean gain)",
+    Claim("skean.gain", SKEAN, "mid_layer", "the 40-60%-depth layers beat the last (mean gain)",
           "However, our analysis shows that intermediate layers can encode even richer representations, often "
           "improving performance on a wide range of downstream tasks.", "abstract",
           paper_effect="intermediate layers (e.g. Pythia-410M's at 40%-60% depth) 2%-16% above the last on average "
                        "(Fig. 1; report digest, our translation)",
-          scope=SKEAN_LLM_SCOPE, panel=_LLM_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+          panel=_MODELS_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
     Claim("skean.valley", SKEAN, "mid_layer", "decoders show a mid-depth entropy valley, encoders do not",
           "Our framework highlights how each model layer balances information compression and signal "
           "preservation, revealing why mid-depth embeddings can exceed the last layer's performance.", "abstract",
@@ -315,13 +316,13 @@ _CLAIMS = [
           panel="at least 4 encoders and 5 decoders (relabelling the kinds 1/C(9,4) = 1/126; sign flips over "
                 "decoders 1/32)",
           sweep=_sweep("mid_layer", f"{_EMBEDDERS}, {_BASE_LLMS}")),
-    Claim("skean.metrics_track", SKEAN, "mid_layer", "in LLMs prompt entropy or DiME ranks layers as scores do",
+    Claim("skean.metrics_track", SKEAN, "mid_layer", "prompt entropy or DiME ranks layers as scores do",
           "To explain and quantify these hidden-layer properties, we propose a unified framework of representation "
           "quality metrics based on information theory, geometry, and invariance to input perturbations.",
           "abstract",
           paper_effect="prompt entropy low (Fig. 2a) and DiME high at the better layers (report digest, our "
                        "translation)",
-          scope=SKEAN_LLM_SCOPE, panel=_LLM_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+          panel=_MODELS_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
     Claim("skean.choice", SKEAN, "mid_layer", "in LLMs a DiME-chosen layer beats the last",
           "Pythia's intermediate layer chosen by DiME scores 3% above the final layer on the MTEB average.",
           "report digest (shared/papers/002), main results 1 (our translation)",
@@ -428,8 +429,8 @@ CLAIM_GROUPINGS: dict[str, str] = {
     **{c: "every model" for c in CLAIMS},
     "lrd.architecture": "backbone", "lrd.final_layer": "backbone", "skean.valley": "attention",
     "lrd.selection_llm": "language models",
-    # the book's rule on contrastive sentence embedders (SKEAN_LLM_SCOPE): the panel's language models only
-    **{c: "language models" for c in ("skean.gain", "skean.metrics_track", "skean.choice")},
+    # skean.choice's scope (SKEAN_LLM_SCOPE): the paper's number is Pythia's, the panel's language models only
+    "skean.choice": "language models",
     **{c: "language models" for c in CLAIMS if c.startswith("cosine.") and c not in ("cosine.theory", "cosine.olmo")},
     **{c: "pruned models" for c in CLAIMS if c.startswith("lrd.pruning") or c == "cosine.pruning"},
     **{c.id: "demonstration" for c in _CLAIMS if c.kind == "demonstration"},

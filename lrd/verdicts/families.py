@@ -66,7 +66,7 @@ FINAL_LAYER_STATISTICS = FINAL_LAYER_SCORES + ("final kNN cosine", "final cluste
 RANK_FREE_SCORES = ("mean NRS (adjusted)", "mean GFMI")
 #: One per-layer curve per family (measurement names of :func:`lrd.metrics.profile_rows`).
 FAMILY_CURVES = {"Frenet": "velocity", "NRS": "NRS (adjusted)", "GFMI": "GFMI"}
-#: Margin of "not near-identical": two families' per-layer curves are near-identical when they
+#: Margin of "not strongly correlated": two families' per-layer curves are strongly correlated when they
 #: order a model's layers alike with Spearman |rho| >= 0.7, the book's cut for a "strong"
 #: correlation elsewhere (lrd.verdicts.agreement.STRONG_CORRELATION: Dancey and Reidy's labels as
 #: tabulated by Akoglu, Turk. J. Emerg. Med. 18 (2018) 91-93); 0.8 and 0.9 are the alternatives of
@@ -749,13 +749,13 @@ def complementarity_model_tests(correlations: pd.DataFrame, *, margin: float = C
 
 def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPLEMENTARITY_MARGIN,
                             undefined_rho: float | None = UNDEFINED_RHO, alpha: float = ALPHA) -> Verdict:
-    r"""Verdict on ``lrd.complementarity``, read as: no two families' per-layer curves are near-identical.
+    r"""Verdict on ``lrd.complementarity``, read as: no two families' per-layer curves are strongly correlated.
 
     The paper says the three families are "complementary rather than redundant" (Sec. 1, our
     translation of the digest) without a measurement. Complementarity proper, that each family
     adds information the other two lack (an incremental prediction of model or task differences),
-    is not what this judge tests: it tests the weaker "not near-identical", our reconstruction,
-    and its outcome reads as that. Two families are near-identical when their per-layer curves
+    is not what this judge tests: it tests the weaker "not strongly correlated", our reconstruction,
+    and its outcome reads as that. Two families are strongly correlated when their per-layer curves
     order the layers alike, :math:`|\rho| \ge m` (Spearman across layers; ``margin`` :math:`m`, default
     :data:`COMPLEMENTARITY_MARGIN`). For each pair of families, each model's
     :math:`x_{\text{model}}` is its mean :math:`|\rho|` over tasks (the unit is the model); a
@@ -814,8 +814,8 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
                                      f"over the {len(pairs)} pairs; {holm_over(len(by_model))})", alpha=alpha)
     what = ("mean |Spearman| across layers, corrected for the curves' noise over the texts (split-group "
             "reliability),") if corrected else "mean |Spearman| across layers (uncorrected for the curves' noise),"
-    evidence = (f"{what} over {_plural(n, 'model')}: {listed}; no pair near-identical (every pair below "
-                f"{margin:g}): p = {p_value:.2g} (largest of {len(pairs)} sign-flip tests)")
+    evidence = (f"{what} over {_plural(n, 'model')}: {listed}; test of: every pair below "
+                f"|rho| {margin:g} (not strongly correlated): p = {p_value:.2g} (largest of {len(pairs)} sign-flip tests)")
     if p_min > alpha:
         evidence += f" (with {_plural(n, 'model')} no result can have p below {p_min:.2g})"
     if skipped:
@@ -825,11 +825,11 @@ def complementarity_verdict(correlations: pd.DataFrame, *, margin: float = COMPL
                         f"{margin:g}, unit: model)",
                    statistic=float(means[j]), p_value=p_value, p_min=p_min, p_against=above.p_value,
                    against=f"some pair of families has mean |rho| above {margin:g} beyond chance (sign-flip "
-                           f"min-p test over the {len(pairs)} pairs): near-identical",
+                           f"min-p test over the {len(pairs)} pairs): strongly correlated",
                    effect=float(means[j]), ci=ci, effect_format="{:.2f}",
                    effect_label=(f"largest mean |Spearman| between two families' layer curves ({worst})"
                                  + (", noise-corrected" if corrected else "")),
-                   reconstruction=f"'complementary rather than redundant' read as 'not near-identical': no pair of "
+                   reconstruction=f"'complementary rather than redundant' read as 'not strongly correlated': no pair of "
                                   f"per-layer curves with |Spearman| >= {margin:g} (velocity, adjusted NRS, GFMI at "
                                   "transition midpoints); the paper gives no measurement, and that each family adds "
                                   "information the others lack (complementarity proper) is not tested"
@@ -995,8 +995,8 @@ COMPLEMENTARITY_NULL = NullModel(
     _redundancy_boundary, complementarity_verdict,
     "{n_models} models x {n_tasks} tasks x 12 transitions; Frenet and NRS curves at mean |rho| = "
     f"{COMPLEMENTARITY_MARGIN:g} (the margin), GFMI unrelated",
-    effect=_redundancy_boundary, effect_panel="the same: |rho| exactly at the margin is also the edge of 'not near-identical'",
+    effect=_redundancy_boundary, effect_panel="the same: |rho| exactly at the margin is also the edge of 'not strongly correlated'",
     power_effect=functools.partial(_redundancy_boundary, target=POWER_FAMILY_RHO),
     power_panel=f"the same design, Frenet and NRS curves at mean |rho| = {POWER_FAMILY_RHO} (related but far from "
-                f"near-identical; assumed: the paper gives no measurement), GFMI unrelated",
+                f"strongly correlated; assumed: the paper gives no measurement), GFMI unrelated",
     design={"n_models": 8, "n_tasks": 4})

@@ -357,8 +357,9 @@ def adjusted_outcomes(records, *, alpha: float = ALPHA) -> dict[str, str]:
     claims tested on a panel that could reach ``alpha``, is at most ``alpha`` (``p_holm`` of
     :func:`multiplicity`); a "contradicted" only when its p against the claim, Holm-adjusted over
     every test's p against its claim, is (``p_against_holm``). A decision that does not survive
-    becomes "inconclusive"; every other outcome is kept. The headline (README, landing page,
-    per-paper tallies) counts these, the unadjusted outcomes beside them.
+    becomes "inconclusive"; every other outcome is kept, and a demonstration's (no test, so no
+    multiplicity: a construction or arithmetic that fails reads "contradicted" and stays so). The
+    headline (README, landing page, per-paper tallies) counts these, the unadjusted outcomes beside them.
 
     Returns
     -------
@@ -370,11 +371,13 @@ def adjusted_outcomes(records, *, alpha: float = ALPHA) -> dict[str, str]:
     >>> rows = [Verdict("skean.gain", "test", "x", test="t", p_value=0.01, p_min=0.004).record(),
     ...         Verdict("skean.choice", "test", "x", test="t", p_value=0.04, p_min=0.004).record(),
     ...         Verdict("skean.valley", "test", "x", test="t", p_value=0.5, p_min=0.004).record(),
-    ...         Verdict("ilse.parameters", "demonstration", "x", holds=True).record()]
-    >>> adjusted_outcomes(rows)  # Holm over three: 0.03, 0.08, 0.5
-    {'skean.gain': 'reproduced', 'skean.choice': 'inconclusive', 'skean.valley': 'inconclusive', 'ilse.parameters': 'demonstrated'}
+    ...         Verdict("ilse.parameters", "demonstration", "x", holds=True).record(),
+    ...         Verdict("cosine.theory", "demonstration", "x", holds=False).record()]
+    >>> adjusted_outcomes(rows)  # Holm over three: 0.03, 0.08, 0.5; demonstrations as they are
+    {'skean.gain': 'reproduced', 'skean.choice': 'inconclusive', 'skean.valley': 'inconclusive', 'ilse.parameters': 'demonstrated', 'cosine.theory': 'contradicted'}
     """
     m = multiplicity(records, alpha=alpha)
     kept = set(m["reproduced_holm"]) | set(m["contradicted_holm"])
-    return {r["claim"]: ("inconclusive" if r["outcome"] in ("reproduced", "contradicted") and r["claim"] not in kept
-                         else r["outcome"]) for r in records if r.get("claim") and r.get("outcome")}
+    return {r["claim"]: ("inconclusive" if r.get("kind", "test") == "test" and r["outcome"] in ("reproduced", "contradicted")
+                         and r["claim"] not in kept else r["outcome"])
+            for r in records if r.get("claim") and r.get("outcome")}

@@ -55,22 +55,22 @@ class Sensitivity:
 
     @property
     def counted(self) -> tuple[Alternative, ...]:
-        """The alternatives that decide robustness: every one but the test level's (:data:`LEVEL_RULE`)."""
+        """Every alternative but the test level's (:data:`LEVEL_RULE`), the ones that decide :attr:`robust`."""
         return tuple(a for a in self.alternatives if a.rule != LEVEL_RULE)
 
     @property
     def robust(self) -> bool:
-        """Whether every counted alternative (:attr:`counted`) gives the primary outcome (True when there is none)."""
+        """Whether every alternative of :attr:`counted` gives the primary outcome (True when there is none)."""
         return all(a.outcome == self.primary.outcome for a in self.counted)
 
     @property
     def flips(self) -> tuple[Alternative, ...]:
-        """The counted alternatives whose outcome differs from the primary's."""
+        """The alternatives of :attr:`counted` whose outcome differs from the primary's."""
         return tuple(a for a in self.counted if a.outcome != self.primary.outcome)
 
     @property
     def at_other_levels(self) -> tuple[Alternative, ...]:
-        """The verdict at the test level's alternatives (shown beside the verdict, not counted)."""
+        """The verdicts at the test level's alternatives, shown beside the verdict and not counted."""
         return tuple(a for a in self.alternatives if a.rule == LEVEL_RULE)
 
 

@@ -235,16 +235,16 @@ COMPLEMENTARITY = Specification(
     unit="the model: its tasks are averaged first (they share the model's layers).",
     test=("intersection-union of three one-sided non-superiority sign-flip tests of 'mean x < margin' over models "
           "(p = the largest; p_min = 2^-n); p_against: some pair's mean above the margin beyond chance (sign-flip "
-          "min-p test of x - margin over the three pairs). What it tests is 'not near-identical', the book's "
+          "min-p test of x - margin over the three pairs). What it tests is 'not strongly correlated', the book's "
           "reading; complementarity proper (each family adds information the others lack: an incremental "
           "prediction of model or task differences) is not tested."),
     rules=(
         Rule("margin", families.COMPLEMENTARITY_MARGIN, "book",
-             "the paper gives no measurement of 'redundant' (Sec. 1); the book calls two families near-identical "
+             "the paper gives no measurement of 'redundant' (Sec. 1); the book calls two families strongly correlated "
              "when their curves order a model's layers alike with Spearman |rho| >= 0.7, its own cut for a 'strong' "
              "correlation elsewhere (lrd.verdicts.agreement.STRONG_CORRELATION, Dancey and Reidy's labels as "
              "tabulated by Akoglu 2018). A laxer referee takes 0.8 or 0.9 ('very strong'): at 0.9, two families "
-             "whose curves agree at |rho| 0.85 pass as 'not near-identical' in about 9 of 10 simulated panels of "
+             "whose curves agree at |rho| 0.85 pass as 'not strongly correlated' in about 9 of 10 simulated panels of "
              "the chapter's design (tests/test_verdicts_families.py)",
              alternatives=(0.8, 0.9), label="near-identity margin |rho|"),
         Rule("undefined_rho", families.UNDEFINED_RHO, "book",

@@ -50,19 +50,28 @@ EVERY_MODEL = Scope("every model of the panel counted, contrastive sentence embe
                     "to the book's rule)")
 
 
-def embedder_rule(what: str) -> Rule:
-    """The book's one rule on contrastive sentence embedders in the Skean claims, as the rule
-    ``scope`` of a judge: None, the claim's :class:`~lrd.verdicts.claims.Scope`
-    (:data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`: the panel's decoders), leaves them out, shown and
-    never counted; the alternative, :data:`EVERY_MODEL`, counts them. ``what`` says what their
-    contrastive last layer would bias in this claim."""
+def embedder_rule(what: str, *, counted: bool) -> Rule:
+    """The book's rule on the panel's contrastive sentence embedders in a Skean claim, as the rule
+    ``scope`` of a judge (None: the claim's own :class:`~lrd.verdicts.claims.Scope`).
+
+    Where the claim's scope is every model (``counted``: skean.gain, skean.metrics_track), the
+    embedders count, as the paper's own models include contrastively trained bidirectional ones
+    (LLM2vec), and the alternative, :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`, leaves them out.
+    Where the claim is stated for Pythia (skean.choice), the language models count and the
+    alternative, :data:`EVERY_MODEL`, adds the embedders. ``what`` says what their contrastive
+    last layer would do in this claim."""
+    if counted:
+        return Rule("scope", None, "book",
+                    f"None means the claim's scope, every model of the panel: {_PAPER_MODELS}, among them LLM2vec, a "
+                    "bidirectional model trained contrastively (BehnamGhader et al., COLM 2024), so the panel's "
+                    "contrastive sentence embedders are of a kind the paper counts. Their last layer is trained as "
+                    f"the embedding, though; {what}. The alternative counts the autoregressive language models only "
+                    f"({SKEAN_LLM_SCOPE.text})",
+                    alternatives=(SKEAN_LLM_SCOPE,), label="models counted (every model, embedders included)")
     return Rule("scope", None, "book",
-                f"None means the claim's scope ({SKEAN_LLM_SCOPE.text}). The book's rule, the same for skean.gain, "
-                "skean.metrics_track and skean.choice: a contrastive sentence embedder's last layer is trained "
-                "contrastively as the embedding, the very use on which the claims compare its layers, unlike the "
-                f"last layers of the paper's models ({_PAPER_MODELS}; none is such an embedder); {what}. The "
-                "paper states no such exclusion, so a referee may count every model: the alternative",
-                alternatives=(EVERY_MODEL,), label="models counted (contrastive sentence embedders left out)")
+                f"None means the claim's scope ({SKEAN_LLM_SCOPE.text}); {what}. The alternative counts every model, "
+                "the contrastive sentence embedders included",
+                alternatives=(EVERY_MODEL,), label="models counted (language models only)")
 
 
 GAIN = Specification(
@@ -80,11 +89,9 @@ GAIN = Specification(
            f"(classification, clustering, reranking ...)\" (report digest 002, Sec. 2.1 {_T}). The abstract's subject "
            "is large language models ('the outputs of large language models (LLMs) typically rely on the final "
            "layers', abstract, digest 001); the digest gives the 40%-60% band and the 2%-16% range with "
-           "Pythia-410m as its example (Fig. 1). None of the paper's models is a sentence embedder whose last layer "
-           "is trained contrastively as the embedding (as all-MiniLM-L6-v2's or bge-small's is). The book counts "
-           "its autoregressive language models only and shows its contrastive sentence embedders without counting "
-           "them (the book's rule 'scope', the same for skean.metrics_track and skean.choice; its alternative counts "
-           "them). The abstract's 'often improving' is read as the mean gain over models (the book's reading, the "
+           "Pythia-410m as its example (Fig. 1). The paper's models include LLM2vec, a bidirectional model trained "
+           "contrastively, and BERT, so the book counts every model of its panel, its contrastive sentence embedders "
+           "included (the rule 'scope'; its alternative counts the autoregressive language models only). The abstract's 'often improving' is read as the mean gain over models (the book's reading, the "
            "rule 'often')"),
     estimand=(r"the mean over the models in the claim's scope of g_m = (b_m - l_m) / |l_m|, with b_m the task-mean score of model m's layers "
               r"at depth l/L in the band (their mean; the nearest intermediate layer where none falls in it) and "
@@ -114,8 +121,8 @@ GAIN = Specification(
              label="depth band of the intermediate layers"),
         Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
              label="gain relative to the last layer (else in points)"),
-        embedder_rule("in this claim it would make the last layer look better than in the paper's models, and the "
-                      "abstract's subject is LLMs' final layers"),
+        embedder_rule("in this claim it may make the last layer look better than in a model whose last layer was "
+                      "not fitted as the embedding, and the abstract's subject is LLMs' final layers", counted=True),
         Rule("estimator", "band", "book",
              f"{_FIG1}: the paper's estimator reads the band's layers, none chosen by its score. The alternative is "
              "the claim's words taken as 'some intermediate layer beats the last': the best intermediate layer, "
@@ -123,8 +130,10 @@ GAIN = Specification(
              "layer_choice.cross_fitted_gain, the halves as the model returns them). Its sign-flip null is exact only "
              "when the halves share no fit; the chapter's halves do not (lrd.methods.crossfit), the appendix's "
              "simulated design shares them (the least favourable case), where it is biased upward",
-             alternatives=("cross-fitted best",), label="layers read as 'intermediate' (the band, or the "
-                                                           "cross-fitted best)"),
+             alternatives=(), label="layers read as 'intermediate' (the band; the cross-fitted best is available as "
+                                    "estimator='cross-fitted best' but not tried as an alternative: under a null "
+                                    "with layer-to-layer roughness the best of the intermediate layers beats the "
+                                    "last almost always, so it is uncalibrated)"),
         Rule("often", "mean", "book",
              "the abstract says intermediate layers 'often' improve performance (abstract, digest 001) and the "
              f"digest gives an average ({_FIG1}); the book reads 'often' as the mean gain over models against 0, "
@@ -229,8 +238,8 @@ METRICS_TRACK = Specification(
              "form the family, and reading DiME's sign from its use to choose a layer, is the book's",
              alternatives=({"prompt entropy": -1}, {"DiME": +1}),
              label="tested metrics and their signs"),
-        embedder_rule("in this claim their scores across layers, shaped by that training, would be what the "
-                      "metrics are asked to track, where the paper states the relation for autoregressive models"),
+        embedder_rule("in this claim their scores across layers, shaped by that training, are what the metrics are "
+                      "asked to track", counted=True),
     ),
     null=layer_choice.METRICS_TRACK_NULL,
 )
@@ -273,7 +282,7 @@ CHOICE = Specification(
         Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
              label="gain relative to the last layer (else in points)"),
         embedder_rule("in this claim the paper states its number for Pythia only (report digest 002, Sec. "
-                      "3.1), and the book extends it to autoregressive language models"),
+                      "3.1), and the book extends it to autoregressive language models", counted=False),
     ),
     null=layer_choice.CHOICE_NULL,
 )
