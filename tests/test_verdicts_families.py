@@ -478,9 +478,10 @@ def test_complementarity_near_identical_at_0_85_passes_only_the_laxest_margin():
     assert unrelated["contradicted"] == 0 and unrelated["reproduced"] > 0.9
 
 
-def test_complementarity_verdict_reads_as_not_near_identical():
+def test_complementarity_verdict_reads_as_not_strongly_correlated():
     v = complementarity_verdict(_correlations(np.full((5, 3), 0.2)))
-    assert "no pair near-identical" in v.evidence and "not near-identical" in v.reconstruction
+    assert "test of: every pair below |rho| 0.7 (not strongly correlated)" in v.evidence
+    assert "not strongly correlated" in v.reconstruction
     assert "complementarity proper" in v.reconstruction
 
 
