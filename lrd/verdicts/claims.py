@@ -265,7 +265,7 @@ _CLAIMS = [
                  "four statistics; tasks shuffled within models: p >= 1/(T!)^(M-1)); two or more datasets per task "
                  "type to speak of task types"),
           sweep=_sweep("lrd_families", _EMBEDDERS)),
-    Claim("lrd.complementarity", LRD, "lrd_families", "no two families' layer curves strongly correlated",
+    Claim("lrd.complementarity", LRD, "lrd_families", "no two families with strongly correlated layer curves",
           "Each family targets a different aspect of the layer sequence; the three are complementary rather than "
           "redundant: one measures global subspace motion, one local nearest-neighbour retention, the third "
           "alignment with the final layer.", "Sec. 1, Introduction (our translation of the digest)",
