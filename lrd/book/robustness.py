@@ -12,12 +12,12 @@ A verdict that one of the book's choices flips is not decided by the data alone.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
 
+from lrd.book.findings import verdict_records
 from lrd.book.glue import saved_tables
 from lrd.book.specs import rule_value
 from lrd.verdicts.claims import CLAIMS
@@ -51,18 +51,11 @@ def sensitivity_table(results: str | Path, chapters: Iterable[str] | None = None
     rows = []
     for chapter in chapters:
         saved = saved_tables(results, chapter)
-        records = _records(Path(results) / f"{chapter}.json")
+        records = {r["claim"]: r for r in verdict_records(results, [chapter])}
         for claim_id in [c for c in CLAIMS if c in saved]:
             rows.append({"claim": claim_id, "chapter": chapter, **_sensitivity_of(claim_id, saved[claim_id],
                                                                                  records.get(claim_id))})
     return pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
-
-
-def _records(path: Path) -> dict[str, dict]:
-    """A chapter's verdict records by claim (none when its results JSON is absent)."""
-    if not path.is_file():
-        return {}
-    return {r["claim"]: r for r in json.loads(path.read_text()).get("verdicts", [])}
 
 
 def _sensitivity_of(claim_id: str, inputs: dict, record: dict | None) -> dict:
@@ -74,5 +67,5 @@ def _sensitivity_of(claim_id: str, inputs: dict, record: dict | None) -> dict:
                 "robust": bool(record["robust"]),
                 "flipped by": "; ".join(f"{f['rule']} = {f['value']}: {f['outcome']}" for f in flips)}
     s = sensitivity(claim_id, inputs["tables"], note=inputs["note"], **inputs["choices"])
-    return {"outcome": s.primary.outcome, "choices tried": len(s.alternatives), "robust": s.robust,
+    return {"outcome": s.primary.outcome, "choices tried": len(s.counted), "robust": s.robust,
             "flipped by": "; ".join(f"{a.rule} = {rule_value(a.value)}: {a.outcome}" for a in s.flips)}
