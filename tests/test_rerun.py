@@ -103,3 +103,31 @@ def test_number_reads_fields_as_finite_floats():
     assert rerun.number({"per_model": []}, "per_model") is None
     assert rerun.number({}, "effect") is None
     assert math.isclose(rerun.number({"effect": -0.25}, "effect"), -0.25)
+
+
+def test_each_verdict_s_fold_says_how_far_it_moved_between_the_builds_of_its_profile():
+    from lrd.book.rerun import claim_reexecution
+    from lrd.book.tested import details_markdown
+
+    def rec(name, profile, outcome, p):
+        return {"name": name, "group": profile, "profile": profile,
+                "verdicts": [{"claim": "skean.gain", "outcome": outcome, "p_value": p}]}
+
+    records = [rec("A", "default", "reproduced", 0.01), rec("B", "default", "inconclusive", 0.2),
+               rec("C", "ci", "reproduced", 0.01), rec("D", "ci", "reproduced", 0.01)]
+    default = claim_reexecution("skean.gain", records, profile="default")
+    assert "not robust to re-execution" in default and "0.19" in default and "C" not in default
+    assert claim_reexecution("skean.gain", records, profile="ci") == "C against D: identical"
+    assert claim_reexecution("skean.valley", records) == ""
+    fold = details_markdown({"claim": "skean.gain", "outcome": "reproduced", "reexecution": default})
+    assert "**Re-executed elsewhere**" in fold and "A against B" in fold
+    assert "Re-executed" not in details_markdown({"claim": "skean.gain", "outcome": "reproduced"})
+
+
+def test_the_committed_default_records_give_every_default_verdict_a_movement():
+    from lrd.book.rerun import claim_reexecution, load_records
+
+    records = load_records()
+    default = {v["claim"] for r in records if r["profile"] == "default" for v in r["verdicts"]}
+    assert default, "no default-profile record committed"
+    assert all(claim_reexecution(c, records, profile="default") for c in default)

@@ -233,6 +233,53 @@ def rerun_markdown(records: list[dict]) -> str:
     return "\n".join(text)
 
 
+def claim_reexecution(claim: str, records: list[dict], *, profile: str | None = None) -> str:
+    """A few words for a verdict's fold: how far its numbers moved between recorded builds.
+
+    For every group of :func:`groups` whose records were executed at ``profile`` (None: any) and
+    of which at least two have a verdict for ``claim``: the builds compared (record names, which
+    carry the machine and commit), then "identical" where no number moved, else whether the
+    outcome stayed and the numbers of :data:`NUMBERS` that moved, by how much. A verdict whose
+    outcome changed between two builds is not robust to re-execution, and the words say so. ""
+    when no group has the claim twice. The records are of the commits they name: a claim whose
+    judge changed since reads the past code's movement.
+
+    >>> a = {"name": "A", "group": "g", "profile": "ci", "verdicts": [{"claim": "c", "outcome": "reproduced",
+    ...      "p_value": 0.0078, "effect": 0.5}]}
+    >>> b = {"name": "B", "group": "g", "profile": "ci", "verdicts": [{"claim": "c", "outcome": "reproduced",
+    ...      "p_value": 0.0156, "effect": 0.5}]}
+    >>> claim_reexecution("c", [a, b], profile="ci")
+    'A against B: reproduced in both, p moved by 0.0078'
+    >>> c = {**b, "name": "C", "verdicts": [{"claim": "c", "outcome": "inconclusive", "p_value": 0.2}]}
+    >>> claim_reexecution("c", [a, c])
+    'A against C: reproduced / inconclusive, not robust to re-execution; p moved by 0.192'
+    >>> claim_reexecution("c", [a, a | {"name": "A2"}]), claim_reexecution("c", [a, b], profile="default")
+    ('A against A2: identical', '')
+    """
+    words = {"p_value": "p", "p_against": "p against", "effect": "the effect", "per_model": "the per-model count"}
+    parts = []
+    for members in groups([r for r in records if profile is None or r.get("profile") == profile]).values():
+        rows = [r for r in movement(members) if r["claim"] == claim and r["robust"] is not None]
+        if not rows:
+            continue
+        row = rows[0]
+        names = [n for n, o in row["outcomes"].items() if o is not None]
+        builds = ", ".join(names[:-1]) + f" against {names[-1]}"
+        if row["identical"] and row["robust"]:
+            parts.append(f"{builds}: identical")
+            continue
+        outs = [row["outcomes"][n] for n in names]
+        outcome = (f"{outs[0]} in {'both' if len(outs) == 2 else 'all'}" if row["robust"]
+                   else " / ".join(outs) + ", not robust to re-execution")
+        moved = [f"{words[f]} by {_fmt(row['moved'][f], f)}" for f in NUMBERS if row["moved"].get(f)]
+        text = f"{builds}: {outcome}"
+        if moved:
+            text += (", " if row["robust"] else "; ") + moved[0].replace(" by ", " moved by ", 1)
+            text += "".join(f", {m}" for m in moved[1:])
+        parts.append(text)
+    return "; ".join(parts)
+
+
 # ---- records on disk -------------------------------------------------------------------------
 
 def load_records(folder: Path = RECORDS) -> list[dict]:

@@ -196,6 +196,31 @@ def with_appendix_power(rows: list[dict], appendix: dict[str, tuple[float, str]]
             if "outcome" in r and r.get("power") is None and r.get("claim") in appendix else r for r in rows]
 
 
+def with_reexecution(rows: list[dict], root: Path) -> list[dict]:
+    """``rows`` with, on each verdict, how far its numbers moved between the recorded builds of its
+    chapter's profile (``reexecution``: :func:`lrd.book.rerun.claim_reexecution` over
+    ``benchmarks/rerun``; the fold shows it). A chapter executed with custom parameters has none."""
+    from lrd.book.findings import build_profile
+    from lrd.book.rerun import claim_reexecution, load_records
+
+    records = load_records()
+    if not records:
+        return rows
+    profiles: dict[str, str] = {}
+    out = []
+    for r in rows:
+        if "outcome" not in r or not r.get("claim"):
+            out.append(r)
+            continue
+        docname = r.get("docname", "")
+        if docname not in profiles:
+            results = (root / docname).parent / "results"
+            profiles[docname] = build_profile(results, [Path(docname).name])
+        moved = claim_reexecution(r["claim"], records, profile=profiles[docname]) if profiles[docname] != "custom" else ""
+        out.append({**r, "reexecution": moved} if moved else r)
+    return out
+
+
 def _power_cell(row: dict) -> str:
     """The power in a few characters, what it was simulated at on hover."""
     if row.get("power") is None:
@@ -391,7 +416,7 @@ class VerdictsDirective(SphinxDirective):
         root = Path(self.env.srcdir)
         _note_dependencies(self.env, root)
         container = nodes.container(classes=[f"{CLASS}-box"])
-        rows = with_appendix_power(dashboard_rows(root), appendix_power(root))
+        rows = with_reexecution(with_appendix_power(dashboard_rows(root), appendix_power(root)), root)
         specs = any(Path(d).name == "specifications" for d in toc_files(root))
         self.state.nested_parse(table_markdown(rows, self.env.docname, specs_page=specs).splitlines(),
                                 self.content_offset, container)

@@ -212,6 +212,9 @@ def details_markdown(record: Mapping[str, Any], *, spec_ref: bool = False) -> st
     elif rules is not None:
         lines.append("**Its rules.** The judge uses no number or choice beyond its tables.")
     lines.append(f"**Sensitivity.** {markup.text(sensitivity_text(record).capitalize())}.")
+    if record.get("reexecution"):
+        lines.append(f"**Re-executed elsewhere** (recorded builds of the commits they name; the manual's "
+                     f"re-execution section lists them). {markup.text(record['reexecution'][0].upper() + record['reexecution'][1:])}.")
     if spec_ref and record.get("claim"):
         from lrd.book.specs import anchor
 
