@@ -17,7 +17,7 @@ import json
 import numbers
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -249,15 +249,24 @@ def save_tables(judged: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
-def saved_tables(folder: str | Path, chapter: str) -> dict[str, dict[str, Any]]:
+def saved_claims(folder: str | Path, chapter: str) -> list[str]:
+    """The claim ids whose judged inputs the chapter saved under ``<folder>/<chapter>.tables/``, sorted
+    (no file is read: :func:`saved_tables` loads them)."""
+    return [path.stem for path in sorted((Path(folder) / f"{chapter}.tables").glob("*.lrd"))]
+
+
+def saved_tables(folder: str | Path, chapter: str, claims: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
     """Claim id -> ``{"tables", "choices", "note"}`` as the chapter's judges read them
-    (what :meth:`Glue.save` wrote under ``<folder>/<chapter>.tables/``)."""
+    (what :meth:`Glue.save` wrote under ``<folder>/<chapter>.tables/``); ``claims``: only these."""
     from lrd.engine import codec
 
+    wanted = None if claims is None else set(claims)
     found = {}
-    for path in sorted((Path(folder) / f"{chapter}.tables").glob("*.lrd")):
-        with open(path, "rb") as f:
-            found[path.stem] = _restored(codec.load(f))
+    for claim in saved_claims(folder, chapter):
+        if wanted is not None and claim not in wanted:
+            continue
+        with open(Path(folder) / f"{chapter}.tables" / f"{claim}.lrd", "rb") as f:
+            found[claim] = _restored(codec.load(f))
     return found
 
 

@@ -18,8 +18,8 @@ from typing import Iterable
 import pandas as pd
 
 from lrd.book.findings import verdict_records
-from lrd.book.glue import saved_tables
-from lrd.book.specs import rule_value
+from lrd.book.glue import saved_claims, saved_tables
+from lrd.book.specs import short_value
 from lrd.verdicts.claims import CLAIMS
 from lrd.verdicts.sensitivity import sensitivity
 
@@ -50,15 +50,15 @@ def sensitivity_table(results: str | Path, chapters: Iterable[str] | None = None
         chapters = list(dict.fromkeys(c.chapter for c in CLAIMS.values()))
     rows = []
     for chapter in chapters:
-        saved = saved_tables(results, chapter)
+        saved = saved_claims(results, chapter)
         records = {r["claim"]: r for r in verdict_records(results, [chapter])}
         for claim_id in [c for c in CLAIMS if c in saved]:
-            rows.append({"claim": claim_id, "chapter": chapter, **_sensitivity_of(claim_id, saved[claim_id],
-                                                                                 records.get(claim_id))})
+            rows.append({"claim": claim_id, "chapter": chapter,
+                         **_sensitivity_of(claim_id, results, chapter, records.get(claim_id))})
     return pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
 
 
-def _sensitivity_of(claim_id: str, inputs: dict, record: dict | None) -> dict:
+def _sensitivity_of(claim_id: str, results: Path, chapter: str, record: dict | None) -> dict:
     """A row's outcome, choices tried, robust and flips: from the chapter's record where it kept
     them, else judged again from the saved ``inputs``."""
     if record is not None and record.get("robust") is not None:
@@ -66,6 +66,7 @@ def _sensitivity_of(claim_id: str, inputs: dict, record: dict | None) -> dict:
         return {"outcome": record["outcome"], "choices tried": record.get("n_alternatives"),
                 "robust": bool(record["robust"]),
                 "flipped by": "; ".join(f"{f['rule']} = {f['value']}: {f['outcome']}" for f in flips)}
+    inputs = saved_tables(results, chapter, [claim_id])[claim_id]  # read only where the record lacks it
     s = sensitivity(claim_id, inputs["tables"], note=inputs["note"], **inputs["choices"])
     return {"outcome": s.primary.outcome, "choices tried": len(s.counted), "robust": s.robust,
-            "flipped by": "; ".join(f"{a.rule} = {rule_value(a.value)}: {a.outcome}" for a in s.flips)}
+            "flipped by": "; ".join(f"{a.rule} = {short_value(a.value)}: {a.outcome}" for a in s.flips)}

@@ -48,6 +48,24 @@ def rule_value(value: Any) -> str:
     return str(value)
 
 
+def short_value(value: Any, *, limit: int = 60) -> str:
+    """A rule's value in a few words, for a line that lists the choices flipping a verdict: a scope
+    (which the page shows whole) by its first clause, anything else as :func:`rule_value`.
+
+    >>> from lrd.verdicts.claims import Scope
+    >>> short_value(Scope("autoregressive language models only (the panel's decoders), as the paper's Pythia"))
+    'autoregressive language models only'
+    >>> short_value(0.05), short_value((0.4, 0.6))
+    ('0.05', '0.4, 0.6')
+    """
+    text = rule_value(value)
+    if not (hasattr(value, "text") and isinstance(getattr(value, "text"), str)):
+        return text
+    cuts = [i for i in (text.find(" ("), text.find(","), text.find(";")) if i > 0]
+    text = text[:min(cuts)] if cuts else text
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
 def _rules_table(rules: Iterable[Rule]) -> list[str]:
     rows = ["| rule | value | whose | why, or the paper's words | alternatives tried |", "|---|---|---|---|---|"]
     for r in rules:

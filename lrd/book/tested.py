@@ -19,7 +19,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from lrd.book import markup
-from lrd.book.specs import rule_value
+from lrd.book.specs import rule_value, short_value
 
 __all__ = ["context", "details_markdown", "fold_html", "levels_text", "llm_panel", "models_in", "sensitivity_text", "summary_text"]
 
@@ -117,7 +117,7 @@ def context(claim_id: str, tables: Mapping[str, Any], verdict, *, note: str | No
     rules = [{"name": r.name, "label": r.label or r.name, "value": rule_value(choices.get(r.name, r.value)),
               "origin": r.origin, "alternatives": [rule_value(v) for v in r.alternatives], "reason": r.reason}
              for r in spec.rules]
-    flips = [{"rule": a.rule, "label": labels.get(a.rule, a.rule), "value": rule_value(a.value), "outcome": a.outcome}
+    flips = [{"rule": a.rule, "label": labels.get(a.rule, a.rule), "value": short_value(a.value), "outcome": a.outcome}
              for a in s.flips]
     levels = [{"value": rule_value(a.value), "outcome": a.outcome} for a in s.at_other_levels]
     return {"robust": s.robust, "flips": flips, "n_alternatives": len(s.counted), "levels": levels, "rules": rules,
