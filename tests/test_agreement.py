@@ -16,13 +16,13 @@ from lrd.methods.pruning import gromov_block, pruning_sets
 from lrd.methods.relevance import (ENCODER_SCORER_DESCRIPTIONS, ENCODER_SCORERS, angular_distance, encoder_removal_states,
                            mteb_score, probe_accuracy)
 from lrd.engine.scoring import permuted_gold_accuracy
-from lrd.verdicts.agreement import (_simulate_correct, _simulate_misestimate_edge, _unrelated_share, _with_correlation,
-                                    agreement_summary,
+from lrd.verdicts.agreement import (agreement_summary,
                                     agreement_table, chance_table, corrected_correlation, estimation_by_margin,
                                     estimation_shares, judge_correlation, judge_dataset, judge_misestimate, judge_olmo,
                                     unrelated_draws,
                                     judge_pruning, judge_theory, pruning_model_tests, relevance_replicates, replicates_of,
-                                    spearman_brown, task_agreement_table)
+                                    spearman_brown, task_agreement_table, unrelated_share)
+from lrd.verdicts.agreement.nulls import simulate_correct, simulate_misestimate_edge, with_correlation
 from lrd.verdicts.stats import average_ranks, mean_interval, mean_intervals
 
 # --- closed forms of the statistics ------------------------------------------------------------------
@@ -105,17 +105,17 @@ def test_estimation_shares_closed_form():
         estimation_shares(x, x, margin=1.0)
 
 
-def test_unrelated_share_is_the_mean_over_all_assignments():
+def testunrelated_share_is_the_mean_over_all_assignments():
     cos, acc = np.array([0.4, 0.1, 0.3, 0.2]), np.array([0.0, 0.0, 0.5, 0.1])  # a tie in accuracy
     for margin in (0.0, 0.1, 1 / 3, 0.5):
         brute = np.mean([sum(estimation_shares(cos, acc[list(p)], margin=margin)[k] for k in ("over", "under"))
                          for p in itertools.permutations(range(4))])
-        assert _unrelated_share(cos, acc, margin) == pytest.approx(brute)
+        assert unrelated_share(cos, acc, margin) == pytest.approx(brute)
 
 
 def test_estimation_by_margin_shows_unrelated_rankings_beside_ours():
     drop = np.linspace(0, 0.5, 10)
-    reps = {("m", "t"): relevance_replicates(_simulate_correct(np.random.default_rng(0), drop, 200), drop, n_boot=2)}
+    reps = {("m", "t"): relevance_replicates(simulate_correct(np.random.default_rng(0), drop, 200), drop, n_boot=2)}
     t = estimation_by_margin(reps, margins=(0.0, 1 / 3))
     assert t["unrelated"].iloc[1] == pytest.approx((1 - 1 / 3) ** 2, abs=0.05)  # (1 - m)^2 for unrelated ranks
     assert t["ours"].iloc[1] < t["unrelated"].iloc[1]
@@ -154,12 +154,12 @@ def _above(keys, p=0.001):
 
 def _reps(cosine: dict, drop: dict, *, items: int = _ITEMS, seed: int = 0, intact: dict | None = None):
     rng = np.random.default_rng(seed)
-    correct = {k: _simulate_correct(rng, drop[k], items, intact=(intact or {}).get(k, 0.8)) for k in drop}
+    correct = {k: simulate_correct(rng, drop[k], items, intact=(intact or {}).get(k, 0.8)) for k in drop}
     return replicates_of(correct, cosine, n_boot=200, n_splits=10, seed=seed)
 
 
 def _correlation_verdict(r_by_model: dict, **kw):
-    cos = {(m, t): _with_correlation(_DROP, r) for m, r in r_by_model.items() for t in ("t1", "t2")}
+    cos = {(m, t): with_correlation(_DROP, r) for m, r in r_by_model.items() for t in ("t1", "t2")}
     reps = _reps(cos, {k: _DROP for k in cos}, **kw)
     return judge_correlation(agreement_table(reps), _above(reps))
 
@@ -238,17 +238,17 @@ def test_misestimation_is_not_contradicted_at_the_claims_edge():
     first decoder exactly there and the others ranking blocks as removal does, "contradicted" is
     false; the old test (the permutation test of "better than random at all") said so on 15% of
     100 such panels at the chapter's design, the bootstrap test of "more than 10% better" on none."""
-    outcomes = [judge_misestimate(**_simulate_misestimate_edge(np.random.default_rng([11, i]))).outcome
+    outcomes = [judge_misestimate(**simulate_misestimate_edge(np.random.default_rng([11, i]))).outcome
                 for i in range(60)]
     assert outcomes.count("contradicted") <= 3  # at most 5%
 
 
-def test_unrelated_draws_average_to_the_exact_unrelated_share():
+def test_unrelated_draws_average_to_the_exactunrelated_share():
     drop = np.linspace(0.0, 0.6, _L)
     cos = np.random.default_rng(1).permutation(_L).astype(float)
     reps = _reps({("a", "t"): cos}, {("a", "t"): drop})
     draws = unrelated_draws(reps, n_perm=4000)
-    exact = _unrelated_share(cos, reps["a", "t"].accuracy[0], 0.1)
+    exact = unrelated_share(cos, reps["a", "t"].accuracy[0], 0.1)
     assert draws["misestimated"].mean() == pytest.approx(exact, abs=0.01)
     with pytest.raises(ValueError, match="n_perm"):
         unrelated_draws(reps, n_perm=5)
@@ -471,6 +471,7 @@ def test_the_dataset_null_sits_at_the_margin_of_the_same_relevance(monkeypatch):
     inside the null), and the edge of a false contradiction every decoder at the margin. Both at
     the chapter's design: its decoders' block counts, tasks, items and splits."""
     from lrd.verdicts import agreement
+    from lrd.verdicts.agreement import nulls
     from lrd.verdicts.calibration import null_model
 
     seen = {}
@@ -479,7 +480,7 @@ def test_the_dataset_null_sits_at_the_margin_of_the_same_relevance(monkeypatch):
         seen.update(drops=drops, intact=intact, design=design)
         raise StopIteration
 
-    monkeypatch.setattr(agreement, "_sim_replicates", capture)
+    monkeypatch.setattr(nulls, "_sim_replicates", capture)
     model = null_model("cosine.dataset")
     layers = model.design["layers"]
 
@@ -505,6 +506,7 @@ def test_the_correlation_null_and_its_contradiction_edge(monkeypatch):
     decoder at exactly 0.7 (with the others weak, as before, a contradiction could hardly happen
     and its rate said nothing)."""
     from lrd.verdicts import agreement
+    from lrd.verdicts.agreement import nulls
     from lrd.verdicts.calibration import null_model
 
     seen = {}
@@ -513,7 +515,7 @@ def test_the_correlation_null_and_its_contradiction_edge(monkeypatch):
         seen.update(cosine=cosine, drops=drops)
         raise StopIteration
 
-    monkeypatch.setattr(agreement, "_sim_replicates", capture)
+    monkeypatch.setattr(nulls, "_sim_replicates", capture)
     model = null_model("cosine.correlation")
 
     def r_of(simulate):

@@ -17,7 +17,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Judge modules whose statistics are apart from their words (each one added as it is split).
-STATISTICS_MODULES: list[str] = []
+STATISTICS_MODULES: list[str] = [
+    "lrd.verdicts.agreement", "lrd.verdicts.agreement.relevance", "lrd.verdicts.agreement.judges",
+    "lrd.verdicts.agreement.nulls",
+]
 
 MIN_WORDS = 5
 
