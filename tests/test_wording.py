@@ -17,7 +17,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Judge modules whose statistics are apart from their words (each one added as it is split).
-STATISTICS_MODULES: list[str] = []
+STATISTICS_MODULES: list[str] = [
+    "lrd.verdicts.layer_choice", "lrd.verdicts.layer_choice.tables", "lrd.verdicts.layer_choice.valleys",
+    "lrd.verdicts.layer_choice.judges", "lrd.verdicts.layer_choice.nulls",
+]
 
 MIN_WORDS = 5
 
