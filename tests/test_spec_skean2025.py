@@ -288,7 +288,7 @@ def test_the_edge_and_the_mixed_panel_are_rarely_contradicted():
     seeds = np.random.SeedSequence(48).spawn(100)
     for design, n in ((None, 40), (_TESTABLE, 100)):
         outcomes = [judge("skean.gain", simulate_gain_effect(np.random.default_rng(s), embedder_gain=0.0,
-                                                              **(design or {})), scope=SKEAN_LLM_SCOPE).outcome
+                                                             **(design or {})), scope=SKEAN_LLM_SCOPE).outcome
                     for s in seeds[:n]]
         assert outcomes.count("contradicted") / n <= (0 if design is None else 0.05 + 2 * (0.05 * 0.95 / n) ** 0.5)
     tables = simulate("skean.gain", seed=0, model="edge")["results"]
