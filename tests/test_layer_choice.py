@@ -16,6 +16,8 @@ from lrd.verdicts.layer_choice import (BOOK_DESIGN, BOOK_MODELS, FINAL_NORM_HALV
                                        chance_table, cross_fitted_gain, final_norm_comparison, judge_choice, judge_gain,
                                        judge_metrics_track, judge_valley, label_free_choice, metric_correlations,
                                        model_gains, panel_note, valley_depths, valley_drop)
+from lrd.verdicts.layer_choice import choice_result, gain_result, metrics_track_result, valley_result
+from lrd.verdicts.claims import Scope
 from lrd.verdicts.specifications.skean2025 import EVERY_MODEL
 from lrd.verdicts.stats import mean_interval
 
@@ -508,10 +510,71 @@ def test_choice_per_model_over_replicates_and_its_null():
     assert v.per_model == (0, 5)  # 4 replicates per model: p >= 1/16, never below 0.05 after Holm
     from dataclasses import replace
 
-    from lrd.verdicts.layer_choice import BOOK_DESIGN, _design_metric
+    from lrd.verdicts.layer_choice import BOOK_DESIGN, design_metric
 
     design = replace(BOOK_DESIGN, shared_fit=False, rough_sd=0.0)
-    shown = [judge_choice(pd.concat([simulate_design(rng, design), _design_metric(rng, design, "DiME")],
+    shown = [judge_choice(pd.concat([simulate_design(rng, design), design_metric(rng, design, "DiME")],
                                     ignore_index=True)).per_model[0] > 0
              for rng in (np.random.default_rng(s) for s in np.random.SeedSequence(5).spawn(60))]
     assert np.mean(shown) <= 0.1
+
+
+# ---- the judges' numbers, read without their words (issue 47) -----------------------------------
+
+
+def test_gain_result_every_model_gains_exact_sign_flip_p():
+    """Five models whose 40-60% band scores g above the last on every task: every relative gain is
+    positive, so the sign-flip p is the identity pattern's alone, 1/2^5; the effect is the mean g;
+    each model's 4 (task, half) replicates reach 1/16 at best, never 0.05 after Holm over 5."""
+    gains = [0.02, 0.04, 0.06, 0.08, 0.10]
+    r = gain_result(_panel(gains))
+    assert r.case == "tested" and r.p_value == r.p_min == 1 / 32 and r.outcome == "reproduced"
+    assert r.effect == pytest.approx(np.mean(gains)) and r.per_model == (0, 5)
+    assert r.facts["n_models"] == 5 and r.facts["wins"] == 5 and r.facts["normed"] == 0
+    assert r.facts["crossed"] is not None and r.facts["left_out"] == {}
+    share = gain_result(_panel(gains), often="share")  # every task gains: share 1 in every model
+    assert share.effect == pytest.approx(1.0) and share.p_value == 1 / 32 and share.power is None
+
+
+def test_gain_and_choice_results_without_a_model_in_scope_are_not_testable():
+    """A scope of decoders on a panel of encoders: no number at all, every model shown as left out."""
+    decoders = Scope("autoregressive language models only", kinds=("decoder",))
+    encoders = _panel([0.1, 0.2]).assign(kind="encoder")
+    r = gain_result(encoders, scope=decoders)
+    assert r.case == "no model in scope" and r.p_value is None and r.p_min is None and r.effect is None
+    assert r.outcome == "not testable" and r.facts["left_out"] == pytest.approx({"m0": 0.1, "m1": 0.2})
+    c = choice_result(_choice_panel(3, good=True, kind="encoder"), scope=decoders)
+    assert c.case == "no model in scope" and c.p_min is None and c.outcome == "not testable"
+    assert c.facts["left_out"] == pytest.approx({"m0": 0.2, "m1": 0.2, "m2": 0.2})
+
+
+def test_choice_result_closed_form():
+    """DiME picks layer 2 of 4 (depth 0.5), which scores 0.6 against the last layer's 0.5: a
+    relative gain of 0.2 in each of 5 models, p = 1/32; against (every model below the last): 1."""
+    r = choice_result(_choice_panel(5, good=True))
+    assert r.p_value == r.p_min == 1 / 32 and r.p_against == 1.0 and r.effect == pytest.approx(0.2)
+    assert r.facts["depth"] == pytest.approx(0.5) and r.facts["wins"] == 5 and r.per_model == (0, 5)
+    points = choice_result(_choice_panel(5, good=True), relative=False)
+    assert points.effect == pytest.approx(0.1)
+
+
+def test_metrics_track_result_closed_form():
+    """Prompt entropy is minus the score in every model (signed rho +1): p = 1/2^5, effect 1, and
+    its reversal's p 1; DiME unmeasured is not among the metrics tested."""
+    r = metrics_track_result(_tracking_panel(5))
+    assert r.p_value == r.p_min == 1 / 32 and r.p_against == 1.0 and r.effect == pytest.approx(1.0)
+    assert r.facts["metrics"] == ["prompt entropy"] and r.facts["signs"] == [-1]
+    assert r.facts["p_values"] == [1 / 32] and r.facts["agree"] == [5] and r.facts["best"] == 0
+
+
+def test_valley_result_one_kind_and_a_shallow_model():
+    """Decoders only: the contrast of kinds cannot be run (no number); a model of 4 blocks has no
+    block on each side of the mid band and is named, not judged."""
+    curve = [0.9, 0.8, 0.5, 0.5, 0.5, 0.8, 0.8]  # 6 blocks: valley 0.3
+    parts = [per_layer(curve, model=f"d{i}", task="t", measurement="prompt entropy").assign(kind="decoder")
+             for i in range(3)]
+    parts.append(per_layer([0.9, 0.5, 0.4, 0.8, 0.8], model="tiny", task="t",
+                           measurement="prompt entropy").assign(kind="decoder"))
+    r = valley_result(pd.concat(parts, ignore_index=True))
+    assert r.case == "one kind" and r.p_value is None and r.outcome == "not testable"
+    assert (r.facts["n_decoders"], r.facts["n_encoders"], r.facts["short"]) == (3, 0, ["tiny"])

@@ -282,13 +282,13 @@ def test_the_edge_and_the_mixed_panel_are_rarely_contradicted():
     written). Issue 48's referee's mixed panel (decoders at 2%, sentence embedders at 0%) is the
     edge of the decoders-only alternative: there, at the chapter's 4 decoders "contradicted" is
     never said ("reproduced" was not attainable), and with 6 decoders at most 5% + 2 SE."""
-    from lrd.verdicts.layer_choice import _simulate_gain_effect
+    from lrd.verdicts.layer_choice import simulate_gain_effect
 
     assert _rate(None, "edge", "contradicted", 100) <= 0.05 + 2 * (0.05 * 0.95 / 100) ** 0.5
     seeds = np.random.SeedSequence(48).spawn(100)
     for design, n in ((None, 40), (_TESTABLE, 100)):
-        outcomes = [judge("skean.gain", _simulate_gain_effect(np.random.default_rng(s), embedder_gain=0.0,
-                                                              **(design or {})), scope=SKEAN_LLM_SCOPE).outcome
+        outcomes = [judge("skean.gain", simulate_gain_effect(np.random.default_rng(s), embedder_gain=0.0,
+                                                             **(design or {})), scope=SKEAN_LLM_SCOPE).outcome
                     for s in seeds[:n]]
         assert outcomes.count("contradicted") / n <= (0 if design is None else 0.05 + 2 * (0.05 * 0.95 / n) ** 0.5)
     tables = simulate("skean.gain", seed=0, model="edge")["results"]

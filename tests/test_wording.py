@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STATISTICS_MODULES: list[str] = [
     "lrd.verdicts.agreement", "lrd.verdicts.agreement.relevance", "lrd.verdicts.agreement.judges",
     "lrd.verdicts.agreement.nulls",
+    "lrd.verdicts.layer_choice", "lrd.verdicts.layer_choice.tables", "lrd.verdicts.layer_choice.valleys",
+    "lrd.verdicts.layer_choice.judges", "lrd.verdicts.layer_choice.nulls",
 ]
 
 MIN_WORDS = 5
