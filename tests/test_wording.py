@@ -17,7 +17,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Judge modules whose statistics are apart from their words (each one added as it is split).
-STATISTICS_MODULES: list[str] = []
+STATISTICS_MODULES: list[str] = ["lrd.verdicts.fusion", "lrd.verdicts.fusion.panel", "lrd.verdicts.fusion.above",
+                                  "lrd.verdicts.fusion.gain", "lrd.verdicts.fusion.mapping",
+                                  "lrd.verdicts.fusion.demonstrations", "lrd.verdicts.fusion.nulls"]
 
 MIN_WORDS = 5
 
