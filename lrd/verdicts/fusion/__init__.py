@@ -65,7 +65,8 @@ from lrd.verdicts.fusion.nulls import (BASELINES_NULL, CAYLEY_PERFORMANCE_NULL, 
 from lrd.verdicts.fusion.panel import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, METHOD_LABELS, PAPER_BASELINES,
                                        POINTS, cell_means, cube, differences, few_shot_item_tests, item_matrices,
                                        method_label, model_differences, paper_cell_differences, paper_mean_difference,
-                                       per_model_item_tests, per_model_pair_tests, require_columns, size_scope)
+                                       per_model_item_tests, per_model_pair_tests, require_columns, size_scope,
+                                       holm_count)
 from lrd.verdicts.stats import crossed_mean_test
 from lrd.verdicts.wording.fusion import ENCODER_RECONSTRUCTION
 
@@ -82,7 +83,7 @@ __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "MET
            "mapping_components", "mapping_grid", "mapping_test", "mapping_model_tests", "majority_accuracy",
            "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "crossed_mean_test",
            "paper_mean_difference", "paper_cell_differences", "sparser_from", "in_param_scope", "size_scope",
-           "OUT_OF_SCOPE", "require_columns", "cube", "cell_means", "differences", "item_matrices",
+           "OUT_OF_SCOPE", "holm_count", "require_columns", "cube", "cell_means", "differences", "item_matrices",
            "FUSION_DESIGN", "FEW_SHOT_DESIGN", "MAPPING_DESIGN", "PAPER_STAND_INS", "POWER_FEW_SHOT_LEAD",
            "exchangeable_scores", "simulate_methods", "simulate_paper_effect", "simulate_few_shot", "simulate_gain",
            "simulate_mapping", "FC_NULL", "CAYLEY_PERFORMANCE_NULL", "BASELINES_NULL", "FEW_SHOT_NULL", "GAIN_NULL",

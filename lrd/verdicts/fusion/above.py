@@ -16,8 +16,8 @@ import pandas as pd
 
 from lrd.verdicts.claims import ILSE_KINDS, ILSE_PARAMS_RANGE
 from lrd.verdicts.fusion.panel import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, POINTS, cell_means,
-                                       cube, differences, few_shot_item_tests, method_label, paper_mean_difference,
-                                       per_model_item_tests, require_columns, size_scope)
+                                       cube, differences, few_shot_item_tests, holm_count, method_label,
+                                       paper_mean_difference, per_model_item_tests, require_columns, size_scope)
 from lrd.verdicts.record import Verdict
 from lrd.verdicts.result import Result
 from lrd.verdicts.stats import mean_interval, sign_flip_min_p_test, sign_flip_power, sign_flip_test
@@ -46,9 +46,7 @@ def per_model_numbers(table: pd.DataFrame, alpha: float = 0.05) -> tuple[int, in
     """(k, M): the models of a per-model table (``p (all, Holm)``) at most ``alpha``; None without models."""
     if table.empty:
         return None
-    per = table.drop_duplicates("model")
-    p = [float(x) for x in per["p (all, Holm)"]]
-    return (sum(x <= alpha for x in p), len(p))
+    return holm_count(table.drop_duplicates("model")["p (all, Holm)"], alpha=alpha)
 
 
 def above_result(claim: str, method: str, diffs: dict[str, tuple[list, np.ndarray]], *,

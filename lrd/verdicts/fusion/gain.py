@@ -182,7 +182,8 @@ def gain_result(items: pd.DataFrame, *, method: str = "cayley", reference: str =
     facts = {"paper_pp": paper_pp, "method_label": method_label(method), "reference_label": method_label(reference),
              "left_out": left_out, "n_boot": n_boot,
              "paper_rows": [(r.model, r.cells, r._3, r.task) for r in paper.itertuples()],
-             "paper_top": None, "n_paper_cells": int((paper_cell_differences(method, reference) * POINTS >= paper_pp).sum()),
+             "paper_top": None,
+             "n_paper_cells": int((paper_cell_differences(method, reference) * POINTS >= paper_pp).sum()),
              "paper_cells": int(paper["cells"].sum())}
     if len(paper):
         top_paper = paper.loc[paper["largest gain"].idxmax()]
@@ -195,7 +196,8 @@ def gain_result(items: pd.DataFrame, *, method: str = "cayley", reference: str =
     low = float(g[top] - np.quantile((boot - g).max(1), 0.975))
     high = float((g + np.quantile(g - boot, 0.975, axis=0)).max())
     model, task = cells[top]
-    return Result(claim, "test", "described", effect=float(g[top]), ci=(min(low, float(g[top])), max(high, float(g[top]))),
+    largest = float(g[top])
+    return Result(claim, "test", "described", effect=largest, ci=(min(low, largest), max(high, largest)),
                   facts=dict(facts, model=model, task=task, n_cells=len(cells), n_seeds=s))
 
 

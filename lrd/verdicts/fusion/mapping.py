@@ -16,8 +16,8 @@ import pandas as pd
 from scipy import stats as _sp
 
 from lrd.verdicts.claims import ILSE_KINDS, ILSE_MAPPING_STD_PP, ILSE_PARAMS_RANGE
-from lrd.verdicts.fusion.panel import POINTS, cube, require_columns, size_scope
-from lrd.verdicts.record import Verdict, per_model_count
+from lrd.verdicts.fusion.panel import POINTS, cube, holm_count, require_columns, size_scope
+from lrd.verdicts.record import Verdict
 from lrd.verdicts.result import Result
 from lrd.verdicts.stats import holm, monte_carlo_p
 from lrd.verdicts.wording import fusion as words
@@ -83,7 +83,7 @@ def mapping_result(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING
              if mappings is not None and len(mappings) else None)
     if table is not None and len(table):  # a model's grid needs 2+ mappings
         inside = table[table["in scope"]]
-        per_model = per_model_count(inside["p (Holm)"], "").get("per_model")
+        per_model = holm_count(inside["p (Holm)"])
         facts.update(grid=(int(table["mappings"].min()), int(table["seeds"].min())),
                      per_model_out=table.loc[~table["in scope"], "model"].tolist())
     if (base_params is not None or model_kinds is not None) and model is None:

@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 
 from lrd.verdicts.claims import ILSE_TABLE_ROWS, Scope, claim as claim_entry
+from lrd.verdicts.record import ALPHA, per_model_count
 from lrd.verdicts.stats import crossed_t_test, intersection_union_by_model
 
 __all__ = ["EXISTING_APPROACHES", "PAPER_BASELINES", "FEW_SHOT_REFERENCES", "METHOD_LABELS", "POINTS", "method_label",
            "require_columns", "cube", "cell_means", "differences", "model_differences", "item_matrices",
            "per_model_item_tests", "per_model_pair_tests", "few_shot_item_tests", "paper_mean_difference",
-           "paper_cell_differences", "size_scope"]
+           "paper_cell_differences", "size_scope", "holm_count"]
 
 #: The approaches the FC-Encoder is said to beat: the best single layer, a learned weighting of
 #: layers (ELMo-style scalar mix) and depth-wise attention (abstract v3: "existing approaches").
@@ -47,6 +48,16 @@ def require_columns(table: pd.DataFrame, columns: set[str], what: str) -> None:
     missing = columns - set(table.columns)
     if missing:
         raise ValueError(f"{what} lacks the columns {sorted(missing)} (has {list(table.columns)})")
+
+
+def holm_count(p_holm, alpha: float = ALPHA) -> tuple[int, int] | None:
+    """(k, M): the M models' Holm-adjusted p-values (one per model) at most ``alpha`` (a verdict's
+    ``per_model``, :func:`lrd.verdicts.record.per_model_count`); None without models.
+
+    >>> holm_count([0.01, 0.2, 0.04]), holm_count([])
+    ((2, 3), None)
+    """
+    return per_model_count(p_holm, "", alpha=alpha).get("per_model")
 
 
 # --- model-level differences -----------------------------------------------------------------------

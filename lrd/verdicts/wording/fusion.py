@@ -264,7 +264,8 @@ def parameters(r: Result) -> Verdict:
                     f"{projection:.3%} of {model}" for model, projection in f["projection_over"]) + ")")
         parts.append(text)
     if f["reference_out"]:
-        parts.append(f"the paper's models outside {sizes} (not counted under this range): " + _shares(f["reference_out"]))
+        parts.append(f"the paper's models outside {sizes} (not counted under this range): "
+                     + _shares(f["reference_out"]))
     which = f"{sizes} parameters" + (f", {' and '.join(f['kinds'])} models" if f["kinds"] is not None else "")
     panel = f["panel"]
     parts.append(f"on the panel's models the claim counts ({which}): " + (
@@ -301,16 +302,18 @@ def cayley_efficiency(r: Result) -> Verdict:
                  f"{token['fewer']} of {len(token['tokens'])}, FC's measured peak memory "
                  f"{token['ratio_min']:.1f}x-{token['ratio_max']:.1f}x Cayley's")
     return r.verdict(text, paper_effect="12.0x-34.3x less GPU memory on token graphs (Gemma2-2B)",
-                     note=("A model with few layers sits on a Cayley graph with many virtual nodes (24 for SL(2, Z_3)), "
-                           "so its layer graph can have more edges than the complete graph of its states: outside the "
-                           "layer counts of the paper's models, where the construction is not meant to gain."))
+                     note=("A model with few layers sits on a Cayley graph with many virtual nodes (24 for SL(2, "
+                           "Z_3)), so its layer graph can have more edges than the complete graph of its states: "
+                           "outside the layer counts of the paper's models, where the construction is not meant to "
+                           "gain."))
 
 
 # --- the null and effect models' descriptions (lrd.verdicts.fusion.nulls) ---------------------------
 
 #: The panels of the null models, their edges and power designs (``{n_models}``: filled from the design).
 NULL_PANELS = {
-    "methods": "{n_models} models x {n_tasks} tasks x {n_seeds} seeds, methods exchangeable within each model-task cell",
+    "methods": ("{n_models} models x {n_tasks} tasks x {n_seeds} seeds, methods exchangeable within each model-task "
+                "cell"),
     "methods edge": "the same: exchangeable methods (every difference exactly 0) are the edge of 'above'",
     "methods power": ("the same design, each cell's differences drawn from the paper's own Table 1 cells of that pair "
                       "of methods (a method the table lacks as the table's best)"),
@@ -339,6 +342,6 @@ def few_shot_power_panel(lead_pp: float) -> str:
 
 def gain_power_panel(n_cells: int, low: float, high: float, n_above: int, paper_pp: float) -> str:
     """The gain's power design: each cell's gain drawn from the paper's ``n_cells`` Table 1 gains."""
-    return (f"the same design, each cell's gain drawn from the paper's own Table 1 gains of the Cayley-Encoder over the "
-            f"last layer ({n_cells} cells, {low:.1f}-{high:.1f} points, {n_above} above {paper_pp:g}): power 0, no "
+    return (f"the same design, each cell's gain drawn from the paper's own Table 1 gains of the Cayley-Encoder over "
+            f"the last layer ({n_cells} cells, {low:.1f}-{high:.1f} points, {n_above} above {paper_pp:g}): power 0, no "
             f"panel tests the claim")
