@@ -3,7 +3,8 @@
 One function per judge (``fc``, ``cayley_performance``, ``baselines``, ``few_shot``, ``gain``,
 ``mapping``, ``parameters``, ``cayley_efficiency``), each turning that judge's
 :class:`~lrd.verdicts.result.Result` into its :class:`~lrd.verdicts.record.Verdict`; and the
-phrases the judges share (the models a claim leaves out, :func:`scope_words`).
+phrases the judges share (the models a claim leaves out, :func:`scope_words`) and the null
+models' descriptions (:data:`NULL_PANELS`, :mod:`lrd.verdicts.fusion.nulls`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from lrd.verdicts.claims import ILSE_PAPER_STATES, OUT_OF_SCOPE, claim as claim_
 from lrd.verdicts.record import Verdict, holm_over
 from lrd.verdicts.result import Result
 
-__all__ = ["MODEL_LEVEL", "PANEL_NOTE", "ENCODER_RECONSTRUCTION", "size_words", "scope_words", "reference_name",
-           "fc", "cayley_performance", "baselines", "few_shot", "gain", "mapping", "parameters", "cayley_efficiency"]
+__all__ = ["MODEL_LEVEL", "PANEL_NOTE", "ENCODER_RECONSTRUCTION", "NULL_PANELS", "size_words", "scope_words",
+           "reference_name", "above", "fc", "cayley_performance", "baselines", "few_shot", "gain", "mapping",
+           "parameters", "cayley_efficiency", "few_shot_power_panel", "gain_power_panel"]
 
 #: The reconstruction of the model-level comparisons.
 MODEL_LEVEL = ("model-level score: a model's seed means averaged over its tasks (accuracy and Spearman points "
