@@ -542,12 +542,12 @@ def test_power_is_computed_at_the_paper_s_own_table_effect():
 def test_the_power_simulation_draws_each_cell_s_difference_from_the_paper_s_table():
     """ilse.fc/cayley_performance/baselines: the power is simulated at the paper's Table 1 as it
     stands, cell by cell (15 cells a pair); the mean of those cells is the paper's mean difference."""
-    from lrd.verdicts.fusion import _simulate_paper_effect, paper_cell_differences, paper_mean_difference
+    from lrd.verdicts.fusion import simulate_paper_effect, paper_cell_differences, paper_mean_difference
 
     cells = paper_cell_differences("cayley", "fc")
     assert len(cells) == 15 and cells.mean() == pytest.approx(paper_mean_difference("cayley", "fc"))
     assert len(paper_cell_differences("fc", "elmo")) == 0  # ELMo is not in Table 1
-    scores = _simulate_paper_effect(np.random.default_rng(0), ("cayley", "fc", "elmo"), n_seeds=400)["scores"]
+    scores = simulate_paper_effect(np.random.default_rng(0), ("cayley", "fc", "elmo"), n_seeds=400)["scores"]
     wide = scores.groupby(["model", "task", "method"])["score"].mean().unstack("method")
     drawn = (wide["cayley"] - wide["fc"]).to_numpy()
     # with 400 seeds of noise 0.03 a cell mean is within 0.01 of its level: every drawn difference is a paper cell
@@ -565,12 +565,12 @@ def test_the_gain_power_simulation_draws_the_papers_own_cells():
     from lrd.verdicts import fusion
 
     paper = fusion.paper_cell_differences("cayley", "last")
-    items = fusion._simulate_gain(np.random.default_rng(0), n_items=20000, n_seeds=1, paper_cells=True)["items"]
+    items = fusion.simulate_gain(np.random.default_rng(0), n_items=20000, n_seeds=1, paper_cells=True)["items"]
     means = items.groupby(["model", "task", "method"])["correct"].mean().unstack("method")
     gains = (means["cayley"] - means["last"]).to_numpy()
     assert np.all(np.min(np.abs(gains[:, None] - paper[None, :]), axis=1) < 0.02)
     assert len(np.unique(np.round(gains, 1))) > 1  # drawn, not one value
-    flat = fusion._simulate_gain(np.random.default_rng(0), n_items=20000, n_seeds=1)["items"]
+    flat = fusion.simulate_gain(np.random.default_rng(0), n_items=20000, n_seeds=1)["items"]
     flat_means = flat.groupby(["model", "task", "method"])["correct"].mean().unstack("method")
     assert np.allclose(flat_means["cayley"] - flat_means["last"], 0.40, atol=0.02)  # the null's edge: exactly 40
 

@@ -23,6 +23,9 @@ STATISTICS_MODULES: list[str] = [
     "lrd.verdicts.layer_choice", "lrd.verdicts.layer_choice.tables", "lrd.verdicts.layer_choice.valleys",
     "lrd.verdicts.layer_choice.judges", "lrd.verdicts.layer_choice.nulls",
 ]
+STATISTICS_MODULES: list[str] = ["lrd.verdicts.fusion", "lrd.verdicts.fusion.panel", "lrd.verdicts.fusion.above",
+                                  "lrd.verdicts.fusion.gain", "lrd.verdicts.fusion.mapping",
+                                  "lrd.verdicts.fusion.demonstrations", "lrd.verdicts.fusion.nulls"]
 
 MIN_WORDS = 5
 
