@@ -17,7 +17,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Judge modules whose statistics are apart from their words (each one added as it is split).
-STATISTICS_MODULES: list[str] = []
+STATISTICS_MODULES: list[str] = [
+    "lrd.verdicts.families", "lrd.verdicts.families.architecture", "lrd.verdicts.families.complementarity",
+    "lrd.verdicts.families.measures", "lrd.verdicts.families.nulls", "lrd.verdicts.families.task",
+    "lrd.verdicts.selection",
+]
 
 MIN_WORDS = 5
 
