@@ -256,7 +256,7 @@ def _strata_counts(test: dict, scores: pd.DataFrame, models: list, stratify: str
     if test["n_strata"] <= 1:
         return None
     kinds = scores.loc[models, stratify].astype(str)
-    return [[k, c] for k, c in kinds.value_counts(sort=False).items()]
+    return [[k, int(c)] for k, c in kinds.value_counts(sort=False).items()]
 
 
 def _positive_facts(t: dict, measures: list, n: int, kinds: list | None) -> dict:
