@@ -193,11 +193,11 @@ def test_stratified_orderings_are_every_within_stratum_permutation_once_and_read
     """The orderings the selection verdicts' exact permutation tests enumerate (computed once per
     strata): each is a permutation that keeps every unit in its stratum, none twice, and there
     are as many as the product of the strata's factorials."""
-    from lrd.verdicts.selection import _stratified_orderings
+    from lrd.verdicts.selection import stratified_orderings
 
     for strata in ([0] * 5, [0, 1, 0, 1, 1, 0, 0, 1], [2, 2, 0, 1, 1, 0]):
         s = np.asarray(strata)
-        perms, exact = _stratified_orderings(s)
+        perms, exact = stratified_orderings(s)
         groups = [np.flatnonzero(s == g) for g in set(strata)]
         assert exact and len(perms) == np.prod([math.factorial(len(g)) for g in groups])
         assert len({tuple(p) for p in perms}) == len(perms)  # each ordering once
@@ -206,5 +206,5 @@ def test_stratified_orderings_are_every_within_stratum_permutation_once_and_read
         assert (perms[0] == np.arange(len(s))).all()  # the identity first (the observed ordering)
         with pytest.raises(ValueError):
             perms[0, 0] = 1  # shared by every call: read-only
-    again, _ = _stratified_orderings(np.array([0, 1, 0, 1, 1, 0, 0, 1]))
-    assert again is _stratified_orderings(np.array([0, 1, 0, 1, 1, 0, 0, 1]))[0]
+    again, _ = stratified_orderings(np.array([0, 1, 0, 1, 1, 0, 0, 1]))
+    assert again is stratified_orderings(np.array([0, 1, 0, 1, 1, 0, 0, 1]))[0]

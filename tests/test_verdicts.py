@@ -580,8 +580,8 @@ def test_power_simulations_state_their_effect_and_exceed_the_size():
     assert "assumed" in calibration.null_model("lrd.selection").power_panel
     strong = calibration.power("lrd.selection", n=60, seed=1)
     assert strong > calibration.null_calibration("lrd.selection", n=60, seed=1) + 0.08
-    weak = selection.NullModel(selection._simulate_selection, selection.judge_selection, "weak",
-                               power_effect=partial(selection._simulate_selection_effect, noise=3.0), power_panel="weak")
+    weak = selection.NullModel(selection.simulate_selection, selection.judge_selection, "weak",
+                               power_effect=partial(selection.simulate_selection_effect, noise=3.0), power_panel="weak")
     rng_rate = np.mean([weak.judge(**weak.power_effect(np.random.default_rng(i))).outcome == "reproduced"
                         for i in range(60)])
     assert rng_rate < strong

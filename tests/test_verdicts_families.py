@@ -334,10 +334,10 @@ def _noisy_family_results(n_models: int, *, rho: float, noise: float, n_groups: 
     the full-sample curves carry noise ``noise / sqrt(G)``, each of G text groups ``noise``.
     With ``shared``, the true curves are c z + sqrt(1 - c^2) e (two independent e), c such that
     their mean |Spearman| is ``rho``."""
-    from lrd.verdicts.families import _latent_weight
+    from lrd.verdicts.families import latent_weight
 
     rng = np.random.default_rng(seed)
-    c = _latent_weight(rho, n_layers) if shared else rho
+    c = latent_weight(rho, n_layers) if shared else rho
     z, e, e2, g = rng.normal(size=(4, n_models, n_tasks, n_layers))
     first = c * z + np.sqrt(1 - c ** 2) * e2 if shared else z
     true = np.stack([first, c * z + np.sqrt(1 - c ** 2) * e, g])  # (3 measurements, models, tasks, layers)
@@ -428,12 +428,12 @@ def test_task_null_at_the_chapter_s_design_keeps_its_size_and_a_true_effect_is_n
     """The chapter's design (8 models x its 3 datasets of equal size): datasets that move the final
     layer's four statistics, with LRD scores that only follow them, read "reproduced" in at most 5%
     (+2 SE) of panels; a dataset effect of LRD's own never reads "contradicted" (no opposite test)."""
-    from lrd.verdicts.families import _simulate_task_edge
+    from lrd.verdicts.families import simulate_task_edge
 
     n = 150
-    null = _rates(_simulate_task_edge, task_verdict, n)
+    null = _rates(simulate_task_edge, task_verdict, n)
     assert null["reproduced"] <= _bound(n) and null["not testable"] == 0
-    effect = _rates(lambda r: _simulate_task_edge(r, own_task=1.0), task_verdict, n)
+    effect = _rates(lambda r: simulate_task_edge(r, own_task=1.0), task_verdict, n)
     assert effect["contradicted"] == 0 and effect["reproduced"] > null["reproduced"]
 
 
@@ -441,10 +441,10 @@ def test_a_third_final_layer_property_carrying_the_datasets_fools_two_scalars_no
     """The referee's case: the LRD scores follow the final layer's neighbourhood tightness (kNN cosine),
     which the two scalars (rank r, mean cosine) do not hold. Against the two scalars the judge says
     "reproduced" far above 5%; against the rich baseline it keeps its size."""
-    from lrd.verdicts.families import _simulate_task_edge
+    from lrd.verdicts.families import simulate_task_edge
 
     n = 150
-    draw = lambda r: _simulate_task_edge(r, carriers=("final kNN cosine",))  # noqa: E731
+    draw = lambda r: simulate_task_edge(r, carriers=("final kNN cosine",))  # noqa: E731
     poor = _rates(draw, task_verdict, n, final=FINAL_LAYER_SCORES)
     rich = _rates(draw, task_verdict, n)
     assert poor["reproduced"] > 0.2 and rich["reproduced"] <= _bound(n)
@@ -465,16 +465,16 @@ def test_complementarity_near_identical_at_0_85_passes_only_the_laxest_margin():
     the book's margin 0.7 never calls them "not near-identical" (at most 5% + 2 SE); the laxest
     alternative, 0.9, does in most panels: the margin decides it, and the book's is the strict one.
     At the margin itself the test keeps its size both ways."""
-    from lrd.verdicts.families import _redundancy_boundary
+    from lrd.verdicts.families import redundancy_boundary
 
     n = 200
-    near = lambda r: _redundancy_boundary(r, target=0.85)  # noqa: E731
+    near = lambda r: redundancy_boundary(r, target=0.85)  # noqa: E731
     assert COMPLEMENTARITY_MARGIN == 0.7
     assert _rates(near, complementarity_verdict, n)["reproduced"] <= _bound(n)
     assert _rates(near, complementarity_verdict, n, margin=0.9)["reproduced"] > 0.5
-    edge = _rates(_redundancy_boundary, complementarity_verdict, n)
+    edge = _rates(redundancy_boundary, complementarity_verdict, n)
     assert edge["reproduced"] <= _bound(n) and edge["contradicted"] <= _bound(n)
-    unrelated = _rates(lambda r: _redundancy_boundary(r, target=0.3), complementarity_verdict, 50)
+    unrelated = _rates(lambda r: redundancy_boundary(r, target=0.3), complementarity_verdict, 50)
     assert unrelated["contradicted"] == 0 and unrelated["reproduced"] > 0.9
 
 

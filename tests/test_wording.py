@@ -26,6 +26,10 @@ STATISTICS_MODULES: list[str] = [
 STATISTICS_MODULES: list[str] = ["lrd.verdicts.fusion", "lrd.verdicts.fusion.panel", "lrd.verdicts.fusion.above",
                                   "lrd.verdicts.fusion.gain", "lrd.verdicts.fusion.mapping",
                                   "lrd.verdicts.fusion.demonstrations", "lrd.verdicts.fusion.nulls"]
+    "lrd.verdicts.families", "lrd.verdicts.families.architecture", "lrd.verdicts.families.complementarity",
+    "lrd.verdicts.families.measures", "lrd.verdicts.families.nulls", "lrd.verdicts.families.task",
+    "lrd.verdicts.selection",
+]
 
 MIN_WORDS = 5
 

@@ -41,12 +41,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _sp
 
-from lrd.verdicts.spec import NullModel
 from lrd.verdicts.record import ALPHA, Verdict
+from lrd.verdicts.result import Result
+from lrd.verdicts.spec import NullModel
 from lrd.verdicts.stats import PermutationTest, _all_orderings, _rank_rows, average_ranks, sign_flip_test, spearman_permutation_test
+from lrd.verdicts.wording import selection as wording
 
-__all__ = ["LRD_SCORES", "selection_table", "spearman_difference_test", "spearman_interval", "judge_selection",
-           "judge_selection_strongest", "judge_selection_llm", "SELECTION_NULL", "STRONGEST_NULL", "SELECTION_LLM_NULL"]
+__all__ = ["LRD_SCORES", "selection_table", "spearman_difference_test", "spearman_interval", "stratified_orderings",
+           "selection_result", "judge_selection", "selection_strongest_result", "judge_selection_strongest",
+           "selection_llm_result", "judge_selection_llm", "simulate_selection", "simulate_selection_effect",
+           "SELECTION_NULL", "STRONGEST_NULL", "SELECTION_LLM_NULL"]
 
 #: The three model-level scores of the paper, as :func:`lrd.metrics.model_scores` names them.
 LRD_SCORES = ("d_0L", "mean NRS (adjusted)", "mean GFMI")
@@ -166,15 +170,6 @@ def selection_table(scores: pd.DataFrame, downstream: pd.Series, measures: Seque
     return pd.DataFrame(rows).T.astype({"n": int})
 
 
-def _count(n: int, plural: str) -> str:
-    """``"1 model"``, ``"3 models"``."""
-    return f"{n} {plural[:-1] if n == 1 and plural.endswith('s') else plural}"
-
-
-def _fmt_p(p: float) -> str:
-    return f"{p:.2g}"
-
-
 def _all_positive(x: np.ndarray, y: np.ndarray) -> tuple[PermutationTest, PermutationTest, np.ndarray, np.ndarray]:
     """Joint test of all scores positive, the opposite test (some score negative), each rho, and the
     centred ranks (scores, then the downstream score last)."""
@@ -202,8 +197,8 @@ def _exact_stratified_orderings(strata: tuple) -> np.ndarray:
     return out
 
 
-def _stratified_orderings(strata: np.ndarray, *, max_exact: int = 40320, n_permutations: int = 20000,
-                          seed: int = 0) -> tuple[np.ndarray, bool]:
+def stratified_orderings(strata: np.ndarray, *, max_exact: int = 40320, n_permutations: int = 20000,
+                         seed: int = 0) -> tuple[np.ndarray, bool]:
     """Orderings of the units that permute only within each stratum: all of them (the product of
     the strata's factorials) up to ``max_exact``, else ``n_permutations`` uniform draws (the
     identity first)."""
@@ -238,7 +233,7 @@ def _every_score_positive(x: np.ndarray, y: np.ndarray, strata: np.ndarray) -> d
     others behave (the global min-rho test is valid only when every score is unrelated).
     Against ("some score negative"): the max over scores of :math:`-\rho` under the same orderings.
     """
-    perms, exact = _stratified_orderings(strata)
+    perms, exact = stratified_orderings(strata)
     rx, ry = _rank_rows(x), _rank_rows(y)
     null = rx @ ry[perms].T  # (scores, orderings)
     obs = rx @ ry
@@ -255,21 +250,20 @@ def _every_score_positive(x: np.ndarray, y: np.ndarray, strata: np.ndarray) -> d
             "n_orderings": len(perms), "exact": exact, "n_strata": len(set(strata.tolist()))}
 
 
-def _untestable(claim: str, n: int, panel: str, why: str = "") -> Verdict:
-    return Verdict.untestable(claim, f"only {_count(n, panel)} with every score and a downstream score: no ordering "
-                                     f"test can run{why}")
-
-
-_RECONSTRUCTION = ("model-level scores: d_0L, mean chance-adjusted NRS over the transitions, mean GFMI over layers "
-                   "0..L-1 (lrd.metrics.model_scores), each averaged over the embedding tasks; the paper's exact "
-                   "aggregation is not in our digest")
-
-
-def _strata_words(test: dict, strata: np.ndarray, scores: pd.DataFrame, models: list, stratify: str | None) -> str:
+def _strata_counts(test: dict, scores: pd.DataFrame, models: list, stratify: str | None) -> list | None:
+    """The kinds the orderings stay within and their numbers of models, ``[kind, count]`` in order
+    of appearance; None for one kind."""
     if test["n_strata"] <= 1:
-        return "one kind of model"
+        return None
     kinds = scores.loc[models, stratify].astype(str)
-    return "within kind (" + ", ".join(f"{k} {c}" for k, c in kinds.value_counts(sort=False).items()) + ")"
+    return [[k, int(c)] for k, c in kinds.value_counts(sort=False).items()]
+
+
+def _positive_facts(t: dict, measures: list, n: int, kinds: list | None) -> dict:
+    """The facts of an every-score-positive test (:func:`_every_score_positive`) that the sentences quote."""
+    return {"n": n, "measures": measures, "rho": [float(r) for r in t["rho"]], "p": [float(p) for p in t["p"]],
+            "exact": t["exact"], "n_orderings": t["n_orderings"], "kinds": kinds,
+            "binding": int(np.argmax(t["p"] - 1e-9 * t["rho"]))}
 
 
 def judge_selection(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
@@ -301,28 +295,41 @@ def judge_selection(scores: pd.DataFrame, downstream: pd.Series, *, measures: Se
         ``effect``: the binding (largest-p) score's correlation, with a Fisher-z interval
         (:func:`spearman_interval`).
     """
+    return wording.selection(selection_result(scores, downstream, measures=measures, panel=panel, alpha=alpha,
+                                              note=note, stratify=stratify))
+
+
+def selection_result(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
+                     panel: str = "models", alpha: float = ALPHA, note: str | None = None,
+                     stratify: str | None = "kind") -> Result:
+    """The numbers of :func:`judge_selection`, no sentence.
+
+    ``case``: ``"tested"`` or ``"too few"`` (fewer than 2 models with every score and a downstream
+    score). Facts: ``n``, ``panel`` and ``note`` (the caller's), and for a test ``measures``, each
+    score's ``rho`` and ``p``, ``binding`` (the index of the largest p's score), ``exact``,
+    ``n_orderings`` and ``kinds`` (``[kind, models]`` within which the orderings run; None: one kind).
+
+    Examples
+    --------
+    Four models of one kind whose every score ranks them as the downstream score: each rho is 1 and
+    each p its smallest, 1/4! = 1/24.
+
+    >>> s = pd.DataFrame({m: [1.0, 2.0, 3.0, 4.0] for m in LRD_SCORES}, index=list("abcd"))
+    >>> r = selection_result(s, pd.Series([1.0, 2.0, 3.0, 4.0], index=list("abcd")))
+    >>> r.statistic, r.p_value == r.p_min == 1 / 24, r.facts["kinds"]
+    (1.0, True, None)
+    """
     measures = list(measures)
     x, y, models = _models(scores, downstream, measures)
     n = len(y)
     if n < 2:
-        return _untestable("lrd.selection", n, panel)
-    strata = _strata(scores, models, stratify)
-    t = _every_score_positive(x, y, strata)
-    low = int(np.argmax(t["p"] - 1e-9 * t["rho"]))
-    rho_text = ", ".join(f"{m} {r:+.2f} (p = {_fmt_p(p)})" for m, r, p in zip(measures, t["rho"], t["p"]))
-    where = _strata_words(t, strata, scores, models, stratify)
-    evidence = (f"Spearman over {_count(n, panel)}, orderings {where}: {rho_text}; all {len(measures)} positive: "
-                f"p = {_fmt_p(t['p_value'])} (the largest; best possible {_fmt_p(t['p_min'])})")
-    kind = "exact" if t["exact"] else "Monte Carlo"
-    return Verdict(
-        "lrd.selection", "test", evidence,
-        test=(f"intersection-union of {len(measures)} {kind} one-sided permutation tests of Spearman's rho over "
-              f"{t['n_orderings']} orderings of the downstream scores {where}, p = max (units: {_count(n, panel)})"),
-        statistic=float(t["rho"][low]), p_value=t["p_value"], p_min=t["p_min"], p_against=t["p_against"],
-        against=f"some score correlates negatively (largest -rho of {len(measures)} scores, same orderings)",
-        effect=float(t["rho"][low]), ci=spearman_interval(float(t["rho"][low]), n),
-        effect_label=f"Spearman rho of the binding score ({measures[low]}), {_count(n, panel)}",
-        effect_format="{:+.2f}", reconstruction=_RECONSTRUCTION, note=note, alpha=alpha)
+        return Result("lrd.selection", "test", case="too few", facts={"n": n, "panel": panel, "note": note})
+    t = _every_score_positive(x, y, _strata(scores, models, stratify))
+    facts = _positive_facts(t, measures, n, _strata_counts(t, scores, models, stratify))
+    rho = facts["rho"][facts["binding"]]
+    return Result("lrd.selection", "test", statistic=rho, p_value=t["p_value"], p_min=t["p_min"],
+                  p_against=t["p_against"], effect=rho, ci=spearman_interval(rho, n), alpha=alpha,
+                  facts={**facts, "panel": panel, "note": note})
 
 
 def judge_selection_strongest(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
@@ -343,13 +350,39 @@ def judge_selection_strongest(scores: pd.DataFrame, downstream: pd.Series, *, me
     Verdict
         ``effect``: the smallest margin :math:`\rho(\text{strongest}, y) - \rho(s, y)`.
     """
+    return wording.selection_strongest(selection_strongest_result(scores, downstream, measures=measures,
+                                                                  strongest=strongest, panel=panel, alpha=alpha,
+                                                                  note=note))
+
+
+def selection_strongest_result(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
+                               strongest: str = "d_0L", panel: str = "models", alpha: float = ALPHA,
+                               note: str | None = None) -> Result:
+    """The numbers of :func:`judge_selection_strongest`, no sentence.
+
+    ``case``: ``"tested"`` or ``"too few"``. Facts: ``n``, ``panel``, ``note``, and for a test
+    ``strongest`` with its correlation ``rho``, ``margins`` and ``p`` (per other score: the
+    difference of correlations and its sign-flip p), ``closest`` (the smallest margin's score)
+    and ``n_reverse`` (the opposite tests, Bonferroni).
+
+    Examples
+    --------
+    Six models: d_0L ranks them as the downstream score, the others backwards; each difference
+    test reaches its smallest p, 1/2^6.
+
+    >>> y = pd.Series(np.arange(6.0), index=list("abcdef"))
+    >>> s = pd.DataFrame({"d_0L": y, "mean NRS (adjusted)": -y, "mean GFMI": -y})
+    >>> r = selection_strongest_result(s, y)
+    >>> round(r.statistic, 9), r.p_value == r.p_min == 1 / 64, r.p_against
+    (2.0, True, 1.0)
+    """
     measures = list(measures)
     if strongest not in measures:
         raise ValueError(f"strongest={strongest!r} is not one of the measures {measures}")
     x, y, models = _models(scores, downstream, measures)
     n = len(y)
     if n < 2:
-        return _untestable("lrd.selection_strongest", n, panel)
+        return Result("lrd.selection_strongest", "test", case="too few", facts={"n": n, "panel": panel, "note": note})
     _, _, rhos, ranks = _all_positive(x, y)
     i, ry = measures.index(strongest), ranks[-1]
     versus = {m: _difference_test(ranks[i], ranks[j], ry) for j, m in enumerate(measures) if j != i}
@@ -359,18 +392,11 @@ def judge_selection_strongest(scores: pd.DataFrame, downstream: pd.Series, *, me
     p_against = min(1.0, len(reverse) * min(t.p_value for t in reverse.values()))
     margins = {m: float(rhos[i] - rhos[measures.index(m)]) for m in versus}
     closest = min(margins, key=margins.get)
-    vs_text = "; ".join(f"vs {m}: rho difference {margins[m]:+.2f}, p = {_fmt_p(t.p_value)}" for m, t in versus.items())
-    evidence = (f"Spearman over {_count(n, panel)}: {strongest} {rhos[i]:+.2f}; {vs_text} (best possible "
-                f"{_fmt_p(p_min)})")
-    return Verdict(
-        "lrd.selection_strongest", "test", evidence,
-        test=(f"sign-flip tests over {_count(n, panel)} of {strongest}'s rho minus each other score's "
-              f"(intersection-union over {len(versus)} scores)"),
-        statistic=margins[closest], p_value=p_value, p_min=p_min, p_against=p_against,
-        against=f"another score is stronger than {strongest} (Bonferroni over {len(reverse)} tests)",
-        effect=margins[closest],
-        effect_label=f"smallest margin of {strongest}'s rho over another score's ({closest}), {_count(n, panel)}",
-        effect_format="{:+.2f}", reconstruction=_RECONSTRUCTION, note=note, alpha=alpha)
+    return Result("lrd.selection_strongest", "test", statistic=margins[closest], p_value=p_value, p_min=p_min,
+                  p_against=p_against, effect=margins[closest], alpha=alpha,
+                  facts={"n": n, "panel": panel, "note": note, "strongest": strongest, "rho": float(rhos[i]),
+                         "margins": margins, "p": {m: t.p_value for m, t in versus.items()}, "closest": closest,
+                         "n_reverse": len(reverse)})
 
 
 def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
@@ -397,46 +423,53 @@ def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures
         costs power but does not bias the test).
     downstream_name : what ``downstream`` is, for the note
     """
+    return wording.selection_llm(selection_llm_result(scores, downstream, measures=measures, sources=sources,
+                                                      chance=chance, downstream_name=downstream_name, alpha=alpha,
+                                                      stratify=stratify))
+
+
+def selection_llm_result(scores: pd.DataFrame, downstream: pd.Series, *, measures: Sequence[str] = LRD_SCORES,
+                         sources: Mapping[str, str] | None = None, chance: pd.DataFrame | None = None,
+                         downstream_name: str = "multiple-choice accuracy", alpha: float = ALPHA,
+                         stratify: str | None = "kind") -> Result:
+    """The numbers of :func:`judge_selection_llm`, no sentence.
+
+    ``case``: ``"tested"`` or ``"too few"``. Facts: ``n``, ``downstream_name``, ``models``;
+    with ``sources``, ``sources`` (each model's upstream name), ``instruct`` and ``gguf`` (how
+    many are instruct-tuned, dequantised from GGUF), else None; with ``chance``,
+    ``below_chance`` (``[model, task, accuracy, chance, p]`` of the decoders not above their
+    measured chance), else None; and for a test the facts of :func:`selection_result`.
+
+    Examples
+    --------
+    Three decoders: no ordering test can reach 0.05 (p >= 1/3! = 1/6).
+
+    >>> s = pd.DataFrame({m: [1.0, 2.0, 3.0] for m in LRD_SCORES}, index=["d0", "d1", "d2"])
+    >>> r = selection_llm_result(s, pd.Series([1.0, 2.0, 3.0], index=["d0", "d1", "d2"]),
+    ...                          sources={"d0": "Qwen-Instruct", "d1": "x.gguf"})
+    >>> r.p_min == 1 / 6, r.outcome, r.facts["instruct"], r.facts["gguf"]
+    (True, 'not testable', 1, 1)
+    """
     measures = list(measures)
     x, y, models = _models(scores, downstream, measures)
     n = len(y)
-    note = [f"downstream score: {downstream_name}, our stand-in for the paper's MMLU"]
+    facts = {"n": n, "downstream_name": downstream_name, "models": models, "sources": None, "instruct": None,
+             "gguf": None, "below_chance": None}
     if sources:
         named = [sources.get(m, m) for m in models]
-        instruct = sum("instruct" in s.lower() for s in named)
-        gguf = sum("gguf" in s.lower() for s in named)
-        note.append(f"the decoders are {'; '.join(f'{m} = {s}' for m, s in zip(models, named))}: {instruct} of "
-                    f"{n} instruct-tuned and {gguf} of {n} dequantised from GGUF, where the paper uses base LLMs")
+        facts.update(sources=named, instruct=sum("instruct" in s.lower() for s in named),
+                     gguf=sum("gguf" in s.lower() for s in named))
     if chance is not None and not chance.empty:
         below = chance[~chance["above chance"].astype(bool) & chance["model"].isin(models)]
-        note.append("not above measured chance: " + ", ".join(
-            f"{m} on {t} ({a:.2f} vs chance {c:.2f}, p = {p:.2g})"
-            for m, t, a, c, p in below[["model", "task", "accuracy", "chance", "p"]].itertuples(index=False))
-            if not below.empty else "every decoder is above its measured chance")
+        facts["below_chance"] = [list(row) for row in
+                                 below[["model", "task", "accuracy", "chance", "p"]].itertuples(index=False)]
     if n < 2:
-        why = f"only {_count(n, 'decoders')} with every score and a downstream score: no ordering test can run"
-        return Verdict.untestable("lrd.selection_llm", why, note="; ".join(note))
-    strata = _strata(scores, models, stratify)
-    t = _every_score_positive(x, y, strata)
-    low = int(np.argmax(t["p"] - 1e-9 * t["rho"]))
-    rho_text = ", ".join(f"{m} {r:+.2f} (p = {_fmt_p(p)})" for m, r, p in zip(measures, t["rho"], t["p"]))
-    where = _strata_words(t, strata, scores, models, stratify)
-    evidence = (f"Spearman over {_count(n, 'decoders')}, orderings {where}: {rho_text}; all {len(measures)} "
-                f"positive: p = {_fmt_p(t['p_value'])} (the largest), and no result on {_count(n, 'decoders')} can "
-                f"have p below {_fmt_p(t['p_min'])}")
-    kind = "exact" if t["exact"] else "Monte Carlo"
-    return Verdict(
-        "lrd.selection_llm", "test", evidence,
-        test=(f"intersection-union of {len(measures)} {kind} one-sided permutation tests over {t['n_orderings']} "
-              f"orderings of the decoders' downstream scores {where}, p = max"),
-        statistic=float(t["rho"][low]), p_value=t["p_value"], p_min=t["p_min"], p_against=t["p_against"],
-        against=f"some score correlates negatively (largest -rho of {len(measures)} scores, same orderings)",
-        effect=float(t["rho"][low]), ci=spearman_interval(float(t["rho"][low]), n),
-        effect_label=(f"Spearman rho of the binding score ({measures[low]}), "
-                      f"{_count(n, 'decoders')}"),
-        effect_format="{:+.2f}",
-        reconstruction=_RECONSTRUCTION + "; downstream score: multiple-choice accuracy, not MMLU",
-        note="; ".join(note), alpha=alpha)
+        return Result("lrd.selection_llm", "test", case="too few", facts=facts)
+    t = _every_score_positive(x, y, _strata(scores, models, stratify))
+    facts.update(_positive_facts(t, measures, n, _strata_counts(t, scores, models, stratify)))
+    rho = facts["rho"][facts["binding"]]
+    return Result("lrd.selection_llm", "test", statistic=rho, p_value=t["p_value"], p_min=t["p_min"],
+                  p_against=t["p_against"], effect=rho, ci=spearman_interval(rho, n), alpha=alpha, facts=facts)
 
 
 # --- null models (lrd.verdicts.calibration) ------------------------------------------------------
@@ -447,7 +480,7 @@ def judge_selection_llm(scores: pd.DataFrame, downstream: pd.Series, *, measures
 _BOOK_MODELS, _BOOK_LLMS = 8, 4
 
 
-def _simulate_selection(rng: np.random.Generator, *, n: int = _BOOK_MODELS, confound: float = 1.5) -> dict:
+def simulate_selection(rng: np.random.Generator, *, n: int = _BOOK_MODELS, confound: float = 1.5) -> dict:
     """Least favourable null of "every score positive": two scores track the downstream score, the
     third is unrelated to it within each kind but, like the downstream score, separates the kinds
     (half encoders, half LMs: a kind confound that a permutation across kinds would credit)."""
@@ -471,19 +504,19 @@ def _simulate_strongest(rng: np.random.Generator, *, n: int = _BOOK_MODELS) -> d
 
 
 def _simulate_selection_llm(rng: np.random.Generator, *, n: int = _BOOK_LLMS) -> dict:
-    """As :func:`_simulate_selection`, on decoders of one kind (two scores track, one unrelated)."""
-    out = _simulate_selection(rng, n=n, confound=0.0)
+    """As :func:`simulate_selection`, on decoders of one kind (two scores track, one unrelated)."""
+    out = simulate_selection(rng, n=n, confound=0.0)
     out["scores"] = out["scores"].assign(kind="decoder")
     out["scores"].index = out["downstream"].index = [f"d{i}" for i in range(n)]
     return out
 
 
-def _simulate_selection_effect(rng: np.random.Generator, *, kind: bool = True, noise: float = 2.0,
+def simulate_selection_effect(rng: np.random.Generator, *, kind: bool = True, noise: float = 2.0,
                                strongest: float | None = None, n: int = _BOOK_MODELS) -> dict:
     """Every score tracking the downstream score within each kind, as the downstream score plus
     ``noise`` sd (2: weakly, the paper's claim near its edge; 1: a population rho of 0.71), on
     ``n`` models, half encoders; with ``strongest``, d_0L's noise is that instead (d_0L the strongest)."""
-    out = _simulate_selection(rng, n=n, confound=0.0)
+    out = simulate_selection(rng, n=n, confound=0.0)
     y = out["downstream"].to_numpy()
     x = np.stack([y + (strongest if s == "d_0L" and strongest is not None else noise) * rng.normal(size=len(y))
                   for s in LRD_SCORES])
@@ -496,25 +529,14 @@ def _simulate_selection_effect(rng: np.random.Generator, *, kind: bool = True, n
 #: score (the paper's abstract gives no rho): 1, a population Pearson rho of 1/sqrt(2) = 0.71.
 _POWER_NOISE = 1.0
 SELECTION_NULL = NullModel(
-    _simulate_selection, judge_selection,
-    "{n} models (half encoders), 2 scores tracking the downstream score, 1 unrelated; the downstream score "
-    "separates the kinds (least favourable)", effect=_simulate_selection_effect,
-    effect_panel="{n} models (half encoders), every score = downstream + 2 sd noise (weakly positive)",
-    power_effect=partial(_simulate_selection_effect, noise=_POWER_NOISE),
-    power_panel=f"{{n}} models (half encoders), every score = downstream + {_POWER_NOISE:g} sd noise within each kind "
-                f"(rho 0.71; assumed: the paper gives no rho)", design={"n": _BOOK_MODELS})
+    simulate_selection, judge_selection, effect=simulate_selection_effect,
+    power_effect=partial(simulate_selection_effect, noise=_POWER_NOISE), design={"n": _BOOK_MODELS},
+    **wording.selection_null(_POWER_NOISE))
 STRONGEST_NULL = NullModel(
-    _simulate_strongest, judge_selection_strongest,
-    "{n} models, 3 scores equally related to the downstream score (d_0L exchangeable with the others)",
-    effect=_simulate_strongest, effect_panel="the same: d_0L exchangeable with the others is also the edge of 'strongest'",
-    power_effect=partial(_simulate_selection_effect, kind=False, noise=_POWER_NOISE, strongest=0.3),
-    power_panel=f"{{n}} models, d_0L = downstream + 0.3 sd noise (rho 0.96), the other scores + "
-                f"{_POWER_NOISE:g} sd (rho 0.71; assumed: the paper gives no rho)", design={"n": _BOOK_MODELS})
+    _simulate_strongest, judge_selection_strongest, effect=_simulate_strongest,
+    power_effect=partial(simulate_selection_effect, kind=False, noise=_POWER_NOISE, strongest=0.3),
+    design={"n": _BOOK_MODELS}, **wording.selection_strongest_null(_POWER_NOISE))
 SELECTION_LLM_NULL = NullModel(
-    _simulate_selection_llm, judge_selection_llm,
-    "{n} decoders, 2 scores tracking the downstream score, 1 unrelated (least favourable)",
-    effect=partial(_simulate_selection_effect, kind=False),
-    effect_panel="{n} decoders, every score = downstream + 2 sd noise (weakly positive)",
-    power_effect=partial(_simulate_selection_effect, kind=False, noise=_POWER_NOISE),
-    power_panel=f"{{n}} causal LMs, every score = downstream + {_POWER_NOISE:g} sd noise (rho 0.71; "
-                f"assumed: the paper gives no rho)", design={"n": _BOOK_LLMS})
+    _simulate_selection_llm, judge_selection_llm, effect=partial(simulate_selection_effect, kind=False),
+    power_effect=partial(simulate_selection_effect, kind=False, noise=_POWER_NOISE), design={"n": _BOOK_LLMS},
+    **wording.selection_llm_null(_POWER_NOISE))
