@@ -18,16 +18,28 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Judge modules whose statistics are apart from their words (each one added as it is split).
 STATISTICS_MODULES: list[str] = [
-    "lrd.verdicts.agreement", "lrd.verdicts.agreement.relevance", "lrd.verdicts.agreement.judges",
+    "lrd.verdicts.agreement",
+    "lrd.verdicts.agreement.relevance",
+    "lrd.verdicts.agreement.judges",
     "lrd.verdicts.agreement.nulls",
-    "lrd.verdicts.layer_choice", "lrd.verdicts.layer_choice.tables", "lrd.verdicts.layer_choice.valleys",
-    "lrd.verdicts.layer_choice.judges", "lrd.verdicts.layer_choice.nulls",
-]
-STATISTICS_MODULES: list[str] = ["lrd.verdicts.fusion", "lrd.verdicts.fusion.panel", "lrd.verdicts.fusion.above",
-                                  "lrd.verdicts.fusion.gain", "lrd.verdicts.fusion.mapping",
-                                  "lrd.verdicts.fusion.demonstrations", "lrd.verdicts.fusion.nulls"]
-    "lrd.verdicts.families", "lrd.verdicts.families.architecture", "lrd.verdicts.families.complementarity",
-    "lrd.verdicts.families.measures", "lrd.verdicts.families.nulls", "lrd.verdicts.families.task",
+    "lrd.verdicts.layer_choice",
+    "lrd.verdicts.layer_choice.tables",
+    "lrd.verdicts.layer_choice.valleys",
+    "lrd.verdicts.layer_choice.judges",
+    "lrd.verdicts.layer_choice.nulls",
+    "lrd.verdicts.fusion",
+    "lrd.verdicts.fusion.panel",
+    "lrd.verdicts.fusion.above",
+    "lrd.verdicts.fusion.gain",
+    "lrd.verdicts.fusion.mapping",
+    "lrd.verdicts.fusion.demonstrations",
+    "lrd.verdicts.fusion.nulls",
+    "lrd.verdicts.families",
+    "lrd.verdicts.families.architecture",
+    "lrd.verdicts.families.complementarity",
+    "lrd.verdicts.families.measures",
+    "lrd.verdicts.families.nulls",
+    "lrd.verdicts.families.task",
     "lrd.verdicts.selection",
 ]
 
