@@ -17,7 +17,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Judge modules whose statistics are apart from their words (each one added as it is split).
-STATISTICS_MODULES: list[str] = []
+STATISTICS_MODULES: list[str] = [
+    "lrd.verdicts.pruning", "lrd.verdicts.pruning.changes", "lrd.verdicts.pruning.judges", "lrd.verdicts.pruning.nulls",
+]
 
 MIN_WORDS = 5
 
