@@ -46,9 +46,9 @@ tests), :mod:`.judges` (each claim's :class:`~lrd.verdicts.result.Result` and ve
 :mod:`lrd.verdicts.wording.pruning`'s.
 """
 
-from lrd.verdicts.pruning.changes import (DEFAULT_MARGIN, RULE_ITEM_COLUMNS, SUMMARY_COLUMNS, ModelChanges, chance_table,
-                                          mark_informative, model_changes, model_level, per_model_holm, rule_item_tests,
-                                          rule_summary, winners)
+from lrd.verdicts.pruning.changes import (DEFAULT_MARGIN, RULE_ITEM_COLUMNS, SUMMARY_COLUMNS, ModelChanges,
+                                          chance_table, mark_informative, model_changes, model_level, per_model_holm,
+                                          rule_item_tests, rule_summary, winners)
 from lrd.verdicts.pruning.judges import (frenet_result, gfmi_median_result, gfmi_only_result, judge_pruning_frenet,
                                          judge_pruning_gfmi_median, judge_pruning_gfmi_only, judge_pruning_nrs,
                                          nrs_result)

@@ -93,8 +93,8 @@ def gfmi_only_result(changes: pd.DataFrame, *, rule: str = "GFMI", others: Seque
                    effect=own[binding], n=max(len(d) for d in own.values()), margin=margin, excluded=excluded,
                    alpha=alpha, p_holm=per_model_holm(items, [(rule, random, b) for b in budgets], chance=chance),
                    rule=rule, budgets=list(budgets), binding=binding,
-                   own=[{"budget": b, "mean": own[b].mean(), "p": beats[b].p_value} for b in budgets],
-                   rest=[{"rule": r, "budget": b, "mean": rest[r, b].mean(), "p": below[r, b].p_value}
+                   own=[{"budget": b, "mean": float(own[b].mean()), "p": beats[b].p_value} for b in budgets],
+                   rest=[{"rule": r, "budget": b, "mean": float(rest[r, b].mean()), "p": below[r, b].p_value}
                          for r, b in rest])
 
 
@@ -125,7 +125,7 @@ def gfmi_median_result(changes: pd.DataFrame, *, rule: str = "GFMI", others: Seq
                    alpha=alpha, p_holm=per_model_holm(items, [(rule, r, b) for r in others for b in budgets],
                                                       chance=chance),
                    rule=rule, others=list(others), budgets=budgets, binding=binding,
-                   binding_mean=diffs[binding].mean(), largest_p=max(t.p_value for t in tests.values()),
+                   binding_mean=float(diffs[binding].mean()), largest_p=max(t.p_value for t in tests.values()),
                    medians=[{"budget": b, "rule median": med[rule, b], "best": best[b],
                              "best median": med[best[b], b]} for b in budgets])
 
@@ -155,8 +155,8 @@ def frenet_result(changes: pd.DataFrame, *, rule: str = "Frenet (velocity)", lig
                    opposite=[_non_superior(d[lightest], margin), *(sign_flip_test(d[b]) for b in rest)],
                    effect=d[lightest], n=len(d[lightest]), margin=margin, excluded=excluded, alpha=alpha,
                    p_holm=per_model_holm(items, [(rule, random, lightest)], chance=chance),
-                   rule=rule, lightest=lightest, lightest_mean=d[lightest].mean(), lightest_p=beats.p_value,
-                   rest=[{"budget": b, "mean": d[b].mean(), "p": below[b].p_value} for b in rest])
+                   rule=rule, lightest=lightest, lightest_mean=float(d[lightest].mean()), lightest_p=beats.p_value,
+                   rest=[{"budget": b, "mean": float(d[b].mean()), "p": below[b].p_value} for b in rest])
 
 
 def nrs_result(changes: pd.DataFrame, *, rule: str = "NRS", margin: float = DEFAULT_MARGIN, random: str = "random",
@@ -180,7 +180,7 @@ def nrs_result(changes: pd.DataFrame, *, rule: str = "NRS", margin: float = DEFA
                    alpha=alpha, p_holm=per_model_holm(items, [(rule, random, b) for b in budgets], chance=chance,
                                                       margin=margin),
                    rule=rule, budgets=budgets, binding=binding,
-                   rows=[{"budget": b, "mean": d[b].mean(), "p": below[b].p_value} for b in budgets])
+                   rows=[{"budget": b, "mean": float(d[b].mean()), "p": below[b].p_value} for b in budgets])
 
 
 def judge_pruning_gfmi_only(changes: pd.DataFrame, *, rule: str = "GFMI", others: Sequence[str] = _OTHERS,

@@ -134,8 +134,8 @@ def nrs(r: Result) -> Verdict:
     evidence = (f"{rule} minus random, mean over {count(f['n_models'], 'models')}: "
                 + ", ".join(f"{budget(o['budget'])} {o['mean']:+.3f} (below +{margin:.2f}: p = {o['p']:.2g})"
                             for o in f["rows"]))
-    return _common(r, evidence,
-                   test=f"intersection-union of non-superiority sign-flip tests at {', '.join(map(budget, f['budgets']))}",
+    budgets = ", ".join(map(budget, f["budgets"]))
+    return _common(r, evidence, test=f"intersection-union of non-superiority sign-flip tests at {budgets}",
                    against=f"{rule} beats random at some budget",
                    effect_label=f"{rule} minus random at {budget(f['binding'])} (its best budget), mean over models",
                    per_model_label=(f"{rule} is shown not to beat random by {margin:.2f} or more at every budget "
