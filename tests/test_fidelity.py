@@ -240,3 +240,11 @@ def test_variant_differences_by_hand():
     got = variant_differences(rows).iloc[0]
     assert got["max |diff|"] == pytest.approx(0.3) and got["mean diff"] == pytest.approx((0 - 0.3 + 0.1 + 0.1) / 4)
     assert bool(got["argmin moves"])  # the deepest inner layer: 1 under the code, 2 under the formula
+
+
+def test_ilse_layouts_are_numbers_and_the_sentence_is_written_from_them():
+    from lrd.verdicts.fidelity import ilse_layout_text, ilse_layouts
+    # 13 states fill SL(2, Z_3)'s 24 nodes under both configurations; 7 = |SL(2, Z_2)| + 1: ILSE drops one
+    assert ilse_layouts(13) == {"n_states": 13, "n": 3, "nodes": 24, "drops_first": False, "lrd_nodes": 24}
+    assert ilse_layouts(7)["drops_first"] and ilse_layouts(7)["nodes"] == 6 and ilse_layouts(None) is None
+    assert ilse_layout_text("m", 7).startswith("m has 7 states, one more than |SL(2, Z_2)| = 6")

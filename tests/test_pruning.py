@@ -319,3 +319,53 @@ def test_rule_item_tests_uncombined_adjust_within_each_comparison():
     assert list(both.columns)[-1] == "p (Holm)" and len(both) == 6
     for _, part in both.groupby("comparison"):
         assert part["p (Holm)"].tolist() == pytest.approx(holm(part["p"].to_numpy()).tolist())
+
+
+# --- the judges' numbers (Result), without their sentences --------------------------------------------
+
+def test_gfmi_only_result_numbers_are_the_exact_sign_flip_tails():
+    from lrd.verdicts.pruning import gfmi_only_result
+    heavy = (0.15, 0.2)
+    r = gfmi_only_result(_changes(_at("GFMI", 0.1, heavy) | _at("NRS", -0.1) | _at("Frenet (velocity)", -0.1)))
+    assert r.case == "tested" and r.outcome == "reproduced"
+    # every one of 5 models on the claim's side of every part: each part's p is 1/2^5, and so is the largest
+    assert r.p_value == pytest.approx(1 / 32) and r.p_min == pytest.approx(1 / 32)
+    assert [o["p"] for o in r.facts["own"]] == pytest.approx([1 / 32, 1 / 32])
+    assert [o["p"] for o in r.facts["rest"]] == pytest.approx([1 / 32] * 4)  # Frenet and NRS at 15%, 20%
+    # every opposite test sees no model on its side (p = 1), Bonferroni over 2 + 4 of them caps at 1
+    assert r.facts["n_opposite"] == 6 and r.p_against == 1.0
+    assert r.facts["n_models"] == 5 and r.effect == pytest.approx(0.1) and r.statistic == r.effect
+    assert r.facts["margin"] == 0.02 and r.facts["excluded"] == [] and r.per_model is None
+
+
+def test_frenet_result_p_against_is_bonferroni_over_the_opposite_tests():
+    from lrd.verdicts.pruning import frenet_result
+    r = frenet_result(_changes(_at("Frenet (velocity)", 0.1), n_models=7))
+    # at each of the 3 heavier budgets all 7 models beat random: p = 1/128 each, times 4 opposite tests
+    assert r.facts["n_opposite"] == 4 and r.p_against == pytest.approx(4 / 128) and r.outcome == "contradicted"
+    assert r.facts["lightest"] == 0.05 and r.facts["lightest_p"] == pytest.approx(1 / 128)
+    assert [o["budget"] for o in r.facts["rest"]] == [0.1, 0.15, 0.2]
+    one = frenet_result(_changes({}, budgets=(0.05,)))
+    assert one.case == "no heavier budget" and one.facts["budgets"] == [0.05]
+    assert one.p_value is None and one.p_min is None and one.outcome == "not testable"
+
+
+def test_untestable_results_say_their_case_and_carry_no_p():
+    from lrd.verdicts.pruning import gfmi_median_result, nrs_result
+    c = _changes(_at("NRS", -0.005))
+    none = nrs_result(c[c["rule"] != "NRS"])
+    assert none.case == "no budget" and none.p_value is None and none.p_min is None and none.outcome == "not testable"
+    lacking = gfmi_median_result(c[~((c["rule"] == "NRS") & (c["fraction"] == 0.1))])
+    assert lacking.case == "missing" and lacking.facts["lacking"] == [("NRS", 0.1)]
+    assert lacking.outcome == "not testable" and lacking.statistic is None
+    # four models: the smallest attainable p of a sign-flip test is 1/16 > 0.05
+    small = nrs_result(_changes(_at("NRS", -0.005), n_models=4))
+    assert small.case == "tested" and small.p_min == pytest.approx(1 / 16) and small.outcome == "not testable"
+
+
+def test_per_model_count_comes_from_the_item_tests():
+    from lrd.verdicts.pruning import gfmi_only_result
+    items = item_outcomes(3, rule_gain=0.5)
+    r = gfmi_only_result(_changes(_at("GFMI", 0.1, (0.15, 0.2)) | _at("NRS", -0.1) | _at("Frenet (velocity)", -0.1)),
+                         items=items)
+    assert r.per_model is not None and r.per_model[1] == r.facts["per_model_units"] == 3

@@ -41,6 +41,10 @@ STATISTICS_MODULES: list[str] = [
     "lrd.verdicts.families.nulls",
     "lrd.verdicts.families.task",
     "lrd.verdicts.selection",
+    "lrd.verdicts.pruning",
+    "lrd.verdicts.pruning.changes",
+    "lrd.verdicts.pruning.judges",
+    "lrd.verdicts.pruning.nulls",
 ]
 
 MIN_WORDS = 5

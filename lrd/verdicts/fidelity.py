@@ -7,7 +7,8 @@ plain name computes what the paper's code computes and the formula is a named op
 from the same states (:data:`lrd.methods.suite.FORMULA_VARIANTS`); where the code has a defect
 (pad tokens averaged into ShortGPT's score) lrd keeps the right computation. This module holds
 the decision table and turns the chapters' tidy tables (both variants) into the appendix's
-tables: no forward pass, no training.
+tables: no forward pass, no training. Its words (the decision table, the layout sentence, the
+claims' labels) are :mod:`lrd.verdicts.wording.fidelity`'s.
 """
 
 from __future__ import annotations
@@ -18,49 +19,11 @@ import pandas as pd
 from lrd.aggregation.cayley import ilse_layout
 from lrd.methods.suite import FORMULA_VARIANTS
 from lrd.verdicts.layer_choice import judge_choice, judge_metrics_track, judge_valley
+from lrd.verdicts.wording import fidelity as wording
+from lrd.verdicts.wording.fidelity import DECISIONS
 
-__all__ = ["DECISIONS", "decisions", "ilse_layout_text", "variant_differences", "variant_verdicts", "relevance_variants",
+__all__ = ["DECISIONS", "decisions", "ilse_layout_text", "ilse_layouts", "variant_differences", "variant_verdicts", "relevance_variants",
            "cayley_configurations"]
-
-#: One row per place lrd and the authors' code differ: (measurement, the authors' code, lrd's
-#: default, the other variant and its option, why).
-DECISIONS = [
-    ("matrix-based entropy (prompt and dataset entropy)",
-     "OFSkean/information_flow compute_entropy (experiments/utils/metrics/metric_functions.py; "
-     "also misc/metric_utils.py): max(M, 0) entrywise, M = Z^T Z if N > d else Z Z^T, then trace-normalised spectrum",
-     "the code's clamp (dataset_entropy, prompt_entropy: clamp=True)",
-     "the formula, spectrum of Z Z^T / tr: clamp=False; rows '... (no clamp)'",
-     "the compression-valley and metrics-track verdicts compare with the paper's curves"),
-    ("effective rank", "no function in the authors' code", "exp of the formula's entropy (no clamp)",
-     "matrix_entropy(..., clamp=True) if wanted", "nothing of the paper's to follow"),
-    ("Renyi entropy, alpha = 2", "repitl frobeniusGIP: -log(||K||_F^2 / m^2), the formula + 2 log m",
-     "the formula", "frobenius_offset=True", "a constant offset, and the book uses alpha = 1"),
-    ("prompt curvature", "compute_curvature (metric_functions.py): centred, L2-normalised tokens; "
-     "arccos |cos| of consecutive steps; a zero step counts as angle 0",
-     "the code's (normalize=True, absolute=True, zero_steps='zero')",
-     "the formula on raw tokens: normalize=False, absolute=False, zero_steps='drop'; rows 'curvature (raw tokens, ...)'",
-     "the book shows the paper's curvature curves"),
-    ("DiME", "compute_dime with repitl doe: d x d covariances A^T A, B^T B (feature axes permuted) when N > d",
-     "the code's (kernel='code')", "N x N Gram matrices always: kernel='samples'; rows 'DiME (N x N Gram)'",
-     "the label-free layer choice is compared with the paper's; identical for N <= d"),
-    ("block influence (cosine relevance), last block", "icip-cas/ShortGPT compute_bi: the last block's input "
-     "against hidden_states[-1], after the final norm",
-     "the block's own output (before the final norm), the same definition for every block",
-     "rows 'cosine relevance (ShortGPT last block)', from the same pass",
-     "Hinostroza et al. define relevance on a block's input and output; the norm is not the block"),
-    ("block influence, pad tokens", "ShortGPT sums over every position of the padded batch",
-     "real tokens only", "none", "a defect: a prompt's score would depend on its batch-mates' lengths"),
-    ("Cayley graph: states and nodes", "tomulanovski/ILSE gnn_datasets.py, keep_embedding_layer=False (most trainers): "
-     "drop the embedding state when L + 1 = |SL(2, Z_n)| + 1",
-     "every state kept (keep_embedding_layer=True, as the precomputed trainers)",
-     "keep_embedding_layer=False; ablation variant 'embeddings dropped (ILSE trainers)'",
-     "the paper maps every layer to a node; which configuration its tables used cannot be told"),
-    ("Cayley graph: edge multiplicity", "get_cayley_graph lists g -> gs and gs -> g per generator: "
-     "each edge twice (n >= 3), four times (n = 2)", "each edge once each way",
-     "reference_duplicates=True; ablation variant 'edges listed twice (reference)'",
-     "a duplicated edge doubles a neighbour's message under sum aggregation, which the paper does not describe"),
-]
-
 
 def decisions() -> pd.DataFrame:
     """:data:`DECISIONS` as a table (columns ``measurement, authors' code, lrd default, other variant, why``)."""
@@ -75,15 +38,22 @@ def ilse_layout_text(model: str, n_states: int | None) -> str:
     >>> ilse_layout_text("m", 13)
     'm has 13 states: both configurations put them on the 24 nodes of SL(2, Z_3), so only the doubled edges differ'
     """
+    return wording.ilse_layout(model, ilse_layouts(n_states))
+
+
+def ilse_layouts(n_states: int | None) -> dict | None:
+    """Where ``n_states`` states go under ILSE's default configuration and lrd's: ``n`` (of SL(2,
+    Z_n)), ``nodes``, ``drops_first`` (ILSE drops the embedding state) and ``lrd_nodes``; None
+    without states.
+
+    >>> ilse_layouts(7)
+    {'n_states': 7, 'n': 2, 'nodes': 6, 'drops_first': True, 'lrd_nodes': 24}
+    """
     if n_states is None:
-        return f"{model} is not in the panel, so the configuration is not measured here"
+        return None
     n, nodes, first = ilse_layout(n_states, keep_embedding_layer=False)
     _, lrd_nodes, _ = ilse_layout(n_states)
-    if first:
-        return (f"{model} has {n_states} states, one more than |SL(2, Z_{n})| = {nodes}: ILSE drops the embedding "
-                f"state and uses {nodes} nodes, lrd keeps all {n_states} on {lrd_nodes}")
-    return (f"{model} has {n_states} states: both configurations put them on the {nodes} nodes of SL(2, Z_{n}), "
-            "so only the doubled edges differ")
+    return {"n_states": n_states, "n": n, "nodes": nodes, "drops_first": bool(first), "lrd_nodes": lrd_nodes}
 
 
 def variant_differences(results: pd.DataFrame) -> pd.DataFrame:
@@ -132,13 +102,13 @@ def variant_verdicts(results: pd.DataFrame, *, token_task: str, note: str | None
     """
     f = FORMULA_VARIANTS
     tokens = results[results["task"] == token_task]
+    labels = wording.VARIANT_CLAIMS
     pairs = {
-        "compression valley (prompt entropy)": (
-            lambda m: judge_valley(tokens, measurement=m, note=note), "prompt entropy"),
-        "metrics track the score (prompt entropy, DiME)": (
+        labels["valley"]: (lambda m: judge_valley(tokens, measurement=m, note=note), "prompt entropy"),
+        labels["metrics_track"]: (
             lambda m: judge_metrics_track(results, directions={m[0]: -1, m[1]: +1}, note=note),
             ("prompt entropy", "DiME")),
-        "a layer chosen by DiME beats the last": (lambda m: judge_choice(results, metric=m, note=note), "DiME"),
+        labels["choice"]: (lambda m: judge_choice(results, metric=m, note=note), "DiME"),
     }
     rows = []
     for claim, (judge, code) in pairs.items():
