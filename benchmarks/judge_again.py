@@ -18,6 +18,9 @@ import json
 import sys
 from pathlib import Path
 
+# the checkout this script is in, not whichever one the interpreter's editable install points at
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 
 def judged(results: Path) -> dict:
     from lrd.book.glue import Glue, saved_tables

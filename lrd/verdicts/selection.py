@@ -44,7 +44,7 @@ from scipy import stats as _sp
 from lrd.verdicts.record import ALPHA, Verdict
 from lrd.verdicts.result import Result
 from lrd.verdicts.spec import NullModel
-from lrd.verdicts.stats import PermutationTest, _all_orderings, _rank_rows, average_ranks, sign_flip_test, spearman_permutation_test
+from lrd.verdicts.stats import PermutationTest, all_orderings, average_ranks, rank_rows, sign_flip_test, spearman_permutation_test
 from lrd.verdicts.wording import selection as wording
 
 __all__ = ["LRD_SCORES", "selection_table", "spearman_difference_test", "spearman_interval", "stratified_orderings",
@@ -189,7 +189,7 @@ def _exact_stratified_orderings(strata: tuple) -> np.ndarray:
     out = np.tile(np.arange(len(strata)), (math.prod(math.factorial(len(g)) for g in groups), 1))
     block = 1
     for g in reversed(groups):  # the last stratum varies fastest, as itertools.product
-        perms = g[_all_orderings(len(g))]  # (len(g)!, len(g))
+        perms = g[all_orderings(len(g))]  # (len(g)!, len(g))
         rows = len(out) // (block * len(perms))
         out[:, g] = np.tile(np.repeat(perms, block, axis=0), (rows, 1))
         block *= len(perms)
@@ -234,7 +234,7 @@ def _every_score_positive(x: np.ndarray, y: np.ndarray, strata: np.ndarray) -> d
     Against ("some score negative"): the max over scores of :math:`-\rho` under the same orderings.
     """
     perms, exact = stratified_orderings(strata)
-    rx, ry = _rank_rows(x), _rank_rows(y)
+    rx, ry = rank_rows(x), rank_rows(y)
     null = rx @ ry[perms].T  # (scores, orderings)
     obs = rx @ ry
     tol = 1e-9

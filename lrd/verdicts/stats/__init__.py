@@ -38,9 +38,6 @@ from lrd.verdicts.stats.intervals import (crossed_components, crossed_mean_test,
                                           mean_intervals, satterthwaite_df)
 from lrd.verdicts.stats.multiple import holm, intersection_union_by_model
 
-#: The names lrd.verdicts.selection imported before they were public (it should import
-#: ``all_orderings`` and ``rank_rows``); kept until it does.
-_all_orderings, _rank_rows = all_orderings, rank_rows
 
 __all__ = ["crossed_mean_test", "crossed_components", "satterthwaite_df", "crossed_t_test",
            "intersection_union_by_model", "PermutationTest", "sign_flip_test", "equivalence_sign_flip_test",
