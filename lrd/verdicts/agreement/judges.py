@@ -167,6 +167,28 @@ def judge_theory(toy, *, max_cosine: float = 1e-3, min_accuracy: float = 1.0,
                                         max_without=max_without))
 
 
+def panel_bootstrap_result(claim: str, per_model: dict[str, np.ndarray], p_value: list[float],
+                           p_against: list[float], *, alpha: float, facts: dict) -> Result:
+    """The result of an intersection-union test over models, each with its bootstrap replicates.
+
+    ``per_model``: model -> (observed, replicate 1, ..., replicate B) of the noise-corrected
+    statistic; ``p_value`` and ``p_against``: each model's p in and against the paper's direction.
+    The panel's p is the largest model's (intersection-union), its smallest attainable
+    :math:`1/(1+B)`; the effect is the mean over models (None where a model's is undefined), its
+    interval the 2.5% and 97.5% quantiles of the mean's replicates; ``facts`` gains ``n_boot`` and
+    ``n_models``.
+    """
+    stack = np.vstack(list(per_model.values()))
+    n_boot = stack.shape[1] - 1
+    effect = float(stack[:, 0].mean()) if np.isfinite(stack[:, 0]).all() else None  # undefined in a model
+    mean_boot = stack[:, 1:].mean(0)
+    return Result(claim, "test", statistic=effect, p_value=max(p_value), p_against=max(p_against),
+                  p_min=monte_carlo_p(0, n_boot), effect=effect,
+                  ci=(bootstrap_quantile(mean_boot, 0.025, -1.0), bootstrap_quantile(mean_boot, 0.975, 1.0)),
+                  per_model=_count_at(holm(p_value), alpha), alpha=alpha,
+                  facts={**facts, "n_boot": n_boot, "n_models": len(per_model)})
+
+
 def correlation_result(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: float = STRONG_CORRELATION,
                        alpha: float = ALPHA, note: str = "") -> Result:
     """The numbers of :func:`judge_correlation` (``case`` "no signal" where no decoder-task pair
@@ -190,15 +212,8 @@ def correlation_result(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin:
         rows.append({"model": model, "r": float(arrays["r"][model][:, 0].mean()),
                      "reliability": float(arrays["reliability"][model][:, 0].mean()), "corrected": float(v[0]),
                      "low": bootstrap_quantile(boot, 0.025, -1), "high": bootstrap_quantile(boot, 0.975, 1)})
-    stack = np.vstack(list(per_model.values()))
-    n_boot = stack.shape[1] - 1
-    effect = float(stack[:, 0].mean()) if np.isfinite(stack[:, 0]).all() else None  # undefined in a model
-    mean_boot = stack[:, 1:].mean(0)
-    return Result(claim, "test", statistic=effect, p_value=max(p_value), p_against=max(p_against),
-                  p_min=monte_carlo_p(0, n_boot), effect=effect,
-                  ci=(bootstrap_quantile(mean_boot, 0.025, -1.0), bootstrap_quantile(mean_boot, 0.975, 1.0)),
-                  per_model=_count_at(holm(p_value), alpha), alpha=alpha,
-                  facts={**facts, "models": rows, "margin": margin, "n_boot": n_boot, "n_models": len(per_model)})
+    return panel_bootstrap_result(claim, per_model, p_value, p_against, alpha=alpha,
+                                  facts={**facts, "models": rows, "margin": margin})
 
 
 def judge_correlation(agreement: pd.DataFrame, chance: pd.DataFrame, *, margin: float = STRONG_CORRELATION,
@@ -381,15 +396,8 @@ def dataset_result(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: 
         rows.append({"model": model, "corrected": float(v[0]), "low": bootstrap_quantile(boot, 0.025, -1),
                      "high": bootstrap_quantile(boot, 0.975, 1), "pairs": len(arrays["r"][model]),
                      "r": float(arrays["r"][model][:, 0].mean())})
-    stack = np.vstack(list(per_model.values()))
-    n_boot = stack.shape[1] - 1
-    effect = float(stack[:, 0].mean()) if np.isfinite(stack[:, 0]).all() else None  # undefined in a model
-    mean_boot = stack[:, 1:].mean(0)
-    return Result(claim, "test", statistic=effect, p_value=max(p_value), p_against=max(p_against),
-                  p_min=monte_carlo_p(0, n_boot), effect=effect,
-                  ci=(bootstrap_quantile(mean_boot, 0.025, -1.0), bootstrap_quantile(mean_boot, 0.975, 1.0)),
-                  per_model=_count_at(holm(p_value), alpha), alpha=alpha,
-                  facts={**facts, "models": rows, "same": same, "n_boot": n_boot, "n_models": len(per_model)})
+    return panel_bootstrap_result(claim, per_model, p_value, p_against, alpha=alpha,
+                                  facts={**facts, "models": rows, "same": same})
 
 
 def judge_dataset(task_agreement: pd.DataFrame, chance: pd.DataFrame, *, same: float = SAME_RELEVANCE,
