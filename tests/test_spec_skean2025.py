@@ -82,6 +82,19 @@ def test_gain_paper_low_higher_makes_against_easier():
     assert high.p_value == low.p_value and high.outcome == low.outcome == "reproduced"  # above 0 in every model
 
 
+def test_alpha_is_the_gain_verdict_s_level_and_its_power_s():
+    # 7 models (p_min = 2^-7 < 0.01), one of them below the last: p = 2/128, between 0.01 and 0.05
+    table = {"results": _gain_table([0.5] * 7, [0.02] * 6 + [-0.01])}
+    at = {a: judge("skean.gain", table, alpha=a) for a in (0.01, 0.05, 0.1)}
+    assert [v.p_value for v in at.values()] == pytest.approx([2 / 128] * 3)
+    assert [at[a].alpha for a in at] == [0.01, 0.05, 0.1]
+    assert at[0.05].outcome == at[0.1].outcome == "reproduced" and at[0.01].outcome == "inconclusive"
+    assert at[0.01].power < at[0.05].power < at[0.1].power  # the power "at alpha"
+    r = layer_choice.gain_result(table["results"], alpha=0.01)
+    assert r.alpha == 0.01 and r.outcome == "inconclusive" and r.p_value == at[0.01].p_value
+    assert judge("skean.gain", table) == at[0.05]  # the book's level is the default
+
+
 # --- skean.valley: band and margin ----------------------------------------------------------------
 
 def _valley_results(dip_blocks, depth=0.2, n_blocks=20, n_dec=5, n_enc=4):

@@ -118,6 +118,26 @@ def test_dropping_elmo_from_the_existing_approaches_turns_a_loss_into_a_reproduc
     assert table1.outcome == "reproduced" and table1.p_value == pytest.approx(1 / 64)
 
 
+# ---- the level alpha -------------------------------------------------------------------------------
+
+def test_alpha_is_the_cayley_verdict_s_level_and_its_per_model_count_s():
+    # 7 models (p_min = 2^-7 < 0.01), Cayley 1 point below FC in one and 5 to 20 above in six: the sign-flip
+    # p is 2/128, between 0.01 and 0.05; per model (100 items, 2 seeds), m1's 5 points have a Holm p near 0.025
+    leads = [-0.01, 0.05, 0.08, 0.1, 0.12, 0.15, 0.2]
+    accuracy = {}
+    for i, d in enumerate(leads):
+        accuracy.update({(f"m{i}", "t0", "cayley"): 0.6, (f"m{i}", "t0", "fc"): 0.6 - d})
+    tables = {"scores": scores_table({"fc": leads}, method="cayley"), "items": items_table(accuracy)}
+    at = {a: judge("ilse.cayley_performance", tables, alpha=a) for a in (0.01, 0.05, 0.1)}
+    assert [v.p_value for v in at.values()] == pytest.approx([2 / 128] * 3)
+    assert [at[a].alpha for a in at] == [0.01, 0.05, 0.1]
+    assert at[0.05].outcome == at[0.1].outcome == "reproduced" and at[0.01].outcome == "inconclusive"
+    assert at[0.01].per_model == (5, 7) and at[0.05].per_model == at[0.1].per_model == (6, 7)
+    r = fusion.cayley_performance_result(tables["scores"], items=tables["items"], alpha=0.01)
+    assert r.alpha == 0.01 and r.outcome == "inconclusive" and r.per_model == (5, 7)
+    assert judge("ilse.cayley_performance", tables) == at[0.05]  # the book's level is the default
+
+
 # ---- ilse.few_shot: every shot count, or 32 only -------------------------------------------------
 
 def test_reading_the_shots_as_32_only_forgives_a_loss_at_8_shots():

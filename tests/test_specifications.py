@@ -237,6 +237,33 @@ def test_glue_judge_records_the_sensitivity_the_rules_and_the_language_models():
     assert "SmolLM2-135M-Instruct" in panel
 
 
+#: The tests whose level decides nothing, so the level is no rule of theirs (nor a parameter of their
+#: judge): each is "not testable" on every panel, with no p-value for a level to compare.
+LEVEL_DECIDES_NOTHING = {
+    "ilse.gain": "a maximum over the paper's own cells: described, never tested",
+    "cosine.olmo": "OLMo is not in the offline panel: the judge reads no table",
+}
+
+
+@pytest.mark.parametrize("cid", [c for c, claim in CLAIMS.items() if claim.kind == "test"])
+def test_every_test_has_the_level_alpha_as_a_book_rule_except_where_it_decides_nothing(cid):
+    from lrd.verdicts.record import ALPHA
+    from lrd.verdicts.spec import level_rule
+
+    spec = specification(cid)
+    takes = inspect.signature(spec.judge).parameters
+    if cid in LEVEL_DECIDES_NOTHING:
+        assert "alpha" not in {r.name for r in spec.rules} and "alpha" not in takes
+        tables = simulate(cid, seed=0) if spec.null is not None else {}
+        verdict = judge(cid, tables)
+        assert verdict.p_value is None and verdict.outcome == "not testable"
+        return
+    rule = spec.rule("alpha")
+    assert rule == level_rule(rule.reason)  # the book's 0.05, 0.01 and 0.1 its alternatives
+    assert rule.value == ALPHA and rule.origin == "book" and rule.alternatives == (0.01, 0.1)
+    assert takes["alpha"].default == ALPHA
+
+
 def test_the_test_level_is_shown_beside_the_verdict_but_never_decides_its_robustness():
     from types import SimpleNamespace
 

@@ -18,7 +18,7 @@ from lrd.verdicts.claims import ILSE_KINDS, ILSE_PARAMS_RANGE
 from lrd.verdicts.fusion.panel import (EXISTING_APPROACHES, FEW_SHOT_REFERENCES, PAPER_BASELINES, POINTS, cell_means,
                                        cube, differences, few_shot_item_tests, holm_count, method_label,
                                        paper_mean_difference, per_model_item_tests, require_columns, size_scope)
-from lrd.verdicts.record import Verdict
+from lrd.verdicts.record import ALPHA, Verdict
 from lrd.verdicts.result import Result
 from lrd.verdicts.stats import mean_interval, sign_flip_min_p_test, sign_flip_power, sign_flip_test
 from lrd.verdicts.wording import fusion as words
@@ -28,8 +28,8 @@ __all__ = ["above_result", "per_model_numbers", "power_numbers", "fc_result", "c
            "judge_few_shot"]
 
 
-def power_numbers(values: dict[str, np.ndarray], paper: dict[str, float | None]) -> dict:
-    """``power`` at the paper's Table 1 mean differences (``paper``: reference label -> effect or
+def power_numbers(values: dict[str, np.ndarray], paper: dict[str, float | None], *, alpha: float = ALPHA) -> dict:
+    """``power`` at level ``alpha`` at the paper's Table 1 mean differences (``paper``: reference label -> effect or
     None), the spread across models as observed: the smallest of the comparisons' powers, an
     upper bound for "above every one"; and the facts its label quotes (``power_known``: (reference,
     effect in points) of those in the paper's table, ``power_left``: the others). Empty when no
@@ -37,12 +37,13 @@ def power_numbers(values: dict[str, np.ndarray], paper: dict[str, float | None])
     known = {k: e for k, e in paper.items() if e is not None and k in values and len(values[k]) > 1}
     if not known:
         return {}
-    powers = {k: sign_flip_power(e, float(values[k].std(ddof=1)), len(values[k])) for k, e in known.items()}
+    powers = {k: sign_flip_power(e, float(values[k].std(ddof=1)), len(values[k]), alpha=alpha)
+              for k, e in known.items()}
     return {"power": min(powers.values()), "power_known": [(k, e * POINTS) for k, e in known.items()],
             "power_left": [k for k in values if k not in known]}
 
 
-def per_model_numbers(table: pd.DataFrame, alpha: float = 0.05) -> tuple[int, int] | None:
+def per_model_numbers(table: pd.DataFrame, alpha: float = ALPHA) -> tuple[int, int] | None:
     """(k, M): the models of a per-model table (``p (all, Holm)``) at most ``alpha``; None without models."""
     if table.empty:
         return None
@@ -51,19 +52,20 @@ def per_model_numbers(table: pd.DataFrame, alpha: float = 0.05) -> tuple[int, in
 
 def above_result(claim: str, method: str, diffs: dict[str, tuple[list, np.ndarray]], *,
                  per_model: tuple[int, int] | None = None, paper: dict[str, float | None] | None = None,
-                 left_out: dict | None = None, **facts) -> Result:
+                 left_out: dict | None = None, alpha: float = ALPHA, **facts) -> Result:
     """``method`` above every reference: one-sided sign-flip test per reference, p = max.
 
     ``diffs``: reference label -> (models, per-model differences in score units); a reference
     with no model (not run) is skipped (``facts["skipped"]``). ``case``: ``"tested"``, or
-    ``"no model counted"`` / ``"not run"`` when no reference has a model.
+    ``"no model counted"`` / ``"not run"`` when no reference has a model. ``alpha``: the test's
+    level (the result's, and the power's).
     """
     left_out = left_out or {}
     skipped = [k for k, dv in diffs.items() if not len(dv[1])]
     diffs = {k: dv for k, dv in diffs.items() if len(dv[1])}
     facts = dict(facts, method=method, method_label=method_label(method), left_out=left_out)
     if not diffs:
-        return Result(claim, "test", "no model counted" if left_out else "not run", facts=facts)
+        return Result(claim, "test", "no model counted" if left_out else "not run", alpha=alpha, facts=facts)
     values = {k: v for k, (_, v) in diffs.items()}
     ups = {k: sign_flip_test(d) for k, d in values.items()}
     binding = max(ups, key=lambda k: (ups[k].p_value, -values[k].mean()))
@@ -73,7 +75,7 @@ def above_result(claim: str, method: str, diffs: dict[str, tuple[list, np.ndarra
     joint = np.stack([[v for m, v in zip(*diffs[r]) if m in common] for r in values], 1)
     p_against = sign_flip_min_p_test(-joint).p_value if len(common) else None
     d = values[binding] * POINTS
-    power = power_numbers(values, paper or {})
+    power = power_numbers(values, paper or {}, alpha=alpha)
     facts.update(comparisons=[(ref, float(x.mean() * POINTS), int((x > 0).sum()), len(x)) for ref, x in values.items()],
                  skipped=skipped, binding=binding, n_models=max(len(x) for x in values.values()),
                  n_common=len(common), exact=bool(ups[binding].exact),
@@ -82,57 +84,61 @@ def above_result(claim: str, method: str, diffs: dict[str, tuple[list, np.ndarra
                   p_value=max(t.p_value for t in ups.values()), p_against=p_against,
                   p_min=max(t.p_min for t in ups.values()), effect=float(d.mean()),
                   ci=(tuple(float(x) for x in mean_interval(d)) if len(d) > 1 else None),
-                  power=power.get("power"), per_model=per_model, facts=facts)
+                  power=power.get("power"), per_model=per_model, alpha=alpha, facts=facts)
 
 
-def _item_count(items: pd.DataFrame | None, method: str, references: Sequence[str]) -> tuple[int, int] | None:
-    """(k, M) of :func:`per_model_item_tests` (None without items)."""
+def _item_count(items: pd.DataFrame | None, method: str, references: Sequence[str], *,
+                alpha: float = ALPHA) -> tuple[int, int] | None:
+    """(k, M) of :func:`per_model_item_tests` at ``alpha`` (None without items)."""
     if items is None or not len(items):
         return None
-    return per_model_numbers(per_model_item_tests(items, method, references))
+    return per_model_numbers(per_model_item_tests(items, method, references), alpha=alpha)
 
 
 def fc_result(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROACHES,
               items: pd.DataFrame | None = None, base_params: Mapping[str, float] | None = None,
               params_range: tuple[float, float] = ILSE_PARAMS_RANGE,
-              model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS) -> Result:
+              model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS,
+              alpha: float = ALPHA) -> Result:
     """The numbers of :func:`judge_fc` (same parameters)."""
     (scores, items), out = size_scope("ilse.fc", base_params, scores, items, params=params_range, kinds=kinds,
                                        model_kinds=model_kinds)
     cells, labels = cell_means(scores)
     diffs = {method_label(b): differences(cells, labels, "fc", b) for b in existing}
-    return above_result("ilse.fc", "fc", diffs, per_model=_item_count(items, "fc", existing),
+    return above_result("ilse.fc", "fc", diffs, per_model=_item_count(items, "fc", existing, alpha=alpha),
                         paper={method_label(b): paper_mean_difference("fc", b) for b in existing}, left_out=out,
-                        references=[method_label(b) for b in existing])
+                        alpha=alpha, references=[method_label(b) for b in existing])
 
 
 def cayley_performance_result(scores: pd.DataFrame, *, items: pd.DataFrame | None = None,
                               base_params: Mapping[str, float] | None = None,
                               params_range: tuple[float, float] = ILSE_PARAMS_RANGE,
                               model_kinds: Mapping[str, str] | None = None,
-                              kinds: Sequence[str] | None = ILSE_KINDS) -> Result:
+                              kinds: Sequence[str] | None = ILSE_KINDS, alpha: float = ALPHA) -> Result:
     """The numbers of :func:`judge_cayley_performance` (same parameters)."""
     (scores, items), out = size_scope("ilse.cayley_performance", base_params, scores, items, params=params_range,
                                        kinds=kinds, model_kinds=model_kinds)
     diffs = {method_label("fc"): differences(*cell_means(scores), "cayley", "fc")}
-    return above_result("ilse.cayley_performance", "cayley", diffs, per_model=_item_count(items, "cayley", ("fc",)),
+    return above_result("ilse.cayley_performance", "cayley", diffs,
+                        per_model=_item_count(items, "cayley", ("fc",), alpha=alpha),
                         paper={method_label("fc"): paper_mean_difference("cayley", "fc")}, left_out=out,
-                        references=[method_label("fc")])
+                        alpha=alpha, references=[method_label("fc")])
 
 
 def baselines_result(scores: pd.DataFrame, *, baselines: Sequence[str] = PAPER_BASELINES,
                      items: pd.DataFrame | None = None, base_params: Mapping[str, float] | None = None,
                      params_range: tuple[float, float] = ILSE_PARAMS_RANGE,
                      model_kinds: Mapping[str, str] | None = None,
-                     kinds: Sequence[str] | None = ILSE_KINDS) -> Result:
+                     kinds: Sequence[str] | None = ILSE_KINDS, alpha: float = ALPHA) -> Result:
     """The numbers of :func:`judge_baselines` (same parameters)."""
     (scores, items), out = size_scope("ilse.baselines", base_params, scores, items, params=params_range,
                                        kinds=kinds, model_kinds=model_kinds)
     cells, labels = cell_means(scores)
     diffs = {method_label(b): differences(cells, labels, "cayley", b) for b in baselines}
-    return above_result("ilse.baselines", "cayley", diffs, per_model=_item_count(items, "cayley", baselines),
+    return above_result("ilse.baselines", "cayley", diffs,
+                        per_model=_item_count(items, "cayley", baselines, alpha=alpha),
                         paper={method_label(b): paper_mean_difference("cayley", b) for b in baselines},
-                        left_out=out, references=[method_label(b) for b in baselines])
+                        left_out=out, alpha=alpha, references=[method_label(b) for b in baselines])
 
 
 def few_shot_result(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str = "cayley",
@@ -141,7 +147,7 @@ def few_shot_result(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str
                     base_params: Mapping[str, float] | None = None,
                     params_range: tuple[float, float] = ILSE_PARAMS_RANGE,
                     model_kinds: Mapping[str, str] | None = None,
-                    kinds: Sequence[str] | None = ILSE_KINDS) -> Result:
+                    kinds: Sequence[str] | None = ILSE_KINDS, alpha: float = ALPHA) -> Result:
     """The numbers of :func:`judge_few_shot` (same parameters); ``case`` ``"panel empty"``,
     ``"references not run"``, ``"no few-shot run"`` or those of :func:`above_result`."""
     claim = "ilse.few_shot"
@@ -152,15 +158,15 @@ def few_shot_result(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str
     facts = {"method": method, "method_label": method_label(method), "shots": tuple(shots),
              "references": [method_label(r) for r in references], "left_out": out}
     if scores.empty and out:
-        return Result(claim, "test", "panel empty", facts=facts)
+        return Result(claim, "test", "panel empty", alpha=alpha, facts=facts)
     full, labels = cell_means(scores)
     missing = [r for r in references if r not in labels["method"]]
     if missing:
-        return Result(claim, "test", "references not run",
+        return Result(claim, "test", "references not run", alpha=alpha,
                       facts=dict(facts, missing=[method_label(r) for r in missing]))
     few = few_shot[(few_shot["method"] == method) & few_shot["shots"].between(*shots)]
     if few.empty:
-        return Result(claim, "test", "no few-shot run", facts=facts)
+        return Result(claim, "test", "no few-shot run", alpha=alpha, facts=facts)
     cells, few_labels = cube(few, ("model", "task", "shots"), "score",
                              levels={"model": labels["model"], "task": labels["task"]})
     ks = sorted(few_labels["shots"])
@@ -171,16 +177,17 @@ def few_shot_result(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str
     per_model = None
     if few_shot_items is not None and items is not None:
         per_model = per_model_numbers(few_shot_item_tests(few_shot_items, items, method=method,
-                                                          references=references, shots=shots))
+                                                          references=references, shots=shots), alpha=alpha)
     named = {(method_label(r), k): d for (r, k), d in diffs.items()}  # the wording names them
-    return above_result(claim, method, named, per_model=per_model, left_out=out, shots=tuple(shots),
+    return above_result(claim, method, named, per_model=per_model, left_out=out, alpha=alpha, shots=tuple(shots),
                         references=[method_label(r) for r in references])
 
 
 def judge_fc(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROACHES,
              items: pd.DataFrame | None = None, base_params: Mapping[str, float] | None = None,
              params_range: tuple[float, float] = ILSE_PARAMS_RANGE,
-                 model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS) -> Verdict:
+                 model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS,
+             alpha: float = ALPHA) -> Verdict:
     r"""ilse.fc: the FC-Encoder predicts better than every existing approach.
 
     For each approach :math:`b`, the per-model differences :math:`d_m = \text{FC} - b`
@@ -211,51 +218,60 @@ def judge_fc(scores: pd.DataFrame, *, existing: Sequence[str] = EXISTING_APPROAC
     kinds : sequence of str, optional
         The book's reading of "pre-trained LLMs" (default :data:`lrd.verdicts.claims.ILSE_KINDS`,
         decoders only); None: every kind.
+    alpha : float
+        The test's level (the book's 0.05, :data:`lrd.verdicts.record.ALPHA`; the paper states no
+        test): of the verdict, of the power and of the per-model count (Holm-adjusted p <= alpha).
 
     References
     ----------
     Ulanovski et al., abstract (v3) and Table 1.
     """
     return words.fc(fc_result(scores, existing=existing, items=items, base_params=base_params,
-                              params_range=params_range, model_kinds=model_kinds, kinds=kinds))
+                              params_range=params_range, model_kinds=model_kinds, kinds=kinds, alpha=alpha))
 
 
 def judge_cayley_performance(scores: pd.DataFrame, *, items: pd.DataFrame | None = None,
                              base_params: Mapping[str, float] | None = None,
                              params_range: tuple[float, float] = ILSE_PARAMS_RANGE,
-                 model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS) -> Verdict:
+                 model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS,
+                             alpha: float = ALPHA) -> Verdict:
     r"""ilse.cayley_performance: the Cayley-Encoder predicts better than the FC-Encoder.
 
     Exact one-sided sign-flip test of the per-model differences Cayley - FC (task means of
     seed means); null: exchangeable within a model. Unit: the model. With ``items``, the
     evidence per model (:func:`per_model_item_tests`); with ``base_params``, only the models of
-    the paper's sizes (:func:`size_scope`; ``params_range`` their bounds), as in :func:`judge_fc`.
+    the paper's sizes (:func:`size_scope`; ``params_range`` their bounds), as in :func:`judge_fc`;
+    ``alpha`` the test's level, as there.
 
     References
     ----------
     Ulanovski et al., abstract (v3): "further improves both efficiency and predictive performance".
     """
     return words.cayley_performance(cayley_performance_result(
-        scores, items=items, base_params=base_params, params_range=params_range, model_kinds=model_kinds, kinds=kinds))
+        scores, items=items, base_params=base_params, params_range=params_range, model_kinds=model_kinds, kinds=kinds,
+        alpha=alpha))
 
 
 def judge_baselines(scores: pd.DataFrame, *, baselines: Sequence[str] = PAPER_BASELINES,
                     items: pd.DataFrame | None = None, base_params: Mapping[str, float] | None = None,
                     params_range: tuple[float, float] = ILSE_PARAMS_RANGE,
-                 model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS) -> Verdict:
+                 model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS,
+                    alpha: float = ALPHA) -> Verdict:
     r"""ilse.baselines: the Cayley-Encoder beats every baseline.
 
     As :func:`judge_fc`, for Cayley against each baseline (default the paper's Table 1
     baselines, :data:`PAPER_BASELINES`); intersection-union, p = max. Unit: the model. With
     ``items``, the evidence per model (:func:`per_model_item_tests`); with ``base_params``, only
-    the models of the paper's sizes (:func:`size_scope`; ``params_range`` their bounds).
+    the models of the paper's sizes (:func:`size_scope`; ``params_range`` their bounds); ``alpha``
+    the test's level, as in :func:`judge_fc`.
 
     References
     ----------
     Ulanovski et al., abstract (v3): "consistently outperforms baselines"; Table 1.
     """
     return words.baselines(baselines_result(scores, baselines=baselines, items=items, base_params=base_params,
-                                            params_range=params_range, model_kinds=model_kinds, kinds=kinds))
+                                            params_range=params_range, model_kinds=model_kinds, kinds=kinds,
+                                            alpha=alpha))
 
 
 def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str = "cayley",
@@ -263,7 +279,8 @@ def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str 
                    few_shot_items: pd.DataFrame | None = None, items: pd.DataFrame | None = None,
                    base_params: Mapping[str, float] | None = None,
                    params_range: tuple[float, float] = ILSE_PARAMS_RANGE,
-                 model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS) -> Verdict:
+                 model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS,
+                   alpha: float = ALPHA) -> Verdict:
     r"""ilse.few_shot: with 8-32 examples per class, Cayley beats DWAtt and Last trained on the full data.
 
     For every reference :math:`r` (full data) and every shot count :math:`k` in ``shots``
@@ -290,6 +307,8 @@ def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str 
     base_params : mapping, optional
         Model -> base-model parameters: only the models of the paper's sizes are counted
         (:func:`size_scope`; ``params_range`` their bounds, as in :func:`judge_fc`).
+    alpha : float
+        The test's level, as in :func:`judge_fc`.
 
     References
     ----------
@@ -299,4 +318,5 @@ def judge_few_shot(few_shot: pd.DataFrame, scores: pd.DataFrame, *, method: str 
     """
     return words.few_shot(few_shot_result(few_shot, scores, method=method, references=references, shots=shots,
                                           few_shot_items=few_shot_items, items=items, base_params=base_params,
-                                          params_range=params_range, model_kinds=model_kinds, kinds=kinds))
+                                          params_range=params_range, model_kinds=model_kinds, kinds=kinds,
+                                          alpha=alpha))

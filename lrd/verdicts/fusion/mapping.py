@@ -17,7 +17,7 @@ from scipy import stats as _sp
 
 from lrd.verdicts.claims import ILSE_KINDS, ILSE_MAPPING_STD_PP, ILSE_PARAMS_RANGE
 from lrd.verdicts.fusion.panel import POINTS, cube, holm_count, require_columns, size_scope
-from lrd.verdicts.record import Verdict
+from lrd.verdicts.record import ALPHA, Verdict
 from lrd.verdicts.result import Result
 from lrd.verdicts.stats import holm, monte_carlo_p
 from lrd.verdicts.wording import fusion as words
@@ -68,7 +68,8 @@ def mapping_result(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING
                    model: str | None = None, base_params: Mapping[str, float] | None = None,
                    above_chance_pp: float | None = None,
                    params_range: tuple[float, float] = ILSE_PARAMS_RANGE,
-                   model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS) -> Result:
+                   model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS,
+                   alpha: float = ALPHA) -> Result:
     """The numbers of :func:`judge_mapping` (same parameters). ``case``: ``"tested"``, ``"too few
     mappings"``, ``"model not counted"`` or ``"does not learn"``; ``per_model`` from
     :func:`mapping_model_tests` (``facts``: its grid, the models out of its scope)."""
@@ -83,7 +84,7 @@ def mapping_result(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING
              if mappings is not None and len(mappings) else None)
     if table is not None and len(table):  # a model's grid needs 2+ mappings
         inside = table[table["in scope"]]
-        per_model = holm_count(inside["p (Holm)"])
+        per_model = holm_count(inside["p (Holm)"], alpha=alpha)
         facts.update(grid=(int(table["mappings"].min()), int(table["seeds"].min())),
                      per_model_out=table.loc[~table["in scope"], "model"].tolist())
     if (base_params is not None or model_kinds is not None) and model is None:
@@ -92,18 +93,20 @@ def mapping_result(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING
     m, n_seeds = runs.shape
     facts.update(m=m, n_seeds=n_seeds)
     if m < 2 or n_seeds < 1:
-        return Result(claim, "test", "too few mappings", per_model=per_model, facts=facts)
+        return Result(claim, "test", "too few mappings", per_model=per_model, alpha=alpha, facts=facts)
     if base_params is not None or model_kinds is not None:
         (kept,), left_out = size_scope(claim, base_params, pd.DataFrame({"model": [model]}), params=params_range,
                                        kinds=kinds, model_kinds=model_kinds)
         if kept.empty:
-            return Result(claim, "test", "model not counted", per_model=per_model, facts=dict(facts, left_out=left_out))
+            return Result(claim, "test", "model not counted", per_model=per_model, alpha=alpha,
+                          facts=dict(facts, left_out=left_out))
     if chance is not None and runs.mean() < (chance * POINTS + learns_pp):
-        return Result(claim, "test", "does not learn", facts=dict(facts, mean=runs.mean(), chance=chance * POINTS))
+        return Result(claim, "test", "does not learn", alpha=alpha,
+                      facts=dict(facts, mean=runs.mean(), chance=chance * POINTS))
     t = mapping_test(runs, paper_std_pp, n_draws=n_draws, seed=seed)
     facts.update(df=t["df"], per_run=t["per_run"], seed_sd=t["seed_sd"], f_p=t["f_p"])
     return Result(claim, "test", "tested", statistic=t["x"], p_value=t["p"], p_against=t["p_against"], p_min=0.0,
-                  effect=t["effect"], ci=t["ci"], per_model=per_model, facts=facts)
+                  effect=t["effect"], ci=t["ci"], per_model=per_model, alpha=alpha, facts=facts)
 
 
 def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_STD_PP,
@@ -112,7 +115,8 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
                   model: str | None = None, base_params: Mapping[str, float] | None = None,
                   above_chance_pp: float | None = None,
                   params_range: tuple[float, float] = ILSE_PARAMS_RANGE,
-                 model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS) -> Verdict:
+                 model_kinds: Mapping[str, str] | None = None, kinds: Sequence[str] | None = ILSE_KINDS,
+                  alpha: float = ALPHA) -> Verdict:
     r"""ilse.mapping: the layer-to-node mapping moves the score by at most 1.5 points (std).
 
     The paper's 1.5% is the spread of one run per mapping; with ~150 test rows and ~128 training
@@ -153,6 +157,9 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
         With ``chance``: the points above the majority class's accuracy that a mean score over the
         mappings needs for the encoder to count as learning the task (our reconstruction of
         "learns"); None: ``paper_std_pp``.
+    alpha : float
+        The test's level (the book's 0.05, :data:`lrd.verdicts.record.ALPHA`; the paper states no
+        test): of the verdict and of the per-model count (Holm-adjusted p <= alpha).
 
     References
     ----------
@@ -164,7 +171,8 @@ def judge_mapping(ablation: pd.DataFrame, *, paper_std_pp: float = ILSE_MAPPING_
     return words.mapping(mapping_result(ablation, paper_std_pp=paper_std_pp, prefix=prefix, n_draws=n_draws,
                                         seed=seed, mappings=mappings, chance=chance, model=model,
                                         base_params=base_params, above_chance_pp=above_chance_pp,
-                                        params_range=params_range, model_kinds=model_kinds, kinds=kinds))
+                                        params_range=params_range, model_kinds=model_kinds, kinds=kinds,
+                                        alpha=alpha))
 
 
 def mapping_grid(runs: pd.DataFrame, prefix: str) -> np.ndarray:

@@ -72,7 +72,7 @@ def _model_statistic(table: pd.DataFrame, chosen: str, *, often: str, relative: 
 
 def gain_result(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
                 band: tuple[float, float] = PAPER_BAND, relative: bool = True, scope: Scope | None = None,
-                estimator: str = "band", often: str = "mean", note: str | None = None) -> Result:
+                estimator: str = "band", often: str = "mean", alpha: float = ALPHA, note: str | None = None) -> Result:
     """The numbers of :func:`judge_gain` (same parameters).
 
     ``case``: ``"tested"``, or ``"no model in scope"`` (no number). ``facts``: ``left_out`` (each
@@ -91,7 +91,7 @@ def gain_result(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0]
     facts = {**_scope_facts(scope, note), "left_out": {m: float(x) for m, x in shown.items()},
              "paper_low": paper_low, "band": tuple(band), "relative": relative, "estimator": estimator, "often": often}
     if kept.empty:
-        return Result("skean.gain", "test", case="no model in scope", facts=facts)
+        return Result("skean.gain", "test", case="no model in scope", alpha=alpha, facts=facts)
     table = full[full["model"].isin(set(kept["model"]))]
     g = _model_statistic(table, chosen, often=often, relative=relative).to_numpy()
     x = g - 0.5 if often == "share" else g
@@ -103,19 +103,21 @@ def gain_result(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0]
     normed = int(table.groupby("model")["states"].first().eq(STATES_NORMED).sum()) if estimator == "band" else None
     crossed = float(model_gains(cross_fitted_gain(kept))["relative gain"].mean()) if with_halves else None
     spread = float(x.std(ddof=1)) if n > 1 else None
-    power = sign_flip_power(paper_low, spread, n) if spread is not None and often == "mean" else None
+    power = sign_flip_power(paper_low, spread, n, alpha=alpha) if spread is not None and often == "mean" else None
     per_shown = None
     if with_halves:
         per = per_model_band_gains(kept, band=band)
-        per_shown = (int((per["p (Holm)"] <= ALPHA).sum()), len(per))
+        per_shown = (int((per["p (Holm)"] <= alpha).sum()), len(per))
     return Result("skean.gain", "test", statistic=test.statistic, p_value=test.p_value, p_against=below.p_value,
                   p_min=test.p_min, effect=float(g.mean()), ci=sample_interval(g), power=power, per_model=per_shown,
+                  alpha=alpha,
                   facts={**facts, "n_models": n, "wins": wins, "normed": normed, "crossed": crossed, "spread": spread})
 
 
 def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
                band: tuple[float, float] = PAPER_BAND, relative: bool = True, scope: Scope | None = None,
-               estimator: str = "band", often: str = "mean", note: str | None = None) -> Verdict:
+               estimator: str = "band", often: str = "mean", alpha: float = ALPHA,
+               note: str | None = None) -> Verdict:
     r"""``skean.gain``: in the models of ``scope``, the layers at 40-60% depth score above the last
     layer (the paper's estimator), read as the mean gain over models.
 
@@ -151,11 +153,14 @@ def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
       sign-flip test over models of :math:`\bar s - 1/2 > 0` (more often than not), against: the
       same test of :math:`1/2 - \bar s` (less often than not). No paper number: no power.
 
+    ``alpha``: the test's level (the book's 0.05, :data:`lrd.verdicts.record.ALPHA`; the paper states
+    no test): of the verdict, of the power and of the per-model count (Holm-adjusted p <= alpha).
+
     Paper: Section 4, Figure 1 ("intermediate layers, e.g. Pythia-410M's at 40%-60% depth, score
     2%-16% above the final layer on average", report digest ``shared/papers/002``).
     """
     return wording.gain(gain_result(results, paper_low=paper_low, band=band, relative=relative, scope=scope,
-                                    estimator=estimator, often=often, note=note))
+                                    estimator=estimator, often=often, alpha=alpha, note=note))
 
 
 def _welch_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float] | None:
@@ -166,7 +171,7 @@ def _welch_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float] | None:
 
 
 def valley_result(results: pd.DataFrame, *, prompts: pd.DataFrame | None = None, measurement: str = "prompt entropy",
-                  band: tuple[float, float] = VALLEY_BAND, margin: float = VALLEY_MARGIN,
+                  band: tuple[float, float] = VALLEY_BAND, margin: float = VALLEY_MARGIN, alpha: float = ALPHA,
                   note: str | None = None) -> Result:
     """The numbers of :func:`judge_valley` (same parameters).
 
@@ -184,7 +189,7 @@ def valley_result(results: pd.DataFrame, *, prompts: pd.DataFrame | None = None,
     facts = {"note": note, "short": short, "measurement": measurement, "band": tuple(band), "margin": margin,
              "n_decoders": int(dec.sum()), "n_encoders": int((~dec).sum())}
     if dec.all() or not dec.any():
-        return Result("skean.valley", "test", case="one kind", facts=facts)
+        return Result("skean.valley", "test", case="one kind", alpha=alpha, facts=facts)
     relabel = two_group_permutation_test(v, dec)
     reverse = two_group_permutation_test(v, dec, alternative="less")
     above = sign_flip_test(v[dec])
@@ -197,24 +202,24 @@ def valley_result(results: pd.DataFrame, *, prompts: pd.DataFrame | None = None,
         flat_p = float(enc_rows["p flat"].max())
         flat_p_min = float(enc_rows["p flat min"].max())
         dec_rows = per_model[per_model["kind"] == "decoder"]
-        shown = (int((dec_rows["p valley (Holm)"] <= ALPHA).sum()), len(dec_rows))
+        shown = (int((dec_rows["p valley (Holm)"] <= alpha).sum()), len(dec_rows))
     else:
         flat = equivalence_sign_flip_test(v[~dec], margin)
         flat_p, flat_p_min = flat.p_value, flat.p_min
     p = max(relabel.p_value, above.p_value, flat_p)
     p_min = max(relabel.p_min, above.p_min, flat_p_min)
     spread = float(v[dec].std(ddof=1)) if dec.sum() > 1 else None
-    power = sign_flip_power(margin, spread, int(dec.sum())) if spread is not None else None
+    power = sign_flip_power(margin, spread, int(dec.sum()), alpha=alpha) if spread is not None else None
     return Result("skean.valley", "test", statistic=relabel.statistic, p_value=p, p_against=reverse.p_value,
                   p_min=p_min, effect=relabel.statistic, ci=_welch_interval(v[dec], v[~dec]), power=power,
-                  per_model=shown,
+                  per_model=shown, alpha=alpha,
                   facts={**facts, "n_models": len(v), "decoders": (float(v[dec].min()), float(v[dec].max())),
                          "encoders": (float(v[~dec].min()), float(v[~dec].max())), "over_prompts": over_prompts,
                          "flat_p": flat_p, "spread": spread})
 
 
 def judge_valley(results: pd.DataFrame, *, prompts: pd.DataFrame | None = None, measurement: str = "prompt entropy",
-                 band: tuple[float, float] = VALLEY_BAND, margin: float = VALLEY_MARGIN,
+                 band: tuple[float, float] = VALLEY_BAND, margin: float = VALLEY_MARGIN, alpha: float = ALPHA,
                  note: str | None = None) -> Verdict:
     r"""``skean.valley``: decoders show a mid-depth valley of prompt entropy, encoders do not.
 
@@ -235,14 +240,17 @@ def judge_valley(results: pd.DataFrame, *, prompts: pd.DataFrame | None = None, 
     decoders' sign-flip test if every decoder's valley were ``margin`` (the smallest valley the
     book tells from flat), spread across decoders as observed; the paper gives no depth.
 
+    ``alpha``: the test's level (the book's 0.05; the paper states no test): of the verdict, of the
+    power and of the per-model count, as in :func:`judge_gain`.
+
     Paper: Figure 2a (a valley in autoregressive models, flat in BERT).
     """
     return wording.valley(valley_result(results, prompts=prompts, measurement=measurement, band=band, margin=margin,
-                                        note=note))
+                                        alpha=alpha, note=note))
 
 
 def metrics_track_result(results: pd.DataFrame, *, directions: dict[str, int] | None = None,
-                         scope: Scope | None = None, note: str | None = None) -> Result:
+                         scope: Scope | None = None, alpha: float = ALPHA, note: str | None = None) -> Result:
     """The numbers of :func:`judge_metrics_track` (same parameters).
 
     ``case``: ``"tested"``, ``"no model in scope"`` or ``"no metric measured"`` (no number).
@@ -258,10 +266,10 @@ def metrics_track_result(results: pd.DataFrame, *, directions: dict[str, int] | 
     kept, outside = _scoped(results, scope)
     facts = {**_scope_facts(scope, note), "left_out": list(outside), "directions": list(directions)}
     if kept.empty:
-        return Result("skean.metrics_track", "test", case="no model in scope", facts=facts)
+        return Result("skean.metrics_track", "test", case="no model in scope", alpha=alpha, facts=facts)
     table = model_correlations(kept, metrics=list(directions)).dropna(axis=1)
     if table.empty:
-        return Result("skean.metrics_track", "test", case="no metric measured", facts=facts)
+        return Result("skean.metrics_track", "test", case="no metric measured", alpha=alpha, facts=facts)
     values = table.to_numpy() * np.array([directions[m] for m in table.columns])
     test = sign_flip_min_p_test(values)
     per = [sign_flip_test(values[:, k]) for k in range(values.shape[1])]
@@ -270,6 +278,7 @@ def metrics_track_result(results: pd.DataFrame, *, directions: dict[str, int] | 
     r = values[:, best]
     return Result("skean.metrics_track", "test", statistic=test.statistic, p_value=test.p_value, p_min=test.p_min,
                   p_against=max(t.p_value for t in reversed_), effect=float(r.mean()), ci=sample_interval(r),
+                  alpha=alpha,
                   facts={**facts, "metrics": list(table.columns), "signs": [directions[m] for m in table.columns],
                          "means": [float(values[:, k].mean()) for k in range(values.shape[1])],
                          "p_values": [t.p_value for t in per],
@@ -278,7 +287,7 @@ def metrics_track_result(results: pd.DataFrame, *, directions: dict[str, int] | 
 
 
 def judge_metrics_track(results: pd.DataFrame, *, directions: dict[str, int] | None = None,
-                        scope: Scope | None = None, note: str | None = None) -> Verdict:
+                        scope: Scope | None = None, alpha: float = ALPHA, note: str | None = None) -> Verdict:
     r"""``skean.metrics_track``: in the models of ``scope``, prompt entropy (low) or DiME (high)
     ranks the layers as their scores do.
 
@@ -302,15 +311,18 @@ def judge_metrics_track(results: pd.DataFrame, *, directions: dict[str, int] | N
     tests of :math:`-r_k`, p = max). Effect: the smallest-p metric's mean signed correlation with
     its t-interval (biased upward by choosing it; the p-value is not).
 
+    ``alpha``: the test's level (the book's 0.05; the paper states no test), of the verdict.
+
     Paper: the metric framework (abstract; Sections 3 and 5); prompt entropy's valley at the
     best layers (Fig. 2a) and DiME's choice of layer (report digest ``shared/papers/002`` Sec. 3).
     """
-    return wording.metrics_track(metrics_track_result(results, directions=directions, scope=scope, note=note))
+    return wording.metrics_track(metrics_track_result(results, directions=directions, scope=scope, alpha=alpha,
+                                                      note=note))
 
 
 def choice_result(results: pd.DataFrame, *, metric: str = "DiME", higher_is_better: bool = True,
                   paper_choice_gain: float = PAPER_CHOICE_GAIN, relative: bool = True,
-                  note: str | None = None, scope: Scope | None = None) -> Result:
+                  note: str | None = None, scope: Scope | None = None, alpha: float = ALPHA) -> Result:
     """The numbers of :func:`judge_choice` (same parameters).
 
     ``case``: ``"tested"``, or ``"no model in scope"`` (no number). ``facts``: ``left_out`` (each
@@ -325,22 +337,23 @@ def choice_result(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bett
              "metric": metric, "higher_is_better": higher_is_better, "paper_choice_gain": paper_choice_gain,
              "relative": relative}
     if table.empty:
-        return Result("skean.choice", "test", case="no model in scope", facts=facts)
+        return Result("skean.choice", "test", case="no model in scope", alpha=alpha, facts=facts)
     g = (table["relative gain"] if relative else table["chosen"] - table["last"]).to_numpy()
     test, worse = sign_flip_test(g), sign_flip_test(-g)
     n, wins = len(g), int((g > 0).sum())
     spread = float(g.std(ddof=1)) if n > 1 else None
-    power = sign_flip_power(paper_choice_gain, spread, n) if spread is not None else None
-    shown = (int((table["p (Holm)"] <= ALPHA).sum()), n)
+    power = sign_flip_power(paper_choice_gain, spread, n, alpha=alpha) if spread is not None else None
+    shown = (int((table["p (Holm)"] <= alpha).sum()), n)
     return Result("skean.choice", "test", statistic=test.statistic, p_value=test.p_value, p_against=worse.p_value,
                   p_min=test.p_min, effect=float(g.mean()), ci=sample_interval(g), power=power, per_model=shown,
+                  alpha=alpha,
                   facts={**facts, "n_models": n, "wins": wins, "depth": float(table["chosen depth"].mean()),
                          "spread": spread})
 
 
 def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_better: bool = True,
                  paper_choice_gain: float = PAPER_CHOICE_GAIN, relative: bool = True,
-                 note: str | None = None, scope: Scope | None = None) -> Verdict:
+                 note: str | None = None, scope: Scope | None = None, alpha: float = ALPHA) -> Verdict:
     r"""``skean.choice``: the layer a label-free metric (DiME) chooses scores above the last layer.
 
     :func:`label_free_choice` picks one intermediate layer per model by the metric (no labels,
@@ -358,8 +371,11 @@ def judge_choice(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bette
     tested, the others (sentence embedders, whose last layer is trained as the embedding) are
     shown with their gains and never counted.
 
+    ``alpha``: the test's level (the book's 0.05; the paper states no test): of the verdict, of the
+    power and of the per-model count, as in :func:`judge_gain`.
+
     Paper: results on the MTEB average (report digest ``shared/papers/002`` Sec. 3.1).
     """
     return wording.choice(choice_result(results, metric=metric, higher_is_better=higher_is_better,
                                         paper_choice_gain=paper_choice_gain, relative=relative, note=note,
-                                        scope=scope))
+                                        scope=scope, alpha=alpha))

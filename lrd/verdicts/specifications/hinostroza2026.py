@@ -320,7 +320,7 @@ OLMO = Specification(
     unit="one model and one of its layers: a case the paper reports, not a sample",
     test=("none is run: the judge returns 'not testable' (OLMo is not in the offline panel). The claim's sweep "
           "would measure OLMo-7B on a GPU, but no judge compares such a run with the paper's -66% yet"),
-    rules=(),
+    rules=(),  # no level rule 'alpha' either: 'not testable' on every panel, no p-value to compare with a level
     null=None,
 )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from lrd.verdicts import layer_choice
 from lrd.verdicts.claims import CLAIMS, SKEAN_GAIN_RANGE, SKEAN_LLM_SCOPE, Scope
-from lrd.verdicts.spec import Rule, Specification, Table
+from lrd.verdicts.spec import Rule, Specification, Table, level_rule
 
 __all__ = ["SPECIFICATIONS"]
 
@@ -48,6 +48,12 @@ _PAPER_MODELS = ("the models are \"Transformers (Pythia, LLaMA3), SSMs (Mamba), 
 #: The alternative to the book's rule on contrastive sentence embedders: every model of the panel counted.
 EVERY_MODEL = Scope("every model of the panel counted, contrastive sentence embedders included (the alternative "
                     "to the book's rule)")
+
+
+def _alpha(judged: str) -> Rule:
+    """The test's level, a rule of every test of this paper: ``judged`` says what it decides in the judge."""
+    return level_rule(f"the level of {judged}: the paper states no test and no level (the digests 001 and 002 give "
+                      "averages and curves, no p-value); 0.05 is the convention every verdict of the book uses")
 
 
 def embedder_rule(what: str, *, counted: bool) -> Rule:
@@ -141,6 +147,9 @@ GAIN = Specification(
              "per model, the share of its tasks where the chosen layers beat the last, tested against one half "
              "(more often than not) over models, with no paper number and so no power",
              alternatives=("share",), label="reading of 'often' (mean gain, or share of tasks gaining)"),
+        _alpha("the sign-flip test over models (reproduced when p <= alpha; contradicted when the test against, "
+               "non-superiority to paper_low, gives p_against <= alpha), of the power at paper_low and of the "
+               "per-model count (a model's band shown when its Holm-adjusted p <= alpha)"),
     ),
     null=layer_choice.GAIN_NULL,
 )
@@ -199,6 +208,9 @@ VALLEY = Specification(
              "depth at which the power is computed)",
              alternatives=(0.025, 0.1),
              label="equivalence margin of 'flat'"),
+        _alpha("the intersection-union test (reproduced when its largest p <= alpha; contradicted when the "
+               "relabelling test of the encoders' valley deeper gives p_against <= alpha), of the power at a valley "
+               "of margin and of the per-decoder count (Holm-adjusted p <= alpha)"),
     ),
     null=layer_choice.VALLEY_NULL,
 )
@@ -240,6 +252,8 @@ METRICS_TRACK = Specification(
              label="tested metrics and their signs"),
         embedder_rule("in this claim their scores across layers, shaped by that training, are what the metrics are "
                       "asked to track", counted=True),
+        _alpha("the min-p sign-flip test over models (reproduced when p <= alpha; contradicted when every tested "
+               "metric's reversed test gives p <= alpha, p_against their largest)"),
     ),
     null=layer_choice.METRICS_TRACK_NULL,
 )
@@ -283,6 +297,9 @@ CHOICE = Specification(
              label="gain relative to the last layer (else in points)"),
         embedder_rule("in this claim the paper states its number for Pythia only (report digest 002, Sec. "
                       "3.1), and the book extends it to autoregressive language models", counted=False),
+        _alpha("the sign-flip test over models (reproduced when p <= alpha; contradicted when the test of the chosen "
+               "layer below the last gives p_against <= alpha), of the power at paper_choice_gain and of the "
+               "per-model count (Holm-adjusted p <= alpha)"),
     ),
     null=layer_choice.CHOICE_NULL,
 )

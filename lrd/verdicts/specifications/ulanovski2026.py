@@ -13,7 +13,7 @@ from __future__ import annotations
 from lrd.verdicts import fusion
 from lrd.verdicts.claims import (CLAIMS, ILSE_KINDS, ILSE_MAPPING_STD_PP, ILSE_MAX_GAIN_PP, ILSE_MAX_PARAM_SHARE,
                                  ILSE_PARAMS_RANGE, ILSE_TABLE1_PARAMS_RANGE)
-from lrd.verdicts.spec import Rule, Specification, Table
+from lrd.verdicts.spec import Rule, Specification, Table, level_rule
 
 __all__ = ["SPECIFICATIONS"]
 
@@ -75,6 +75,20 @@ def _kinds_rule() -> Rule:
         alternatives=(None,), label="kinds of model counted")
 
 
+def _alpha(judged: str) -> Rule:
+    """The test's level, a rule of every test of this paper (ilse.gain, never tested, has none): ``judged``
+    says what it decides in the judge."""
+    return level_rule(f"the level of {judged}: the paper states no test and no level (abstract v3; our digest gives "
+                      "scores and the mapping ablation's standard deviations, no p-value); 0.05 is the convention every verdict of the book "
+                      "uses")
+
+
+#: What the level decides in the judges of 'above every one' (fusion.above_result).
+_ABOVE_ALPHA = ("(reproduced when p <= alpha; contradicted when the test against gives p_against <= alpha), of the "
+                "power at the paper's Table 1 mean differences and of the per-model count beside it (a model shown "
+                "when its Holm-adjusted p <= alpha)")
+
+
 _ABOVE_TEST = ("exact one-sided sign-flip test over the models of the per-model differences d_m (null: each d_m "
                "symmetric about 0, the methods exchangeable within a model; exact p >= 2^-M with M models)")
 
@@ -107,6 +121,7 @@ FC = Specification(
              label="the existing approaches"),
         _params_rule(),
         _kinds_rule(),
+        _alpha("the intersection-union of the sign-flip tests, p = max over the approaches " + _ABOVE_ALPHA),
     ),
     null=fusion.FC_NULL,
 )
@@ -122,7 +137,7 @@ CAYLEY_PERFORMANCE = Specification(
               "Cayley-Encoder's seed-mean score minus the FC-Encoder's; the claim is E[d_m] > 0"),
     unit="the model (tasks and seeds averaged inside it)",
     test=("an " + _ABOVE_TEST + "; against: Cayley below FC (the same test the other way)"),
-    rules=(_params_rule(), _kinds_rule()),
+    rules=(_params_rule(), _kinds_rule(), _alpha("the sign-flip test of Cayley above FC " + _ABOVE_ALPHA)),
     null=fusion.CAYLEY_PERFORMANCE_NULL,
 )
 
@@ -196,6 +211,7 @@ BASELINES = Specification(
              label="the baselines"),
         _params_rule(),
         _kinds_rule(),
+        _alpha("the intersection-union of the sign-flip tests, p = max over the baselines " + _ABOVE_ALPHA),
     ),
     null=fusion.BASELINES_NULL,
 )
@@ -244,6 +260,7 @@ GAIN = Specification(
              alternatives=(1, 2), label="bootstrap seed"),
         _params_rule(),
         _kinds_rule(),
+        # no level rule 'alpha': the verdict is 'not testable' on every panel, no p-value to compare with a level
     ),
     null=fusion.GAIN_NULL,
 )
@@ -321,6 +338,8 @@ FEW_SHOT = Specification(
              alternatives=((32, 32), (16, 32)), label="shot counts that must beat the references"),
         _params_rule(),
         _kinds_rule(),
+        _alpha("the intersection-union of the sign-flip tests, p = max over the references and shot counts "
+               + _ABOVE_ALPHA),
     ),
     null=fusion.FEW_SHOT_NULL,
 )
@@ -385,6 +404,9 @@ MAPPING = Specification(
              alternatives=(0.0, 5.0), label="points above the majority class to learn the task"),
         _params_rule(),
         _kinds_rule(),
+        _alpha("the chi-square bound of the mapping means (reproduced when p <= alpha; contradicted when the "
+               "generalized p-value of sigma_a > c gives p_against <= alpha) and of the per-model count beside it "
+               "(a model shown when its Holm-adjusted p <= alpha); the 95% interval of sigma_a does not depend on it"),
     ),
     null=fusion.MAPPING_NULL,
 )
