@@ -19,8 +19,10 @@ the judge reads, ``base_params`` / ``model_kinds``, passed as the chapter passes
    per_model, holds) are identical every time. The evidence sentence may name the left-out
    models and show their own numbers (words only).
 
-A negative control applies the same alternatives to an in-scope model: the numbers must move,
-so the invariance above is not vacuous.
+Two controls show the invariance is not vacuous: the same alternatives applied to an in-scope
+model move the numbers (negative control), and so do the left-out rows' alternatives when a rule
+counts them (mutation control: the scope rule's other value, a wider ``params_range`` and no
+``kinds``, ``alpha`` above the pairs' ``p_chance``, no ``informative`` column or chance table).
 
 How each claim leaves models out (see each case's ``how``): the Skean claims by the rule
 ``scope`` (:func:`lrd.verdicts.specifications.skean2025.embedder_rule`; skean.choice by default,
@@ -57,6 +59,8 @@ from lrd.verdicts import judge, simulate
 from lrd.verdicts.claims import ILSE_PARAMS_RANGE, SKEAN_LLM_SCOPE
 
 SEEDS = (0, 1, 2)
+#: The controls' draw: a seed whose panels carry no per-item outcomes (the slow per-model tests).
+CONTROL_SEED = SEEDS[1]
 #: The verdict's numbers that must not move (``outcome`` is computed from them).
 FIELDS = ("outcome", "statistic", "p_value", "p_against", "p_min", "effect", "ci", "power", "per_model", "holds")
 #: The alternatives the left-out rows take.
@@ -528,7 +532,7 @@ def test_left_out_models_never_move_the_verdict(case):
                          ids=[i for c, i in zip(CASES, _IDS) if c.claim != "ilse.mapping" or "itself" not in c.how])
 def test_negative_control_in_scope_model_moves_the_verdict(case):
     """The same alternatives applied to one in-scope model do move the verdict (so the test above can fail)."""
-    panel = case.build(0, case.models[0])
+    panel = case.build(CONTROL_SEED, case.models[0])
     base = _judge(case, panel, panel.tables)
     moved = []
     for mode in MODES:
@@ -540,6 +544,45 @@ def test_negative_control_in_scope_model_moves_the_verdict(case):
         else:
             moved.append(v.holds != base.holds)
     assert any(moved), f"no alternative applied to an in-scope model moved {case.control}"
+
+
+def _counting(case: Case, panel: Panel) -> Panel | None:
+    """The same panel judged under a rule (or with a table) that counts the left-out rows: the
+    mutation control, showing that the exclusion, not the judge's indifference to the values, keeps
+    the verdict still. None where no rule counts them (ilse.cayley_efficiency: arithmetic)."""
+    c, tables = case.claim, dict(panel.tables)
+    if c == "skean.choice":
+        from lrd.verdicts.specifications.skean2025 import EVERY_MODEL
+        return dataclasses.replace(panel, choices={"scope": EVERY_MODEL})
+    if c in ("skean.gain", "skean.metrics_track"):
+        return dataclasses.replace(panel, choices={})  # the book's default: every model counted
+    if c == "skean.valley":
+        for name in ("results", "prompts"):
+            frame = tables[name].copy()
+            frame.loc[panel.outside(name, frame), "kind"] = "decoder"
+            tables[name] = frame
+        return dataclasses.replace(panel, tables=tables)
+    if c.startswith("ilse.") and c != "ilse.cayley_efficiency":
+        return dataclasses.replace(panel, choices={**panel.choices, "params_range": (1.0, 1e12), "kinds": None})
+    if c in ("cosine.correlation", "cosine.misestimate", "cosine.dataset"):
+        return dataclasses.replace(panel, choices={**panel.choices, "alpha": 0.6})  # the pairs at p_chance 0.5 count
+    if c == "cosine.pruning":
+        return dataclasses.replace(panel, tables={k: v for k, v in tables.items() if k != "chance"})
+    if c.startswith("lrd.pruning"):
+        tables["changes"] = tables["changes"].drop(columns="informative")
+        return dataclasses.replace(panel, tables={k: v for k, v in tables.items() if k != "chance"})
+    return None
+
+
+@pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")
+@pytest.mark.parametrize("case", [c for c in CASES if c.claim != "ilse.cayley_efficiency"],
+                         ids=[i for c, i in zip(CASES, _IDS) if c.claim != "ilse.cayley_efficiency"])
+def test_mutation_control_counted_rows_move_the_verdict(case):
+    """Judged under a rule that counts them, the left-out rows' alternatives do move the verdict."""
+    panel = _counting(case, case.build(CONTROL_SEED, case.models[0]))
+    base = numbers(_judge(case, panel, panel.tables))
+    moved = [numbers(_judge(case, panel, perturb(case, panel, panel.outside, mode))) != base for mode in MODES]
+    assert any(moved), "counted, the left-out rows still move nothing: the invariance test would be vacuous"
 
 
 #: The claims whose judge counts every model (or cell) it is given: no mixed panel to simulate.
