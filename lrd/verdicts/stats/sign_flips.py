@@ -213,14 +213,20 @@ def sign_flip_power(effect: float, spread: float, n_units: int, *, alpha: float 
     if sign_flip_p_min(n_units) > alpha:
         return 0.0
     d = np.random.default_rng(seed).normal(effect, spread, size=(n_simulations, n_units))
-    if n_units <= 12:
-        signs = _all_signs(n_units)
-        null = d @ signs.T / n_units  # (simulations, patterns)
-        observed = d.mean(1, keepdims=True)
-        tol = tolerance(np.abs(d).max(1, keepdims=True))  # one per simulated panel
-        p = (null >= observed - tol).mean(1)
+    # sign_flip_test(row, n_permutations=2000, seed=seed) of every simulated row at once: exact over
+    # every pattern up to its max_exact (2^16), else the same 2000 random patterns for every row
+    exact = 2 ** n_units <= 2 ** 16
+    signs = _all_signs(n_units) if exact else _random_signs(n_units, 2000, seed)
+    observed = d.mean(1, keepdims=True)
+    tol = tolerance(np.abs(d).max(1, keepdims=True))  # one per simulated panel
+    rows = max(1, 2 ** 22 // len(signs))  # panels per block: at most 4M null statistics in memory
+    count = np.concatenate([(d[i:i + rows] @ signs.T / n_units >= observed[i:i + rows] - tol[i:i + rows]).sum(1)
+                            for i in range(0, len(d), rows)])
+    if exact:
+        p = count / len(signs)
     else:
-        p = np.array([sign_flip_test(row, n_permutations=2000, seed=seed).p_value for row in d])
+        p_min = np.maximum(2.0 ** -(d != 0).sum(1), 1 / (1 + len(signs)))
+        p = np.maximum((1 + count) / (1 + len(signs)), p_min)
     return float((p <= alpha + tolerance()).mean())
 
 
