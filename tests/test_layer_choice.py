@@ -77,8 +77,9 @@ def test_the_embeddings_and_the_last_layer_are_never_chosen():
 def test_model_gains_average_tasks_before_the_ratio():
     table = pd.DataFrame({"model": ["m", "m"], "task": ["a", "b"], "best (cross-fitted)": [0.6, 0.3], "last": [0.5, 0.1]})
     assert model_gains(table).loc["m", "relative gain"] == pytest.approx((0.45 - 0.3) / 0.3)
-    with pytest.raises(ValueError, match="mean score is 0"):
-        model_gains(table.assign(last=0.0))
+    assert np.isnan(model_gains(table.assign(last=0.0)).loc["m", "relative gain"])  # undefined, shown
+    with pytest.raises(ValueError, match="mean score is 0"):  # and refused where the model is counted
+        judge_gain(_panel([0.1, 0.1], base=0.0))
 
 
 def test_incomplete_tables_are_refused():

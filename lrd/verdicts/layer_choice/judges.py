@@ -15,7 +15,7 @@ from lrd.verdicts.claims import SKEAN_GAIN_RANGE, Scope, claim as _claim
 from lrd.verdicts.layer_choice.tables import (HALVES, PAPER_BAND, PAPER_CHOICE_GAIN, PAPER_DIRECTIONS,
                                               cross_fitted_gain, in_scope_models, label_free_choice,
                                               model_correlations, model_gains, paper_gain, per_model_band_gains,
-                                              sample_interval)
+                                              require_defined, sample_interval)
 from lrd.verdicts.layer_choice.valleys import VALLEY_BAND, VALLEY_MARGIN, per_model_valleys, valley_depths
 from lrd.verdicts.record import ALPHA, Verdict
 from lrd.verdicts.result import Result
@@ -57,13 +57,17 @@ def _task_gains(results: pd.DataFrame, estimator: str, band: tuple[float, float]
     raise ValueError(f"estimator must be one of {GAIN_ESTIMATORS}, got {estimator!r}")
 
 
-def _model_statistic(table: pd.DataFrame, chosen: str, *, often: str, relative: bool) -> pd.Series:
+def _model_statistic(table: pd.DataFrame, chosen: str, *, often: str, relative: bool,
+                     counted: bool = True) -> pd.Series:
     """Per model, the unit of the gain's test: its relative gain (or gain in points) of the task-mean
     score (``often="mean"``), or the share of its tasks whose chosen score beats the last, ties
-    counted half (``often="share"``)."""
+    counted half (``often="share"``). A relative gain is undefined (NaN) where a model's last layer
+    scores 0: refused for models the judge counts (``counted``), shown for the others."""
     if often == "mean":
         means = model_gains(table, chosen=chosen)
-        return means["relative gain"] if relative else means[chosen] - means["last"]
+        if not relative:
+            return means[chosen] - means["last"]
+        return require_defined(means["relative gain"]) if counted else means["relative gain"]
     if often == "share":
         wins = np.sign(table["gain"].to_numpy())
         return pd.Series((wins + 1) / 2, index=table["model"].to_numpy()).groupby(level=0, sort=False).mean()
@@ -86,8 +90,8 @@ def gain_result(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0]
     scope = scope or _claim("skean.gain").scope
     kept, outside = _scoped(results, scope)
     full, chosen = _task_gains(results, estimator, band)
-    shown = _model_statistic(full[full["model"].isin(outside)], chosen, often=often, relative=relative) \
-        if outside else pd.Series(dtype=float)
+    shown = _model_statistic(full[full["model"].isin(outside)], chosen, often=often, relative=relative,
+                             counted=False) if outside else pd.Series(dtype=float)
     facts = {**_scope_facts(scope, note), "left_out": {m: float(x) for m, x in shown.items()},
              "paper_low": paper_low, "band": tuple(band), "relative": relative, "estimator": estimator, "often": often}
     if kept.empty:
@@ -291,9 +295,10 @@ def judge_metrics_track(results: pd.DataFrame, *, directions: dict[str, int] | N
     r"""``skean.metrics_track``: in the models of ``scope``, prompt entropy (low) or DiME (high)
     ranks the layers as their scores do.
 
-    **Scope** (default the claim's, :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`): the book's rule
-    leaves out contrastive sentence embedders, whose last layer is trained as the embedding (their
-    scores across layers are shaped by that training); they are named, never counted.
+    **Scope** (default None: every model given, as the book's rule 'scope' of the claim's
+    specification; :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE` is its alternative, which leaves out
+    contrastive sentence embedders, whose last layer is trained as the embedding; those are then
+    named, never counted).
 
     For each model :math:`m` and metric :math:`k` of ``directions`` (default
     :data:`PAPER_DIRECTIONS`: the metrics whose sign the paper states, prompt entropy negative
@@ -338,7 +343,7 @@ def choice_result(results: pd.DataFrame, *, metric: str = "DiME", higher_is_bett
              "relative": relative}
     if table.empty:
         return Result("skean.choice", "test", case="no model in scope", alpha=alpha, facts=facts)
-    g = (table["relative gain"] if relative else table["chosen"] - table["last"]).to_numpy()
+    g = (require_defined(table["relative gain"]) if relative else table["chosen"] - table["last"]).to_numpy()
     test, worse = sign_flip_test(g), sign_flip_test(-g)
     n, wins = len(g), int((g > 0).sum())
     spread = float(g.std(ddof=1)) if n > 1 else None

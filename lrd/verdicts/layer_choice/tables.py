@@ -23,7 +23,7 @@ __all__ = ["HALVES", "METRICS", "PAPER_DIRECTIONS", "PAPER_BAND", "PAPER_CHOICE_
            "per_model_arrays", "intermediate_layers", "band_layers", "paper_gain", "per_model_band_gains",
            "cross_fitted_gain", "model_gains", "metric_correlations", "model_correlations", "in_scope_models",
            "label_free_choice", "chance_table", "FinalNormComparison", "final_norm_comparison", "panel_note",
-           "sample_interval", "sample_intervals"]
+           "sample_interval", "sample_intervals", "require_defined"]
 
 #: The measurements holding each layer's score on the two halves of a task's evaluation rows.
 HALVES = ("score half 1", "score half 2")
@@ -231,10 +231,28 @@ def cross_fitted_gain(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def _relative(chosen: np.ndarray, last: np.ndarray, models) -> np.ndarray:
-    zero = [m for m, v in zip(models, last) if v == 0]
+    """(chosen - last) / |last| per model; NaN where the last layer's mean score is 0 (undefined: a
+    judge refuses it only for a model it counts, :func:`require_defined`)."""
+    chosen, last = np.asarray(chosen, dtype=float), np.asarray(last, dtype=float)
+    out = np.full(len(last), np.nan)
+    defined = last != 0
+    out[defined] = (chosen[defined] - last[defined]) / np.abs(last[defined])
+    return out
+
+
+def require_defined(gains: pd.Series) -> pd.Series:
+    """``gains`` (model -> relative gain) of the models a judge counts, refused where one is undefined.
+
+    >>> float(require_defined(pd.Series({"a": 0.1}))["a"])
+    0.1
+    >>> require_defined(pd.Series({"a": float("nan")}))
+    Traceback (most recent call last):
+    ValueError: the last layer's mean score is 0 for ['a']: a relative gain is undefined
+    """
+    zero = [m for m, v in gains.items() if np.isnan(v)]
     if zero:
         raise ValueError(f"the last layer's mean score is 0 for {zero}: a relative gain is undefined")
-    return (chosen - last) / np.abs(last)
+    return gains
 
 
 def model_gains(table: pd.DataFrame, *, chosen: str = "best (cross-fitted)") -> pd.DataFrame:

@@ -229,10 +229,11 @@ METRICS_TRACK = Specification(
            "input perturbations\" (abstract, digest 001). The relation it states is for autoregressive models: "
            f"\"the mid-layer entropy valley of autoregressive models (Fig. 2a) goes with their high downstream "
            f"performance\" (report digest 002, Sec. 3.2 {_T}); DiME picks Pythia's better layer (Sec. 3.1). The "
-           "book counts its autoregressive language models only and shows its contrastive sentence embedders "
-           "without counting them (the book's rule 'scope', the same as skean.gain's and skean.choice's): the "
-           "relation the paper states is for autoregressive models, and an embedder's scores across layers are "
-           f"shaped by its contrastively trained last layer. {_PAPER_MODELS}"),
+           "book counts every model of its panel, its contrastive sentence embedders included, as skean.gain does "
+           "(the book's rule 'scope'): the paper's models include LLM2vec, a bidirectional model trained "
+           "contrastively, and BERT. Its alternative counts the autoregressive language models only, for which "
+           "the paper states the relation, since an embedder's scores across layers are shaped by its "
+           f"contrastively trained last layer. {_PAPER_MODELS}"),
     estimand=(r"per model m in the claim's scope and tested metric k, r_mk = s_k * (mean over tasks of the Spearman correlation across "
               r"layers between the metric and the score), s_k the paper's sign (directions); reported: the "
               r"smallest-p metric's mean r over models"),
@@ -269,7 +270,8 @@ CHOICE = Specification(
     scope=(f"{_DIME}: one model family, Pythia, an autoregressive language model, on the MTEB average; the paper "
            "states it for no other model. The book tests it on its autoregressive language models and shows its "
            "contrastive sentence embedders, whose last layer is trained contrastively as the embedding, without "
-           "counting them (the book's rule 'scope', the same as skean.gain's and skean.metrics_track's); extending "
+           "counting them (the book's rule 'scope'; skean.gain and skean.metrics_track count every model, since their "
+           "statements reach beyond Pythia); extending "
            "Pythia's number to every decoder is the book's reading"),
     estimand=(r"the mean over in-scope models of g_m = (c_m - l_m) / |l_m|, with c_m the task-mean score of the "
               r"intermediate layer (0 < l < L) of highest mean DiME and l_m the last layer's, both on the mean of "
