@@ -31,7 +31,7 @@ test: fetch
 
 # The unit tier alone: no offline panel, no nbval, no book build (the loop while editing).
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not integration and not book" --durations=15
+	$(PY) -m pytest -q -m "not integration and not book and not simulation" --durations=15
 
 # Regenerate the nbval reference notebooks (the `ci` profile) after a change of results.
 nbval-refs: fetch

@@ -233,6 +233,7 @@ def test_misestimation_of_unrelated_rankings_is_not_contradicted():
     assert "contradicted" not in outcomes
 
 
+@pytest.mark.simulation
 def test_misestimation_is_not_contradicted_at_the_claims_edge():
     """The claim leaves cosine up to 10% of the blocks better than unrelated rankings. With the
     first decoder exactly there and the others ranking blocks as removal does, "contradicted" is
@@ -334,6 +335,7 @@ def test_pruning_per_model_is_the_mean_item_difference_over_budgets():
     assert pruning_model_tests(items, chance).empty
 
 
+@pytest.mark.simulation
 def test_pruning_per_model_size_and_power_with_shared_item_difficulty():
     rng = np.random.default_rng(11)
     null = [pruning_model_tests(_pruning_items(rng, n_models=1))["p"].iloc[0] for _ in range(400)]

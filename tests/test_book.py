@@ -279,6 +279,7 @@ def _opening_problems(page) -> list[str]:
     return problems
 
 
+@pytest.mark.book
 def test_the_dashboard_reads_on_a_phone(site):
     """At 390 px (a phone) each claim is a card: no cell cut short, nothing scrolls sideways."""
     sync_playwright, exe = _browser()

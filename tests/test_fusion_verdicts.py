@@ -457,6 +457,7 @@ def test_crossed_mean_test_closed_form_and_seedless_case():
     assert crossed_mean_test(one)[1:] == pytest.approx((np.var(one, ddof=1) / 4, 3))
 
 
+@pytest.mark.simulation
 def test_per_model_test_keeps_its_size_when_training_noise_dominates():
     """Under the null (both methods drawn alike), with a training shift per seed far above the test
     items' noise, the per-model test says "above" in at most 5% of models (+ 2 standard errors);

@@ -491,6 +491,7 @@ def test_per_model_gain_reads_the_final_norm_halves_where_present():
     assert table.loc["dec", "mean difference"] == pytest.approx(0.1)
 
 
+@pytest.mark.simulation
 def test_per_model_gain_is_rarely_shown_anywhere_under_the_null():
     """At the chapter's default design, every model's band exactly as good as its last layer (no
     layer roughness: in one model roughness is a real difference) and the halves cross-fitted as

@@ -284,6 +284,7 @@ def item_outcomes(n_models: int, *, rule_gain: float = 0.0, n_items: int = 24, n
     return pd.concat(frames, ignore_index=True)
 
 
+@pytest.mark.simulation
 def test_per_model_rule_test_keeps_its_size_with_items_and_random_orders_as_factors():
     """GFMI exchangeable with random: 'beats random' in at most 5% of decoders (+ 2 standard
     errors) at one budget; a GFMI that keeps 40 more points of the items right is shown in most."""

@@ -289,6 +289,7 @@ def _rate(design, model, outcome, n, **choices):
                           **choices).outcome == outcome for s in seeds])
 
 
+@pytest.mark.simulation
 def test_the_edge_and_the_mixed_panel_are_rarely_contradicted():
     """The paper's edge in the claim's scope (every model's band exactly 2% above the last) says
     "contradicted" in at most 5% + 2 SE of panels at the chapter's design (3.5% of 200 when
@@ -308,6 +309,7 @@ def test_the_edge_and_the_mixed_panel_are_rarely_contradicted():
     assert tables.groupby("kind")["model"].nunique().to_dict() == {"decoder": 4, "encoder": 4}
 
 
+@pytest.mark.simulation
 def test_the_null_panel_is_rarely_reproduced():
     """Every layer equally good in expectation: "reproduced" in at most 5% + 2 SE of panels at the
     chapter's design (8 models counted; 4.3% of 300 when written), never with the decoders only

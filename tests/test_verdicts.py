@@ -456,6 +456,7 @@ def test_every_tested_claim_has_a_null_model():
     assert set(NULL_MODELS) <= tested
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("claim_id", sorted(NULL_MODELS))
 def test_null_calibration_holds(claim_id):
     n = 200
@@ -463,6 +464,7 @@ def test_null_calibration_holds(claim_id):
     assert rate <= monte_carlo_bound(n), f"{claim_id}: 'reproduced' on {rate:.1%} of null panels"
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("claim_id", sorted(NULL_MODELS))
 def test_false_contradiction_rate_holds(claim_id):
     n = 200
@@ -498,6 +500,7 @@ def test_null_calibration_rejects_bad_arguments():
         null_calibration("skean.gain", n=0)
 
 
+@pytest.mark.simulation
 def test_the_calibration_table_does_not_depend_on_its_workers(monkeypatch):
     """The null_calibration appendix shares the claims among processes: every panel draws from
     its own generator spawned from the seed, so the table is the one a single process computes."""
@@ -552,6 +555,7 @@ def test_min_p_sign_flip_is_westfall_young_over_joint_flips():
     assert sign_flip_min_p_test(same).p_value == sign_flip_test(d[:, 1]).p_value  # identical: no penalty
 
 
+@pytest.mark.simulation
 def test_power_is_the_rate_of_reproduced_at_the_papers_effect():
     """skean.gain's power at the paper's 2%: a rate, between its false-reproduced rate and 1, on a
     larger panel and on the chapter's eight models (every model counts in its scope; with the four

@@ -353,6 +353,7 @@ def _noisy_family_results(n_models: int, *, rho: float, noise: float, n_groups: 
     return full, pd.concat(groups, ignore_index=True)
 
 
+@pytest.mark.simulation
 def test_complementarity_per_model_size_and_power_with_noisy_curves():
     """The per-model test (tasks as replicates, corrected |rho|) at the boundary: true Frenet and
     NRS curves at mean |Spearman| 0.9, measured on 4 text groups with noise (reliability of a
@@ -424,6 +425,7 @@ def _bound(n: int, level: float = 0.05) -> float:
     return level + 2 * np.sqrt(level * (1 - level) / n)
 
 
+@pytest.mark.simulation
 def test_task_null_at_the_chapter_s_design_keeps_its_size_and_a_true_effect_is_never_contradicted():
     """The chapter's design (8 models x its 3 datasets of equal size): datasets that move the final
     layer's four statistics, with LRD scores that only follow them, read "reproduced" in at most 5%
@@ -437,6 +439,7 @@ def test_task_null_at_the_chapter_s_design_keeps_its_size_and_a_true_effect_is_n
     assert effect["contradicted"] == 0 and effect["reproduced"] > null["reproduced"]
 
 
+@pytest.mark.simulation
 def test_a_third_final_layer_property_carrying_the_datasets_fools_two_scalars_not_the_rich_baseline():
     """The referee's case: the LRD scores follow the final layer's neighbourhood tightness (kNN cosine),
     which the two scalars (rank r, mean cosine) do not hold. Against the two scalars the judge says
@@ -460,6 +463,7 @@ def test_the_task_factor_is_called_dataset_unless_two_datasets_per_type():
     assert "x 4 datasets" in task_verdict(_task_panel(5, 4, nrs_effect=0.2), n_bootstrap=0).evidence  # no types
 
 
+@pytest.mark.simulation
 def test_complementarity_near_identical_at_0_85_passes_only_the_laxest_margin():
     """Two families whose curves agree at mean |rho| 0.85 (8 models x 4 tasks x 12 transitions):
     the book's margin 0.7 never calls them "not near-identical" (at most 5% + 2 SE); the laxest
