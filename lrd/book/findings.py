@@ -332,7 +332,9 @@ def readme_block(snap: dict) -> str:
                 f"\"{NOT_ROBUST}\"" if s.get("robustness") else "")
              + "; in brackets, where it differs, the count with each claim judged alone.", "", *[line for b in body[2:] for line in (b, "")],
              "Every claim, with its test and evidence: the dashboard on the book's landing page "
-             "(`make book`, then `_build/html/index.html`).", END]
+             "(`make book`, then `_build/html/index.html`); what would decide each undecided one (the smallest "
+             "simulated panel with 80% power, its hub models and cost): the appendix \"What would decide each "
+             "claim\", from [book/plan.json](book/plan.json).", END]
     return "\n".join(lines)
 
 

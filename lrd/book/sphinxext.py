@@ -252,7 +252,8 @@ def per_model_text(row: dict) -> str:
     return f" {{abbr}}`{k}/{m} ({_role_text(row.get('per_model_label') or 'models in which the effect shows')})`"
 
 
-def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False) -> str:
+def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, plan: dict | None = None,
+                   decide_page: str | None = None) -> str:
     """The dashboard as MyST: per paper, a heading line and a ``list-table`` with one line per claim
     (links relative to ``fromdoc``).
 
@@ -270,7 +271,10 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False) 
     (:func:`lrd.book.findings.headline_outcomes`). Under each claim's label, a fold
     (:func:`lrd.book.tested.fold_html`) holds the paper's words, what the book tests, the language
     models of the panel, every rule with its value, and the sensitivity, one line when closed
-    (``specs_page``: it links the claim's specification). Below the tables, folded, what panel and
+    (``specs_page``: it links the claim's specification). With ``plan`` (:func:`lrd.book.plan.load_plan`)
+    and the docname of its page (``decide_page``), an undecided claim's outcome cell links its entry
+    there ("what would decide it") and the folded list below names its computed design instead of the
+    claim's panel text. Below the tables, folded, what panel and
     ``lrd sweep`` command would decide each claim this panel cannot test.
     """
     from lrd.verdicts import PAPERS
@@ -286,6 +290,8 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False) 
     lines: list[str] = []
     todo: list[str] = []
     from lrd.book.findings import NOT_ROBUST, headline_outcomes, robustness_checked
+    from lrd.book.plan import anchor as plan_anchor
+    from lrd.book.plan import claim_plan_text, plan_claims
     from lrd.book.tested import fold_html
     from lrd.verdicts.record import ALPHA, adjusted_outcomes
 
@@ -336,11 +342,17 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False) 
                     flips = "; ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"
                                       for f in r.get("flips") or [])
                     outcome += f" {{abbr}}`not robust (a book choice changes it: {_role_text(flips)})`"
+                decided = after.get(r.get("claim"), r["outcome"]) in ("reproduced", "contradicted", "demonstrated")
+                planned = plan is not None and decide_page is not None and r.get("claim") in plan_claims(plan)
+                if planned and not decided:
+                    outcome += f" · {{ref}}`what would decide it <{plan_anchor(r['claim'])}>`"
                 cells = [f"[{label}]({target}{anchor})\n" + "\n".join(fold_html(r, indent="    ", spec_ref=spec_ref)),
                          outcome, beside, p_text(r)] + ([_power_cell(r)] if power else [])
-                if r["outcome"] == "not testable" and r.get("panel"):
-                    todo.append(f"- [{label}]({target}{anchor}): {markup.text(r['panel'])}"
-                                + (f"; `{r['sweep']}`" if r.get("sweep") else ""))
+                if r["outcome"] == "not testable" and (planned or r.get("panel")):
+                    design = claim_plan_text(plan, r["claim"]) if planned else ""
+                    todo.append(f"- [{label}]({target}{anchor}): "
+                                + (design if design else markup.text(r['panel'])
+                                   + (f"; `{r['sweep']}`" if r.get("sweep") else "")))
             lines += [f"* - {cells[0]}"] + [f"  - {c}" for c in cells[1:]]
         lines += ["```", ""]
     lines += [multiplicity_markdown([r for r in rows if "outcome" in r]), ""]
@@ -418,7 +430,12 @@ class VerdictsDirective(SphinxDirective):
         container = nodes.container(classes=[f"{CLASS}-box"])
         rows = with_reexecution(with_appendix_power(dashboard_rows(root), appendix_power(root)), root)
         specs = any(Path(d).name == "specifications" for d in toc_files(root))
-        self.state.nested_parse(table_markdown(rows, self.env.docname, specs_page=specs).splitlines(),
+        decide = next((d for d in toc_files(root) if Path(d).name == "decide"), None)
+        from lrd.book.plan import load_plan
+
+        plan = load_plan() if decide else None
+        self.state.nested_parse(table_markdown(rows, self.env.docname, specs_page=specs, plan=plan,
+                                               decide_page=decide).splitlines(),
                                 self.content_offset, container)
         return [container]
 
@@ -590,6 +607,21 @@ class OutcomesDirective(SphinxDirective):
         return [container]
 
 
+class PlanDirective(SphinxDirective):
+    """``{lrd-plan}``: what would decide each claim, from the committed plan (:func:`lrd.book.plan.plan_markdown`)."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        from lrd.book.plan import PLAN, load_plan, plan_markdown
+
+        if PLAN.is_file():
+            self.env.note_dependency(str(PLAN))
+        container = nodes.container(classes=["lrd-plan"])
+        self.state.nested_parse(plan_markdown(load_plan()).splitlines(), self.content_offset, container)
+        return [container]
+
+
 class SpecificationsDirective(SphinxDirective):
     """``{lrd-specifications}``: every claim's specification (:func:`lrd.book.specs.specifications_markdown`)."""
 
@@ -623,6 +655,7 @@ class ReexecutionDirective(SphinxDirective):
 def setup(app) -> dict:
     app.add_directive("lrd-outcomes", OutcomesDirective)
     app.add_directive("lrd-specifications", SpecificationsDirective)
+    app.add_directive("lrd-plan", PlanDirective)
     app.add_directive("lrd-verdicts", VerdictsDirective)
     app.add_directive("lrd-findings", FindingsDirective)
     app.add_directive("lrd-verdict-figure", VerdictFigureDirective)

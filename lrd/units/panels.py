@@ -304,8 +304,9 @@ def models_within(*, kind: str | None = None, training: str | None = None,
     return sorted(rows, key=lambda m: m.params)
 
 
-def panel_parameters(chapter: str, name: str) -> dict:
-    """The parameters that run ``chapter`` on panel ``name``: each of the chapter's model
+def panel_parameters(chapter: str, name: "str | Panel") -> dict:
+    """The parameters that run ``chapter`` on panel ``name`` (a name of :data:`PANELS`, or a
+    :class:`Panel`): each of the chapter's model
     parameters (:data:`lrd.book.parameters.RULES`) set from the panel's models of the kind it
     takes: ``models`` (and ``encoders``) its models of that kind, a single model (the Cayley
     chapter's ``ablation_model``) its first, and the pruned models (``pruning_models``) every model
@@ -320,7 +321,8 @@ def panel_parameters(chapter: str, name: str) -> dict:
     """
     from lrd.book.parameters import RULES
 
-    chosen = panel(name)
+    chosen = name if isinstance(name, Panel) else panel(name)
+    name = chosen.name
     rules = RULES.get(chapter, {})
     out: dict = {}
     for key, rule in rules.items():
