@@ -12,7 +12,7 @@ names within the paper's scope, it says how many are missing instead of inventin
 
 Written to ``book/plan.json`` by::
 
-    python -m lrd.units.plan --out book/plan.json --n-walk 40 --n-draws 100 --jobs 2
+    python -m lrd.units.plan --out book/plan.json --results <built book>/book/results --jobs 2
 
 and rendered by the ``{lrd-plan}`` directive on the appendix page "What would decide each claim".
 """
@@ -111,18 +111,34 @@ def cost_of(plan: dict) -> dict | None:
             "device": f"{GPU[0]} at an assumed {UTILISATION:.0%} of its bf16 peak"}
 
 
+def _commit() -> str:
+    """This checkout's commit, with "+uncommitted" where lrd/ differs from it (the plan names the code it ran)."""
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=here,
+                                check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", str(here.parent)], capture_output=True,
+                               text=True, cwd=here, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+uncommitted" if dirty else "")
+
+
 def make_plan(*, n_walk: int = 40, n_draws: int = 100, seed: int = 0, target: float = 0.8, jobs: int = 1,
-              progress=None) -> dict:
-    """The whole plan: every claim's :func:`~lrd.verdicts.planning.plan_all` record with its cost."""
+              progress=None, results: Path | None = None) -> dict:
+    """The whole plan: every claim's :func:`~lrd.verdicts.planning.plan_all` record with its cost, each
+    walk starting from the design the built book at ``results`` executed
+    (:func:`lrd.book.designs.executed_designs`, as the null-calibration appendix), else from the
+    claim's null model's."""
+    from lrd.book.designs import executed_designs
+
     started = time.perf_counter()
-    plans = plan_all(n_walk=n_walk, n_draws=n_draws, seed=seed, target=target, jobs=jobs, progress=progress)
+    designs = executed_designs(results) if results is not None else {}
+    plans = plan_all(n_walk=n_walk, n_draws=n_draws, seed=seed, target=target, jobs=jobs, progress=progress,
+                     designs=designs)
     for p in plans:
         p["cost"] = cost_of(p)
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=Path(__file__).resolve().parent, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+    commit = _commit()
     return {"date": date.today().isoformat(), "commit": commit, "n_walk": n_walk, "n_draws": n_draws, "seed": seed,
             "target": target, "seconds": round(time.perf_counter() - started, 1), "plans": plans}
 
@@ -135,12 +151,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--target", type=float, default=0.8)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--results", type=Path, help="a built default book's results folder: each walk starts from the "
+                    "design its chapters executed (default: each claim's null model's restated design)")
     a = ap.parse_args(argv)
 
     def progress(done, total, claim):
         print(f"\rplan: {done}/{total} ({claim})".ljust(60), end="", file=sys.stderr, flush=True)
 
-    plan = make_plan(n_walk=a.n_walk, n_draws=a.n_draws, seed=a.seed, target=a.target, jobs=a.jobs, progress=progress)
+    plan = make_plan(n_walk=a.n_walk, n_draws=a.n_draws, seed=a.seed, target=a.target, jobs=a.jobs, progress=progress,
+                     results=a.results)
     print(file=sys.stderr)
     tmp = a.out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(plan, indent=1, allow_nan=False) + "\n")

@@ -138,7 +138,7 @@ def rates(claim_id: str, design: Mapping[str, Any] | None = None, *, n_draws: in
     and ``<name>_untested`` (the share of draws with no p-value: the judge could not test them),
     ``name`` being ``power`` ("reproduced" under the paper's effect), ``false_reproduced``
     ("reproduced" under the null) or ``false_contradicted`` ("contradicted" at the claim's edge);
-    and ``n``.
+    ``power_contradicted`` (the share "contradicted" under the paper's effect); and ``n``.
     """
     if isinstance(n_draws, bool) or not isinstance(n_draws, int) or n_draws < 1:
         raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}")
@@ -148,17 +148,20 @@ def rates(claim_id: str, design: Mapping[str, Any] | None = None, *, n_draws: in
     for i, model in enumerate(models):
         name, outcome = wanted[model]
         rng = np.random.default_rng([seed, i])
-        hits = untested = 0
+        hits = untested = against = 0
         try:
             for _ in range(n_draws):
                 verdict = judge(claim_id, simulate(claim_id, design, seed=rng, model=model))
                 hits += verdict.outcome == outcome
                 untested += verdict.p_value is None
+                against += verdict.outcome == "contradicted"
         except ValueError as e:
             if "no " in str(e) and "model is registered" in str(e):
                 continue  # the claim has no such model
             raise
         out.update({name: hits / n_draws, f"{name}_hits": hits, f"{name}_untested": untested / n_draws})
+        if model == "power":
+            out["power_contradicted"] = against / n_draws
     return out
 
 
@@ -189,6 +192,14 @@ class Plan:
         The kinds whose units were scaled (None: every kind).
     untestable : bool
         The judge tested no draw at the book's design (no p-value): the claim is not a test on such panels.
+    against_at_start : float or None
+        The share of the power model's panels at the starting design that the judge calls
+        "contradicted" (high: the simulated effect goes against the claim).
+    at_largest : (float, float) or None
+        (largest factor, its power in a walk step) where the walk stopped before it: a power that
+        falls again as models are added shows there.
+    source : str
+        Where the starting design was read.
     """
 
     claim: str
@@ -207,6 +218,9 @@ class Plan:
     alpha: float = ALPHA
     counted_kinds: tuple[str, ...] | None = None
     untestable: bool = False
+    against_at_start: float | None = None
+    at_largest: tuple[float, float] | None = None
+    source: str = "the null model's restated design"
 
     @property
     def reached(self) -> bool:
@@ -233,7 +247,9 @@ class Plan:
                 "intervals": {k: list(v) for k, v in self.intervals.items()}, "n_walk": self.n_walk,
                 "n_draws": self.n_draws, "target": self.target, "alpha": self.alpha,
                 "counted_kinds": None if self.counted_kinds is None else list(self.counted_kinds),
-                "reached": self.reached, "calibration": self.calibration, "untestable": self.untestable}
+                "reached": self.reached, "calibration": self.calibration, "untestable": self.untestable,
+                "against_at_start": self.against_at_start,
+                "at_largest": None if self.at_largest is None else list(self.at_largest), "source": self.source}
 
 
 def counted_kinds_of(claim_id: str) -> tuple[str, ...] | None:
@@ -253,7 +269,7 @@ def counted_kinds_of(claim_id: str) -> tuple[str, ...] | None:
 
 def decisive_design(claim_id: str, design: Mapping[str, Any] | None = None, *, target: float = 0.8,
                     factors: Sequence[float] = FACTORS, n_walk: int = 40, n_draws: int = 100,
-                    seed: int = 0) -> Plan:
+                    seed: int = 0, source: str | None = None) -> Plan:
     """The smallest panel (in units) at which the claim's test reaches ``target`` power.
 
     Parameters
@@ -272,6 +288,8 @@ def decisive_design(claim_id: str, design: Mapping[str, Any] | None = None, *, t
         Panels drawn to check a candidate's power, and per error rate at the design kept.
     seed : int
         The draws' seed (each factor, check and model its own stream).
+    source : str, optional
+        Where ``design`` was read (e.g. the executed chapter), for the record.
 
     Returns
     -------
@@ -283,6 +301,7 @@ def decisive_design(claim_id: str, design: Mapping[str, Any] | None = None, *, t
     if not (0 < target < 1):
         raise ValueError(f"target must be a power in (0, 1), got {target!r}")
     start = dict(spec.null.design if design is None else design)
+    source = source or ("the null model's restated design" if design is None else "given")
     if not set(start) & set(UNITS):
         raise ValueError(f"{claim_id}'s design {sorted(start)} counts no units ({', '.join(UNITS)})")
     kinds = counted_kinds_of(claim_id)
@@ -293,6 +312,8 @@ def decisive_design(claim_id: str, design: Mapping[str, Any] | None = None, *, t
         at = scaled(start, factor, counted_kinds=kinds)
         r = rates(claim_id, at, n_draws=n_walk, seed=seed + 1000 * k, models=("power",))
         curve.append((float(factor), float(r["power"])))
+        if k == 0:
+            against = float(r["power_contradicted"])
         if k == 0 and r["power_untested"] == 1.0:
             untestable = True
             break
@@ -305,15 +326,21 @@ def decisive_design(claim_id: str, design: Mapping[str, Any] | None = None, *, t
             break
     if found is None:
         return Plan(claim_id, start, None, None, tuple(curve), tuple(checks), None, None, None, {}, n_walk, n_draws,
-                    target, counted_kinds=kinds, untestable=untestable)
+                    target, counted_kinds=kinds, untestable=untestable, against_at_start=against, source=source)
     factor, at, fresh = found
+    largest = None
+    if factor < factors[-1]:  # does the power hold as models are added? (a statistic may weaken with size)
+        r = rates(claim_id, scaled(start, factors[-1], counted_kinds=kinds), n_draws=n_walk, seed=seed + 3 * 10 ** 6,
+                  models=("power",))
+        largest = (float(factors[-1]), float(r["power"]))
     r = rates(claim_id, at, n_draws=n_draws, seed=seed + 2 * 10 ** 6, models=("null", "edge"))
     intervals = {"power": exact_interval(fresh["power_hits"], n_draws)}
     for name in ("false_reproduced", "false_contradicted"):
         if name in r:
             intervals[name] = exact_interval(r[f"{name}_hits"], n_draws)
     return Plan(claim_id, start, factor, at, tuple(curve), tuple(checks), fresh["power"], r.get("false_reproduced"),
-                r.get("false_contradicted"), intervals, n_walk, n_draws, target, counted_kinds=kinds)
+                r.get("false_contradicted"), intervals, n_walk, n_draws, target, counted_kinds=kinds,
+                against_at_start=against, at_largest=largest, source=source)
 
 
 #: How each design parameter reads in words (singular, plural).
@@ -341,18 +368,23 @@ def design_words(design: Mapping[str, Any]) -> str:
 
 
 def _plan_task(args: tuple) -> dict:
-    claim_id, n_walk, n_draws, seed, target = args
-    return decisive_design(claim_id, n_walk=n_walk, n_draws=n_draws, seed=seed, target=target).record()
+    claim_id, n_walk, n_draws, seed, target, design, source = args
+    return decisive_design(claim_id, design, n_walk=n_walk, n_draws=n_draws, seed=seed, target=target,
+                           source=source).record()
 
 
 def plan_all(claims: Sequence[str] | None = None, *, n_walk: int = 40, n_draws: int = 100, seed: int = 0,
-             target: float = 0.8, jobs: int = 1, progress=None) -> list[dict]:
+             target: float = 0.8, jobs: int = 1, progress=None,
+             designs: Mapping[str, tuple[Mapping[str, Any], str]] | None = None) -> list[dict]:
     """:meth:`Plan.record` of :func:`decisive_design` for every claim with a power model (or
-    ``claims``), in the claims' order; ``jobs`` processes; ``progress(done, total, claim)`` after each."""
+    ``claims``), in the claims' order; ``jobs`` processes; ``progress(done, total, claim)`` after each;
+    ``designs``: claim -> (starting design, where it was read), e.g. the executed chapters'
+    (:func:`lrd.book.designs.executed_designs`); a claim without one starts from its null model's."""
+    designs = designs or {}
     from lrd.verdicts.specifications import SPECIFICATIONS
 
     names = list(SPECIFICATIONS) if claims is None else list(claims)
-    tasks = [(c, n_walk, n_draws, seed, target) for c in names
+    tasks = [(c, n_walk, n_draws, seed, target, *(designs.get(c) or (None, None))) for c in names
              if specification(c).null is not None and specification(c).null.power_effect is not None]
     out: list[dict | None] = [None] * len(tasks)
     if jobs <= 1:

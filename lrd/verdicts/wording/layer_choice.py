@@ -32,6 +32,11 @@ def _models(n: int) -> str:
     return _count(n, "model")
 
 
+def _shown(unit: str, x: float) -> str:
+    """A left-out model's number, or why it has none (a relative gain over a last layer scoring 0)."""
+    return "undefined (last layer 0)" if x != x else unit.format(x)
+
+
 def _left_out(kinds: tuple[str, ...] | None, shown: str) -> str:
     """How a verdict names the models its scope leaves out (shown, never counted)."""
     if not shown:
@@ -45,7 +50,7 @@ def gain(r: Result) -> Verdict:
     f = r.facts
     often, relative, estimator, band, paper_low = f["often"], f["relative"], f["estimator"], f["band"], f["paper_low"]
     unit = "{:.0%}" if often == "share" else ("{:+.1%}" if relative else "{:+.3f}")
-    out_words = _left_out(f["scope_kinds"], ", ".join(f"{m} {unit.format(x)}" for m, x in f["left_out"].items()))
+    out_words = _left_out(f["scope_kinds"], ", ".join(f"{m} {_shown(unit, x)}" for m, x in f["left_out"].items()))
     if r.case == "no model in scope":
         return r.verdict(f"no model of the claim's scope ({f['scope']}) in the panel" + out_words, note=f["note"])
     n, wins, mean = f["n_models"], f["wins"], r.effect
@@ -176,7 +181,7 @@ def choice(r: Result) -> Verdict:
     """``skean.choice``'s verdict (:func:`lrd.verdicts.layer_choice.judge_choice`)."""
     f = r.facts
     metric, relative = f["metric"], f["relative"]
-    out_words = _left_out(f["scope_kinds"], ", ".join(f"{m} {g:+.1%}" for m, g in f["left_out"].items()))
+    out_words = _left_out(f["scope_kinds"], ", ".join(f"{m} {_shown('{:+.1%}', g)}" for m, g in f["left_out"].items()))
     if r.case == "no model in scope":
         return r.verdict(f"no model of the claim's scope ({f['scope']}) in the panel" + out_words, note=f["note"])
     n, wins, shown = f["n_models"], f["wins"], r.per_model
