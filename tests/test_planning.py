@@ -59,9 +59,18 @@ def test_the_walk_keeps_a_step_only_when_fresh_panels_confirm_it():
     assert easy.calibration in ("consistent", "above alpha")
 
 
-def test_a_claim_that_is_never_a_test_is_untestable():
+def test_a_claim_that_is_never_a_test_is_untestable_and_the_page_says_why_a_walk_fails():
+    from lrd.book.plan import why_not
+
     plan = decisive_design("ilse.gain", n_walk=5, n_draws=5)
     assert plan.untestable and not plan.reached and len(plan.curve) == 1
+    assert "no p-value" in why_not(plan.record())
+    against = {"untestable": False, "against_at_start": 0.9, "curve": [[1, 0.0]], "alpha": 0.05}
+    assert "goes against the claim" in why_not(against)
+    flat = {"untestable": False, "against_at_start": 0.0, "curve": [[1, 0.0], [8, 0.02]], "alpha": 0.05}
+    assert "almost none" in why_not(flat)
+    slow = {"untestable": False, "against_at_start": 0.0, "curve": [[1, 0.1], [8, 0.6]], "alpha": 0.05}
+    assert "too slowly" in why_not(slow)
 
 
 def test_rates_refuse_a_bad_number_of_draws_and_skip_a_model_the_claim_lacks():
@@ -89,19 +98,24 @@ def _plan() -> dict:
     return plan
 
 
-def test_the_committed_plan_has_every_planned_claim_from_its_current_design():
-    """Stale plans fail here: a claim's design changed since the plan was computed."""
+def test_the_committed_plan_has_every_planned_claim_and_its_walk_is_consistent():
+    """Stale plans fail here: a claim was added or its design's parameters changed since the plan."""
     plan = _plan()
     got = {p["claim"]: p for p in plan["plans"]}
     assert set(got) == set(_planned_claims())
     for c in _planned_claims():
-        design = json.loads(json.dumps(dict(specification(c).null.design)))
-        assert got[c]["executed"] == design, f"{c}: its design changed since the plan: run python -m lrd.units.plan"
+        assert set(got[c]["executed"]) == set(specification(c).null.design), f"{c}: rerun python -m lrd.units.plan"
+        assert got[c]["source"]
     for p in plan["plans"]:
         if p["reached"]:
             assert p["curve"][-1][0] == p["factor"] and p["curve"][-1][1] >= p["target"]
             assert p["checks"][-1] == [p["factor"], p["power"]] and p["power"] >= p["target"]
             assert p["cost"] is not None and p["cost"]["models"]
+            low, high = p["intervals"]["power"]
+            assert low <= p["power"] <= high
+        else:
+            assert all(power < p["target"] or any(c[0] == f for c in p["checks"]) for f, power in p["curve"])
+    assert "+uncommitted" not in plan["commit"], "compute the plan from committed code"
 
 
 def test_the_plan_s_recommended_design_reaches_its_power_on_a_fresh_seed():

@@ -120,7 +120,7 @@ def test_each_verdict_s_fold_says_how_far_it_moved_between_the_builds_of_its_pro
     assert claim_reexecution("skean.gain", records, profile="ci") == "C against D: identical"
     assert claim_reexecution("skean.valley", records) == ""
     fold = details_markdown({"claim": "skean.gain", "outcome": "reproduced", "reexecution": default})
-    assert "**Re-executed elsewhere**" in fold and "A against B" in fold
+    assert "**Re-executed**" in fold and "earlier commits" in fold and "A against B" in fold
     assert "Re-executed" not in details_markdown({"claim": "skean.gain", "outcome": "reproduced"})
 
 

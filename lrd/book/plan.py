@@ -13,7 +13,7 @@ from pathlib import Path
 from lrd.book import markup
 
 __all__ = ["PLAN", "anchor", "claim_plan_text", "load_plan", "plan_claims", "plan_line", "plan_markdown",
-           "power_model_text"]
+           "power_model_text", "why_not"]
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Where the committed plan lives.
@@ -49,7 +49,30 @@ def _factor(f: float) -> str:
 
 
 def _hours(x: float) -> str:
-    return "less than 0.01" if x < 0.01 else f"{x:.2g}"
+    return "under 0.01" if x < 0.01 else f"about {x:.2g}"
+
+
+def why_not(p: dict) -> str:
+    """Why no panel of the walk decided a claim, from the plan's numbers.
+
+    >>> why_not({"untestable": True})
+    'the judge tests none of the simulated panels (no p-value): no panel of this kind decides it'
+    >>> why_not({"untestable": False, "against_at_start": 0.7, "curve": [[1, 0.0]], "alpha": 0.05})
+    "the simulated effect goes against the claim: the judge calls 70% of the power model's panels 'contradicted' at the book's design"
+    """
+    if p.get("untestable"):
+        return "the judge tests none of the simulated panels (no p-value): no panel of this kind decides it"
+    against = p.get("against_at_start")
+    if against is not None and against >= 0.5:
+        return (f"the simulated effect goes against the claim: the judge calls {against:.0%} of the power model's "
+                f"panels 'contradicted' at the book's design")
+    best = max((c[1] for c in p.get("curve", [])), default=0.0)
+    if best <= p.get("alpha", 0.05):
+        return ("the test says 'reproduced' on almost none of the simulated panels at any size: adding models does "
+                "not add what this test counts (its statistic, or its unit within a model, is not helped by more "
+                "models under this simulation)")
+    last = p["curve"][-1]
+    return f"its power grows too slowly: {last[1]:.2f} at {_factor(last[0])} the book's units"
 
 
 def power_model_text(claim_id: str) -> str:
@@ -66,23 +89,28 @@ def plan_line(p: dict) -> str:
 
     >>> plan_line({"claim": "lrd.selection", "reached": False, "untestable": False, "curve": [[1, 0.1], [8, 0.5]],
     ...            "checks": [], "executed": {"n": 8}, "target": 0.8, "n_walk": 40, "n_draws": 100})
-    'From 8 models: no panel up to 8× the units reaches power 0.8 (walk: 0.1 at 1×, 0.5 at 8×).'
+    "From 8 models: no panel up to 8× the units reaches power 0.8, since its power grows too slowly: 0.50 at 8× the book's units (walk: 0.1 at 1×, 0.5 at 8×)."
     """
     start = f"From {markup.text(_words(p['executed']))}"
     curve = ", ".join(f"{c[1]:.2g} at {_factor(c[0])}" for c in p["curve"])
     if p.get("untestable"):
-        return f"{start}: the judge tests no simulated panel (no p-value): no panel of this kind decides it."
+        return f"{start}: {why_not(p)}."
     rejected = [c for c in p.get("checks", []) if p.get("factor") is None or c[0] != p["factor"]]
     again = ("; " + ", ".join(f"at {_factor(c[0])} the walk's power was not confirmed on {p['n_draws']} fresh "
                               f"panels ({c[1]:.2f})" for c in rejected)) if rejected else ""
     if not p["reached"]:
         last = p["curve"][-1][0] if p["curve"] else 1
-        return f"{start}: no panel up to {_factor(last)} the units reaches power {p['target']:g} (walk: {curve}{again})."
+        return (f"{start}: no panel up to {_factor(last)} the units reaches power {p['target']:g}, since "
+                f"{why_not(p)} (walk: {curve}{again}).")
     text = (f"{start}: **{markup.text(_words(p['design']))}** ({_factor(p['factor'])}). Power "
             f"{_interval(p, 'power')} on {p['n_draws']} fresh panels (walk: {curve}{again})")
     if p["factor"] == 1:
-        text += ("; already the book's design: where the chapter's verdict is undecided, the data are noisier or "
-                 "the effect smaller than this simulation assumes")
+        text += ("; at the book's own executed design: where the chapter's verdict is undecided, its data are noisier "
+                 "or its effect smaller than this simulation assumes")
+    largest = p.get("at_largest")
+    if largest and largest[1] < p["target"]:
+        text += (f"; **the power falls again with more models** ({largest[1]:.2f} at {_factor(largest[0])}): "
+                 "the test's statistic weakens as the panel grows, so this panel is not a safe lower bound")
     rates = [f"false {name.split('_')[1]} {_interval(p, name)}" for name in ("false_reproduced", "false_contradicted")
              if p.get(name) is not None]
     if rates:
@@ -94,14 +122,18 @@ def plan_line(p: dict) -> str:
     cost = p.get("cost") or {}
     if cost.get("models"):
         missing = cost.get("missing") or {}
-        text += (f". Hub models: the smallest of the table within the paper's scope"
-                 + (" (" + ", ".join(f"{n} more {k}{'s' if n != 1 else ''} than the table's {cost['available'][k]}"
-                                     for k, n in missing.items()) + " needed: the hub table names too few)"
-                    if missing else ""))
+        text += (". Hub models: the smallest of the book's table"
+                 + (" within the paper's size range" if p["claim"].startswith("ilse.") else ""))
+        if missing:
+            text += ("; **partial**: the table names " + ", ".join(
+                f"{cost['available'][k]} {k}s of the {cost['needed'][k]} needed" for k in missing)
+                + ", so the command runs those and its cost is theirs")
         if cost.get("command"):
-            text += (f"; `{cost['command']}` would take about {_hours(cost['gpu_hours'])} GPU-hours of forward passes "
-                     f"({markup.text(cost['device'])}), {_hours(cost['load_hours'])} hours to download and read the "
-                     f"models, and {_hours(cost['cpu_hours'])} CPU-hours of fits")
+            text += (f"; `{cost['command']}` would take {_hours(cost['gpu_hours'])} GPU-hours of forward passes "
+                     f"({markup.text(cost['device'])}: a lower bound), {_hours(cost['load_hours'])} hours to "
+                     f"download and read the models, and {_hours(cost['cpu_hours'])} CPU-hours of fits. The "
+                     "smallest models may fall to chance on a task, and a claim that counts only models above "
+                     "chance then counts fewer")
     return text + "."
 
 
@@ -113,6 +145,8 @@ def claim_plan_text(plan: dict | None, claim_id: str) -> str:
     if not found:
         return ""
     p = found[0]
+    if p.get("untestable"):
+        return "not a test on any panel of this kind"
     if not p["reached"]:
         return "no simulated panel up to 8× the book's units decides it"
     return f"{_words(p['design'])} (power {p['power']:.2f} in simulation)"
@@ -125,7 +159,7 @@ def plan_markdown(plan: dict | None) -> str:
 
     if not plan:
         return "No plan has been computed yet (`python -m lrd.units.plan --out book/plan.json`)."
-    lines = [f"Computed on {plan['date']} at commit `{plan['commit']}` by `python -m lrd.units.plan` "
+    lines = [f"Computed on {plan['date']} with the code of commit `{plan['commit']}` by `python -m lrd.units.plan` "
              f"({plan['n_walk']} simulated panels per step of the walk, {plan['n_draws']} fresh panels to confirm "
              f"a step's power and per error rate, seed {plan['seed']}; {plan['seconds'] / 60:.0f} minutes on 2 "
              "cores).", ""]
@@ -134,8 +168,8 @@ def plan_markdown(plan: dict | None) -> str:
         c = CLAIMS[claim_id]
         effect = power_model_text(claim_id)
         lines += [f"({anchor(claim_id)})=", f"### {markup.text(c.label)}", "",
-                  f"`{claim_id}` ({c.chapter}). Simulated effect (the claim's power model, at the book's design): "
-                  f"{markup.text(effect)}.", "", plan_line(by_claim[claim_id]), ""]
+                  f"`{claim_id}` ({c.chapter}). Simulated effect (the claim's power model, in words at its default "
+                  f"design): {markup.text(effect)}.", "", plan_line(by_claim[claim_id]), ""]
     untested = [c for c in CLAIMS if c not in by_claim]
     if untested:
         lines += ["### Claims without a plan", "",

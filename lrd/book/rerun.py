@@ -250,9 +250,9 @@ def claim_reexecution(claim: str, records: list[dict], *, profile: str | None = 
     ...      "p_value": 0.0156, "effect": 0.5}]}
     >>> claim_reexecution("c", [a, b], profile="ci")
     'A against B: reproduced in both, p moved by 0.0078'
-    >>> c = {**b, "name": "C", "verdicts": [{"claim": "c", "outcome": "inconclusive", "p_value": 0.2}]}
+    >>> c = {**b, "name": "C", "commit": "new", "verdicts": [{"claim": "c", "outcome": "inconclusive", "p_value": 0.2}]}
     >>> claim_reexecution("c", [a, c])
-    'A against C: reproduced / inconclusive, not robust to re-execution; p moved by 0.192'
+    'A against C (code differs): reproduced / inconclusive, not robust to re-execution; p moved by 0.192'
     >>> claim_reexecution("c", [a, a | {"name": "A2"}]), claim_reexecution("c", [a, b], profile="default")
     ('A against A2: identical', '')
     """
@@ -265,6 +265,12 @@ def claim_reexecution(claim: str, records: list[dict], *, profile: str | None = 
         row = rows[0]
         names = [n for n, o in row["outcomes"].items() if o is not None]
         builds = ", ".join(names[:-1]) + f" against {names[-1]}"
+        by_name = {r["name"]: r for r in members}
+        commits = {by_name[n].get("commit") for n in names}
+        kernels = {(by_name[n].get("isa"), by_name[n].get("dtype")) for n in names}
+        what = [w for w, differs in (("other kernels", len(kernels) > 1), ("code differs", len(commits) > 1)) if differs]
+        if what:
+            builds += f" ({', '.join(what)})"
         if row["identical"] and row["robust"]:
             parts.append(f"{builds}: identical")
             continue

@@ -213,8 +213,9 @@ def details_markdown(record: Mapping[str, Any], *, spec_ref: bool = False) -> st
         lines.append("**Its rules.** The judge uses no number or choice beyond its tables.")
     lines.append(f"**Sensitivity.** {markup.text(sensitivity_text(record).capitalize())}.")
     if record.get("reexecution"):
-        lines.append(f"**Re-executed elsewhere** (recorded builds of the commits they name; the manual's "
-                     f"re-execution section lists them). {markup.text(record['reexecution'][0].upper() + record['reexecution'][1:])}.")
+        lines.append(f"**Re-executed** (recorded builds of earlier commits, named in each build's name: their "
+                     f"outcome is the code's of then, which may differ from this verdict; the manual's re-execution "
+                     f"section lists them). {markup.text(record['reexecution'][0].upper() + record['reexecution'][1:])}.")
     if spec_ref and record.get("claim"):
         from lrd.book.specs import anchor
 
