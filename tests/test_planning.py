@@ -65,11 +65,11 @@ def test_a_claim_that_is_never_a_test_is_untestable_and_the_page_says_why_a_walk
     plan = decisive_design("ilse.gain", n_walk=5, n_draws=5)
     assert plan.untestable and not plan.reached and len(plan.curve) == 1
     assert "no p-value" in why_not(plan.record())
-    against = {"untestable": False, "against_at_start": 0.9, "curve": [[1, 0.0]], "alpha": 0.05}
+    against = {"untestable": False, "against": 0.9, "curve": [[1, 0.0]], "alpha": 0.05}
     assert "goes against the claim" in why_not(against)
-    flat = {"untestable": False, "against_at_start": 0.0, "curve": [[1, 0.0], [8, 0.02]], "alpha": 0.05}
+    flat = {"untestable": False, "against": 0.0, "curve": [[1, 0.0], [8, 0.02]], "alpha": 0.05}
     assert "almost none" in why_not(flat)
-    slow = {"untestable": False, "against_at_start": 0.0, "curve": [[1, 0.1], [8, 0.6]], "alpha": 0.05}
+    slow = {"untestable": False, "against": 0.0, "curve": [[1, 0.1], [8, 0.6]], "alpha": 0.05}
     assert "too slowly" in why_not(slow)
 
 

@@ -57,15 +57,15 @@ def why_not(p: dict) -> str:
 
     >>> why_not({"untestable": True})
     'the judge tests none of the simulated panels (no p-value): no panel of this kind decides it'
-    >>> why_not({"untestable": False, "against_at_start": 0.7, "curve": [[1, 0.0]], "alpha": 0.05})
-    "the simulated effect goes against the claim: the judge calls 70% of the power model's panels 'contradicted' at the book's design"
+    >>> why_not({"untestable": False, "against": 0.7, "curve": [[1, 0.0]], "alpha": 0.05})
+    "the simulated effect goes against the claim: at some size of the walk the judge calls 70% of the power model's panels 'contradicted'"
     """
     if p.get("untestable"):
         return "the judge tests none of the simulated panels (no p-value): no panel of this kind decides it"
-    against = p.get("against_at_start")
+    against = p.get("against")
     if against is not None and against >= 0.5:
-        return (f"the simulated effect goes against the claim: the judge calls {against:.0%} of the power model's "
-                f"panels 'contradicted' at the book's design")
+        return (f"the simulated effect goes against the claim: at some size of the walk the judge calls "
+                f"{against:.0%} of the power model's panels 'contradicted'")
     best = max((c[1] for c in p.get("curve", [])), default=0.0)
     if best <= p.get("alpha", 0.05):
         return ("the test says 'reproduced' on almost none of the simulated panels at any size: adding models does "

@@ -192,9 +192,9 @@ class Plan:
         The kinds whose units were scaled (None: every kind).
     untestable : bool
         The judge tested no draw at the book's design (no p-value): the claim is not a test on such panels.
-    against_at_start : float or None
-        The share of the power model's panels at the starting design that the judge calls
-        "contradicted" (high: the simulated effect goes against the claim).
+    against : float or None
+        The largest share, over the steps of the walk, of the power model's panels that the judge
+        calls "contradicted" (high: the simulated effect goes against the claim).
     at_largest : (float, float) or None
         (largest factor, its power in a walk step) where the walk stopped before it: a power that
         falls again as models are added shows there.
@@ -218,7 +218,7 @@ class Plan:
     alpha: float = ALPHA
     counted_kinds: tuple[str, ...] | None = None
     untestable: bool = False
-    against_at_start: float | None = None
+    against: float | None = None
     at_largest: tuple[float, float] | None = None
     source: str = "the null model's restated design"
 
@@ -248,7 +248,7 @@ class Plan:
                 "n_draws": self.n_draws, "target": self.target, "alpha": self.alpha,
                 "counted_kinds": None if self.counted_kinds is None else list(self.counted_kinds),
                 "reached": self.reached, "calibration": self.calibration, "untestable": self.untestable,
-                "against_at_start": self.against_at_start,
+                "against": self.against,
                 "at_largest": None if self.at_largest is None else list(self.at_largest), "source": self.source}
 
 
@@ -306,14 +306,14 @@ def decisive_design(claim_id: str, design: Mapping[str, Any] | None = None, *, t
         raise ValueError(f"{claim_id}'s design {sorted(start)} counts no units ({', '.join(UNITS)})")
     kinds = counted_kinds_of(claim_id)
     curve, checks = [], []
+    against = 0.0
     found = None
     untestable = False
     for k, factor in enumerate(factors):
         at = scaled(start, factor, counted_kinds=kinds)
         r = rates(claim_id, at, n_draws=n_walk, seed=seed + 1000 * k, models=("power",))
         curve.append((float(factor), float(r["power"])))
-        if k == 0:
-            against = float(r["power_contradicted"])
+        against = max(against, float(r["power_contradicted"]))
         if k == 0 and r["power_untested"] == 1.0:
             untestable = True
             break
@@ -326,7 +326,7 @@ def decisive_design(claim_id: str, design: Mapping[str, Any] | None = None, *, t
             break
     if found is None:
         return Plan(claim_id, start, None, None, tuple(curve), tuple(checks), None, None, None, {}, n_walk, n_draws,
-                    target, counted_kinds=kinds, untestable=untestable, against_at_start=against, source=source)
+                    target, counted_kinds=kinds, untestable=untestable, against=against, source=source)
     factor, at, fresh = found
     largest = None
     if factor < factors[-1]:  # does the power hold as models are added? (a statistic may weaken with size)
@@ -340,7 +340,7 @@ def decisive_design(claim_id: str, design: Mapping[str, Any] | None = None, *, t
             intervals[name] = exact_interval(r[f"{name}_hits"], n_draws)
     return Plan(claim_id, start, factor, at, tuple(curve), tuple(checks), fresh["power"], r.get("false_reproduced"),
                 r.get("false_contradicted"), intervals, n_walk, n_draws, target, counted_kinds=kinds,
-                against_at_start=against, at_largest=largest, source=source)
+                against=against, at_largest=largest, source=source)
 
 
 #: How each design parameter reads in words (singular, plural).
