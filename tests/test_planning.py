@@ -71,6 +71,8 @@ def test_a_claim_that_is_never_a_test_is_untestable_and_the_page_says_why_a_walk
     assert "almost none" in why_not(flat)
     slow = {"untestable": False, "against": 0.0, "curve": [[1, 0.1], [8, 0.6]], "alpha": 0.05}
     assert "too slowly" in why_not(slow)
+    falls = {"untestable": False, "against": 0.0, "curve": [[1, 0.2], [1.5, 0.0], [8, 0.0]], "alpha": 0.05}
+    assert "falls as models are added" in why_not(falls)
 
 
 def test_rates_refuse_a_bad_number_of_draws_and_skip_a_model_the_claim_lacks():

@@ -72,6 +72,10 @@ def why_not(p: dict) -> str:
                 "not add what this test counts (its statistic, or its unit within a model, is not helped by more "
                 "models under this simulation)")
     last = p["curve"][-1]
+    top = max(p["curve"], key=lambda c: c[1])
+    if last[1] < top[1] / 2:
+        return (f"its power falls as models are added (at most {top[1]:.2f}, at {_factor(top[0])}; {last[1]:.2f} at "
+                f"{_factor(last[0])}): the test's statistic weakens as the panel grows")
     return f"its power grows too slowly: {last[1]:.2f} at {_factor(last[0])} the book's units"
 
 
