@@ -273,7 +273,7 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, 
     models of the panel, every rule with its value, and the sensitivity, one line when closed
     (``specs_page``: it links the claim's specification). With ``plan`` (:func:`lrd.book.plan.load_plan`)
     and the docname of its page (``decide_page``), an undecided claim's outcome cell links its entry
-    there ("what would decide it") and the folded list below names its computed design instead of the
+    there ("plan": what would decide it) and the folded list below names its computed design instead of the
     claim's panel text. Below the tables, folded, what panel and
     ``lrd sweep`` command would decide each claim this panel cannot test.
     """
@@ -345,7 +345,7 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, 
                 decided = after.get(r.get("claim"), r["outcome"]) in ("reproduced", "contradicted", "demonstrated")
                 planned = plan is not None and decide_page is not None and r.get("claim") in plan_claims(plan)
                 if planned and not decided:
-                    outcome += f" · {{ref}}`what would decide it <{plan_anchor(r['claim'])}>`"
+                    outcome += f" · {{ref}}`plan <{plan_anchor(r['claim'])}>`"
                 cells = [f"[{label}]({target}{anchor})\n" + "\n".join(fold_html(r, indent="    ", spec_ref=spec_ref)),
                          outcome, beside, p_text(r)] + ([_power_cell(r)] if power else [])
                 if r["outcome"] == "not testable" and (planned or r.get("panel")):
