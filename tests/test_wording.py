@@ -9,7 +9,7 @@ and their sentences live in :mod:`lrd.verdicts.wording`.
 from __future__ import annotations
 
 import ast
-import importlib
+import importlib.util
 from pathlib import Path
 
 import pytest

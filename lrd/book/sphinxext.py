@@ -299,6 +299,7 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, 
     after = headline_outcomes(judged) if robustness_checked(judged) else adjusted_outcomes(judged)
     kept = adjusted_outcomes(judged)
     spec_ref = specs_page
+    planned_claims = plan_claims(plan) if plan is not None and decide_page is not None else set()
     for key in order:
         group = groups[key]
         counted, alone = {}, {}
@@ -343,7 +344,7 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, 
                                       for f in r.get("flips") or [])
                     outcome += f" {{abbr}}`not robust (a book choice changes it: {_role_text(flips)})`"
                 decided = after.get(r.get("claim"), r["outcome"]) in ("reproduced", "contradicted", "demonstrated")
-                planned = plan is not None and decide_page is not None and r.get("claim") in plan_claims(plan)
+                planned = r.get("claim") in planned_claims
                 if planned and not decided:
                     outcome += f" · {{ref}}`plan <{plan_anchor(r['claim'])}>`"
                 cells = [f"[{label}]({target}{anchor})\n" + "\n".join(fold_html(r, indent="    ", spec_ref=spec_ref)),

@@ -42,13 +42,17 @@ from typing import Any
 import numpy as np
 
 from lrd.verdicts.record import ALPHA
-from lrd.verdicts.specifications import judge, simulate, specification
+from lrd.verdicts.specifications import DRAWS, judge, simulate, specification
 
-__all__ = ["FACTORS", "UNITS", "Plan", "decisive_design", "design_words", "exact_interval", "kind_counts",
+__all__ = ["FACTORS", "UNITS", "UNIT_KINDS", "Plan", "decisive_design", "design_words", "exact_interval", "kind_counts",
            "plan_all", "rates", "scaled", "unit_count"]
 
 #: Design parameters that count the test's units (models, or random mappings).
 UNITS: tuple[str, ...] = ("n_models", "n_encoders", "n_decoders", "n", "layers", "kinds", "n_mappings")
+
+#: The count parameters of a design and the kind of unit each counts ("model" where it names no kind).
+UNIT_KINDS: dict[str, str] = {"n_encoders": "encoder", "n_decoders": "decoder", "n_models": "model", "n": "model",
+                              "n_mappings": "mapping"}
 
 #: The factors the units are walked by, from the book's design.
 FACTORS: tuple[float, ...] = (1, 1.5, 2, 3, 4, 6, 8)
@@ -68,8 +72,7 @@ def kind_counts(design: Mapping[str, Any]) -> dict[str, int]:
     if "layers" in design:
         return {"model": len(design["layers"])}
     out = {}
-    for p, kind in (("n_encoders", "encoder"), ("n_decoders", "decoder"), ("n_models", "model"), ("n", "model"),
-                    ("n_mappings", "mapping")):
+    for p, kind in UNIT_KINDS.items():
         if p in design:
             out[kind] = out.get(kind, 0) + int(design[p])
     return out
@@ -109,8 +112,7 @@ def scaled(design: Mapping[str, Any], factor: float, *, counted_kinds: Sequence[
         layers = list(design["layers"])
         out["layers"] = tuple(layers[i % len(layers)] for i in range(grow("model", len(layers))))
         return out
-    for p, kind in (("n_encoders", "encoder"), ("n_decoders", "decoder"), ("n_models", "model"), ("n", "model"),
-                    ("n_mappings", "mapping")):
+    for p, kind in UNIT_KINDS.items():
         if p in design:
             out[p] = grow(kind, int(design[p]))
     return out
@@ -145,20 +147,18 @@ def rates(claim_id: str, design: Mapping[str, Any] | None = None, *, n_draws: in
     wanted = {"power": ("power", "reproduced"), "null": ("false_reproduced", "reproduced"),
               "edge": ("false_contradicted", "contradicted")}
     out: dict[str, Any] = {"n": n_draws}
+    null = specification(claim_id).null
     for i, model in enumerate(models):
+        if null is None or getattr(null, DRAWS[model]) is None:
+            continue  # the claim registers no such model
         name, outcome = wanted[model]
         rng = np.random.default_rng([seed, i])
         hits = untested = against = 0
-        try:
-            for _ in range(n_draws):
-                verdict = judge(claim_id, simulate(claim_id, design, seed=rng, model=model))
-                hits += verdict.outcome == outcome
-                untested += verdict.p_value is None
-                against += verdict.outcome == "contradicted"
-        except ValueError as e:
-            if "no " in str(e) and "model is registered" in str(e):
-                continue  # the claim has no such model
-            raise
+        for _ in range(n_draws):
+            verdict = judge(claim_id, simulate(claim_id, design, seed=rng, model=model))
+            hits += verdict.outcome == outcome
+            untested += verdict.p_value is None
+            against += verdict.outcome == "contradicted"
         out.update({name: hits / n_draws, f"{name}_hits": hits, f"{name}_untested": untested / n_draws})
         if model == "power":
             out["power_contradicted"] = against / n_draws

@@ -31,7 +31,7 @@ from lrd.verdicts.record import Verdict
 from lrd.verdicts.spec import NullModel, Specification
 from lrd.verdicts.specifications import hinostroza2026, jiang2026, skean2025, ulanovski2026
 
-__all__ = ["SPECIFICATIONS", "specification", "judge", "simulate", "null_models"]
+__all__ = ["DRAWS", "SPECIFICATIONS", "specification", "judge", "simulate", "null_models"]
 
 #: Claim id -> its :class:`~lrd.verdicts.spec.Specification`, in the order of :data:`lrd.verdicts.claims.CLAIMS`.
 SPECIFICATIONS: dict[str, Specification] = {
@@ -103,7 +103,8 @@ def judge(claim_id: str, tables: Mapping[str, Any], *, note: str | None = None, 
     return verdict
 
 
-_DRAWS = {"null": "simulate", "edge": "effect", "power": "power_effect"}
+#: The models :func:`simulate` draws by, and the :class:`~lrd.verdicts.spec.NullModel` attribute of each.
+DRAWS = {"null": "simulate", "edge": "effect", "power": "power_effect"}
 
 
 def simulate(claim_id: str, design: Mapping[str, Any] | None = None, *, seed: int | np.random.Generator = 0,
@@ -127,9 +128,9 @@ def simulate(claim_id: str, design: Mapping[str, Any] | None = None, *, seed: in
     if spec.null is None:
         why = "a demonstration" if spec.claim.kind == "demonstration" else "a test no panel of the book can run"
         raise ValueError(f"{claim_id} is {why}: it has no null model to simulate")
-    if model not in _DRAWS:
-        raise ValueError(f"model must be one of {', '.join(_DRAWS)}, got {model!r}")
-    draw = spec.null.at(**(design or {})).draw(_DRAWS[model])
+    if model not in DRAWS:
+        raise ValueError(f"model must be one of {', '.join(DRAWS)}, got {model!r}")
+    draw = spec.null.at(**(design or {})).draw(DRAWS[model])
     if draw is None:
         raise ValueError(f"{claim_id}: no {model!r} model is registered for this claim")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
