@@ -29,9 +29,10 @@ book: fetch
 test: fetch
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval/sanitize.cfg -q --durations=15
 
-# The unit tier alone: no offline panel, no nbval, no book build (the loop while editing).
+# The unit tier alone, on every core: no offline panel, no nbval, no book build, no Dask cluster
+# and no Monte-Carlo size or power estimate (the loop while editing; `make test` runs them all).
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not integration and not book and not simulation" --durations=15
+	$(PY) -m pytest -q -n auto -m "not integration and not book and not simulation and not cluster" --durations=15
 
 # Regenerate the nbval reference notebooks (the `ci` profile) after a change of results.
 nbval-refs: fetch

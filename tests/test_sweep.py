@@ -251,6 +251,7 @@ def client():
     cluster.close()
 
 
+@pytest.mark.cluster
 def test_local_workers_start_with_one_thread_without_malloc_trimming_and_leave_our_environment_alone(client):
     """Dask's default MALLOC_TRIM_THRESHOLD_=65536 made one-thread training 1.8x slower; its
     nanny writes the workers' environment into this process's, which later kernels inherit."""
@@ -270,6 +271,7 @@ def _entries(root: Path) -> dict:
     return {p.name: cache.load(*p.stem.rsplit("-", 1), root).value for p in sorted(root.glob("*.lrd"))}
 
 
+@pytest.mark.cluster
 def test_a_sweep_fills_the_cache_as_a_serial_run_does_and_reports_a_failing_unit(
         client, tiny_encoder_dir, tiny_decoder_dir, tmp_path, data_packs):
     from lrd.units.sweep import sweep
@@ -309,6 +311,7 @@ def kill_once(model, *, marker: str) -> object:
     return {"survived": True, "array": np.arange(3)}
 
 
+@pytest.mark.cluster
 def test_a_worker_killed_mid_unit_is_retried_and_leaves_no_partial_entry(client, tiny_encoder_dir, tmp_path,
                                                                           data_packs):
     import cloudpickle
@@ -426,6 +429,7 @@ def test_a_failing_prepare_step_is_left_to_its_unit(monkeypatch):
     assert prepare_units(todo) == 1 and done == ["m2"]  # the others fail where they run, and are reported there
 
 
+@pytest.mark.cluster
 def test_prepared_cayley_units_train_without_a_forward_pass_and_per_unit_workers_match_the_serial_run(
         client, tiny_encoder_dir, tmp_path, data_packs, monkeypatch):
     from lrd.units.sweep import prepare_units
