@@ -5,8 +5,10 @@ paper's words (English abstracts verbatim; claims from the body are our translat
 digests in ``shared/papers/``, marked as such in ``source``), the paper's own number where it
 gives one (``paper_effect``), whether the book judges it by a statistical **test** or by a
 **demonstration** (a construction or arithmetic that holds by design), and, for tests, the
-smallest panel on which the test can reach p <= 0.05 with the ``lrd sweep`` command that
-would run it (hub models; this offline machine cannot).
+``lrd sweep`` command that would run them on hub models (this offline machine cannot). What
+panel would decide a test is computed, not written here: :func:`lrd.verdicts.planning.decisive_design`
+simulates it from the claim's power model (``book/plan.json``, the appendix "What would decide
+each claim"); only a test without a power model names its panel in words (``panel``).
 
 Every claim of :data:`CLAIMS` gets exactly one verdict in the book (a test checks the
 dashboard against this table); chapters glue verdicts with :meth:`lrd.book.glue.Glue.verdict`.
@@ -94,7 +96,9 @@ class Claim:
     paper_effect : str, optional
         The paper's number or direction, quoted, shown beside ours.
     panel : str, optional
-        For tests: the smallest panel on which the test can reach p <= 0.05.
+        For a test without a power model only (the planner cannot simulate it): the panel it
+        would need, in words. Every other test's panel is computed by
+        :func:`lrd.verdicts.planning.decisive_design`.
     sweep : str, optional
         The ``lrd sweep`` command that would run such a panel (needs the hub).
     scope : Scope, optional
@@ -136,23 +140,19 @@ ILSE = Paper("ulanovski2026ilse", "Tom Ulanovski, Eyal Blyachman, Maya Bechler-S
              "arXiv:2603.22665 v3 (NeurIPS 2026); code: github.com/tomulanovski/ILSE, PyPI package ilge 0.1.0")
 PAPERS = {p.key: p for p in (LRD, SKEAN, ABLATION, ILSE)}
 
-# --- panels that would make a claim testable (design facts, not measurements) -------------------
+# --- hub models a sweep would run (design facts, not measurements) -------------------------------
 
 _EMBEDDERS = ('"sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mpnet-base-v2", '
               '"BAAI/bge-small-en-v1.5", "intfloat/e5-small-v2"')
 _DECODERS = '"EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "Qwen/Qwen2.5-0.5B", "HuggingFaceTB/SmolLM2-360M"'
 _BASE_LLMS = ('"EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "EleutherAI/pythia-1b", "Qwen/Qwen2.5-0.5B", '
               '"HuggingFaceTB/SmolLM2-360M"')
-_MODELS_PANEL = "at least 5 models (exact sign-flip over models: p >= 2^-n)"
-_LLM_PANEL = "at least 5 autoregressive language models (exact sign-flip over models: p >= 2^-n)"
 
 
 def _sweep(chapter: str, models: str) -> str:
     return f"lrd sweep {chapter} -p models '[{models}]'"
 
 
-_PRUNING_PANEL = ("at least 5 pruned models whose intact scores are above measured chance (exact sign-flip over "
-                  "models: p >= 2^-n)")
 _PRUNING_SWEEP = (_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")
                   + f" -p pruning_models '[{_EMBEDDERS}, {_DECODERS}]' -p mc_tasks '[\"sciq\"]' -p n_items 100")
 
@@ -231,7 +231,6 @@ _ILSE_GAIN_SCOPE = Scope("'improvements of up to 40 percentage points in accurac
 _ILSE_SIZE_SCOPE = Scope("the paper's " + _ILSE_MODELS, params=ILSE_PARAMS_RANGE)
 _ILSE_LLMS = ('"EleutherAI/pythia-410m", "EleutherAI/pythia-1b", "Qwen/Qwen2.5-0.5B", "Qwen/Qwen2.5-1.5B", '
               '"google/gemma-2-2b"')
-_ILSE_PANEL = "at least 5 decoder LLMs of 14M to 8B parameters (exact sign-flip over models: p >= 2^-n)"
 _ILSE_GRAPH_SCOPE = Scope("layer counts at which the SL(2, Z_n) graph has fewer edges than the complete graph of the "
                           "states, as the three models of the paper's Table 1 (25 to 33 states: Pythia-410M, Gemma2-2B, "
                           "Llama3-8B); a restriction of the book's: Pythia-14M and -70M of the paper's scaling sweep "
@@ -250,71 +249,61 @@ _CLAIMS = [
           "reveals architectural and task-level differences that are not apparent from final-layer "
           "representations alone.", "abstract",
           paper_effect="architectural differences on 31 models x 30 MTEB tasks (no test stated)",
-          panel="at least 3 encoders and 4 decoders (kinds relabelled over models: p >= 1/C(7,3) = 1/35)",
           sweep=_sweep("lrd_families", f"{_EMBEDDERS}, {_DECODERS}")),
     Claim("lrd.final_layer", LRD, "lrd_families", "final-layer statistics miss what LRD shows",
           "[...] differences that are not apparent from final-layer representations alone.", "abstract",
           paper_effect="not apparent from the final layer alone (no final-layer statistic reported)",
-          panel="at least 3 encoders and 4 decoders (kinds relabelled over models: p >= 1/C(7,3) = 1/35)",
           sweep=_sweep("lrd_families", f"{_EMBEDDERS}, {_DECODERS}")),
     Claim("lrd.task", LRD, "lrd_families", "dataset differences beyond final-layer statistics",
           "[...] reveals architectural and task-level differences that are not apparent from final-layer "
           "representations alone.", "abstract",
           paper_effect="task-level differences on 30 MTEB tasks of five types (no test stated)",
-          panel=("4 models x 3 tasks of equal size (the residual test needs M(T-1) >= T + 4 with the final layer's "
-                 "four statistics; tasks shuffled within models: p >= 1/(T!)^(M-1)); two or more datasets per task "
-                 "type to speak of task types"),
           sweep=_sweep("lrd_families", _EMBEDDERS)),
     Claim("lrd.complementarity", LRD, "lrd_families", "no two families with strongly correlated layer curves",
           "Each family targets a different aspect of the layer sequence; the three are complementary rather than "
           "redundant: one measures global subspace motion, one local nearest-neighbour retention, the third "
           "alignment with the final layer.", "Sec. 1, Introduction (our translation of the digest)",
           paper_effect="complementary, not redundant (no measurement given)",
-          panel=_MODELS_PANEL, sweep=_sweep("lrd_families", _EMBEDDERS)),
+          sweep=_sweep("lrd_families", _EMBEDDERS)),
     Claim("lrd.selection", LRD, "selection_and_pruning", "all three model-level scores predict MTEB rank",
           "For selection, all three model-level scores correlate positively with downstream MTEB performance [...]",
           "abstract", paper_effect="all three rho > 0 (abstract; per-score rho not in our digest)",
-          panel="at least 5 models (exact test over orderings: p >= 1/n!)",
           sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
     Claim("lrd.selection_strongest", LRD, "selection_and_pruning", "d_0L is the strongest of the three scores",
           "[...] with end-to-end subspace displacement (d_{0,L}) the strongest [...]", "abstract",
           paper_effect="d_0L has the largest rho (abstract)",
-          panel="at least 6 models (rank swaps between two scores; the middle model contributes nothing)",
           sweep=_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")),
     Claim("lrd.selection_llm", LRD, "selection_and_pruning",
           "same direction on small LLMs, multiple choice, not MMLU",
           "[...] and the same direction holds on a smaller base-LLM MMLU panel.", "abstract",
           paper_effect="same direction on the base-LLM MMLU panel (6 base LLMs in the pool, Introduction)",
-          panel="at least 4 base LLMs (1/4! = 1/24)",
           sweep=_sweep("selection_and_pruning", _BASE_LLMS) + " -p mc_tasks '[\"sciq\"]'"),
     Claim("lrd.pruning_gfmi_only", LRD, "selection_and_pruning", "only GFMI beats random at 15% and 20%",
           "For pruning, GFMI is the only measurement-guided rule that beats Random at the 15% and 20% budgets "
           "[...]", "abstract", paper_effect="GFMI alone beats Random at 15% and 20% (effect sizes not in our digest)",
-          panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
+          sweep=_PRUNING_SWEEP),
     Claim("lrd.pruning_gfmi_median", LRD, "selection_and_pruning", "GFMI has the best median change at every budget",
           "[...] and has the best median change at every budget.", "abstract",
           paper_effect="best median change at every budget (the digest names 15% and 20%; ours 5-20%)",
-          panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
+          sweep=_PRUNING_SWEEP),
     Claim("lrd.pruning_frenet", LRD, "selection_and_pruning", "Frenet works only at the lightest budget",
           "Frenet is effective only at the lightest budget [...]", "abstract",
           paper_effect="beats Random at the lightest budget only (its size not in our digest; ours 5%)",
-          panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
+          sweep=_PRUNING_SWEEP),
     Claim("lrd.pruning_nrs", LRD, "selection_and_pruning", "NRS does not transfer to pruning",
           "[...] while NRS does not transfer from model selection to pruning.", "abstract",
-          paper_effect="no better than Random", panel=_PRUNING_PANEL, sweep=_PRUNING_SWEEP),
+          paper_effect="no better than Random", sweep=_PRUNING_SWEEP),
     # Skean et al., ICML 2025 (Layer by Layer)
     Claim("skean.gain", SKEAN, "mid_layer", "the 40-60%-depth layers beat the last (mean gain)",
           "However, our analysis shows that intermediate layers can encode even richer representations, often "
           "improving performance on a wide range of downstream tasks.", "abstract",
           paper_effect="intermediate layers (e.g. Pythia-410M's at 40%-60% depth) 2%-16% above the last on average "
                        "(Fig. 1; report digest, our translation)",
-          panel=_MODELS_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+          sweep=_sweep("mid_layer", _BASE_LLMS)),
     Claim("skean.valley", SKEAN, "mid_layer", "decoders show a mid-depth entropy valley, encoders do not",
           "Our framework highlights how each model layer balances information compression and signal "
           "preservation, revealing why mid-depth embeddings can exceed the last layer's performance.", "abstract",
           paper_effect="valley in autoregressive models, flat in BERT (Fig. 2a)",
-          panel="at least 4 encoders and 5 decoders (relabelling the kinds 1/C(9,4) = 1/126; sign flips over "
-                "decoders 1/32)",
           sweep=_sweep("mid_layer", f"{_EMBEDDERS}, {_BASE_LLMS}")),
     Claim("skean.metrics_track", SKEAN, "mid_layer", "prompt entropy or DiME ranks layers as scores do",
           "To explain and quantify these hidden-layer properties, we propose a unified framework of representation "
@@ -322,13 +311,13 @@ _CLAIMS = [
           "abstract",
           paper_effect="prompt entropy low (Fig. 2a) and DiME high at the better layers (report digest, our "
                        "translation)",
-          panel=_MODELS_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+          sweep=_sweep("mid_layer", _BASE_LLMS)),
     Claim("skean.choice", SKEAN, "mid_layer", "in LLMs a DiME-chosen layer beats the last",
           "Pythia's intermediate layer chosen by DiME scores 3% above the final layer on the MTEB average.",
           "report digest (shared/papers/002), main results 1 (our translation)",
           paper_effect="+3% (Pythia, DiME-chosen layer, MTEB average)",
           scope=SKEAN_LLM_SCOPE,
-          panel=_LLM_PANEL, sweep=_sweep("mid_layer", _BASE_LLMS)),
+          sweep=_sweep("mid_layer", _BASE_LLMS)),
     # Hinostroza et al. 2026 (Beyond cosine)
     Claim("cosine.theory", ABLATION, "cosine_vs_ablation", "a block can have ~0 cosine relevance yet be crucial",
           "Our theoretical analysis shows that a layer can exhibit an arbitrarily low cosine similarity score "
@@ -338,7 +327,6 @@ _CLAIMS = [
           "empirical evidence from a range of LLMs confirms that the correlation between cosine similarity and "
           "actual performance degradation is often weak or moderate", "abstract",
           paper_effect="weak or moderate, depending on the model (abstract, Introduction)",
-          panel="at least 2 decoders above measured chance, 64+ items per task (split-half reliability)",
           sweep="lrd sweep cosine_vs_ablation -p models '[\"EleutherAI/pythia-410m\", \"Qwen/Qwen2.5-0.5B\"]' "
                 "-p pruning_models '[]' -p n_items 128"),
     Claim("cosine.misestimate", ABLATION, "cosine_vs_ablation",
@@ -347,19 +335,17 @@ _CLAIMS = [
           "the true relevance of the layer.", "Introduction (our translation of the digest)",
           paper_effect="> 90% of cases (the paper's description; judged against the share unrelated rankings give)",
           scope=_COSINE_SCOPE,
-          panel="at least 2 decoders above measured chance, 64+ items per task (ranking reliability >= 0.7)",
           sweep="lrd sweep cosine_vs_ablation -p n_items 128"),
     Claim("cosine.dataset", ABLATION, "cosine_vs_ablation", "removal relevance depends on the dataset",
           "This visualisation gives a view sharply different from cosine similarity's, revealing that layer "
           "relevance varies across datasets [...]", "Introduction, Figure 1A (our translation of the digest)",
           paper_effect="relevance varies across 10 datasets (OLMo, Figure 1A)",
-          panel="a decoder above measured chance on 2+ tasks, 64+ items per task",
           sweep="lrd sweep cosine_vs_ablation -p tasks '[\"sciq\", \"arc_easy\", \"piqa\"]' -p n_items 128"),
     Claim("cosine.pruning", ABLATION, "cosine_vs_ablation", "pruning by accuracy drop beats pruning by cosine",
           "We propose a more robust metric for assessing layer relevance: the actual drop in model accuracy "
           "resulting from the removal of a layer. [...] this approach offers a more accurate picture of layer "
           "importance, allowing for more informed pruning strategies and lightweight models.", "abstract",
-          paper_effect="better than cosine, Taylor, FinerCut (Sec. 6)", panel=_MODELS_PANEL + ", each pruned",
+          paper_effect="better than cosine, Taylor, FinerCut (Sec. 6)", panel="at least 5 models, each pruned (exact sign-flip over models: p >= 2^-n)",
           sweep=_sweep("cosine_vs_ablation", _BASE_LLMS) + f" -p pruning_models '[{_BASE_LLMS}]'"),
     Claim("cosine.olmo", ABLATION, "cosine_vs_ablation", "OLMo's layer 16: low cosine relevance, -66% when removed",
           "For example, layer 16 of OLMo appears to have low relevance according to cosine similarity (Figure 1B, "
@@ -373,13 +359,11 @@ _CLAIMS = [
     Claim("ilse.fc", ILSE, "cayley_aggregation", "an FC-graph GNN beats the existing aggregations",
           "a lightweight Graph Neural Network over a fully connected graph of LLM layers is more efficient and "
           "achieves significantly stronger predictive performance than existing approaches.", "abstract (v3)",
-          paper_effect="FC above Best layer and DWAtt (Table 1: 3 models x 5 tasks)", scope=_ILSE_SIZE_SCOPE, panel=_ILSE_PANEL,
-          sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
+          paper_effect="FC above Best layer and DWAtt (Table 1: 3 models x 5 tasks)", scope=_ILSE_SIZE_SCOPE, sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
     Claim("ilse.cayley_performance", ILSE, "cayley_aggregation", "Cayley-Encoder predicts better than FC",
           "We then introduce the Cayley-Encoder, which further improves both efficiency and predictive performance "
           "by replacing the fully connected graph with a Cayley graph over SL(2, Z_n).", "abstract (v3)",
-          paper_effect="Cayley against FC per cell (Table 1)", scope=_ILSE_SIZE_SCOPE, panel=_ILSE_PANEL,
-          sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
+          paper_effect="Cayley against FC per cell (Table 1)", scope=_ILSE_SIZE_SCOPE, sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
     Claim("ilse.cayley_efficiency", ILSE, "cayley_aggregation", "the Cayley graph is sparser and lighter than FC",
           "[...] further improves both efficiency [...] by replacing the fully connected graph with a Cayley graph "
           "over SL(2, Z_n).", "abstract (v3); memory: token-level ablation (digest)", kind="demonstration",
@@ -387,11 +371,10 @@ _CLAIMS = [
     Claim("ilse.baselines", ILSE, "cayley_aggregation", "Cayley-Encoder beats every baseline",
           "In an evaluation of Cayley-Encoder across 13 tasks and 9 LLMs, Cayley-Encoder consistently outperforms "
           "baselines [...]", "abstract (v3)", paper_effect="above Last, Best layer and DWAtt (Table 1)",
-          scope=_ILSE_SIZE_SCOPE, panel=_ILSE_PANEL, sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
+          scope=_ILSE_SIZE_SCOPE, sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
     Claim("ilse.gain", ILSE, "cayley_aggregation", "up to 40 points: the paper's own maximum, not testable",
           "[...] achieving improvements of up to 40 percentage points in accuracy [...]", "abstract (v3)",
-          paper_effect="up to 40 points (the largest over the paper's own 13 tasks x 9 LLMs)", scope=_ILSE_GAIN_SCOPE,
-          panel="none: a maximum over the paper's own results, not a property a panel can test"),
+          paper_effect="up to 40 points (the largest over the paper's own 13 tasks x 9 LLMs)", scope=_ILSE_GAIN_SCOPE),
     Claim("ilse.parameters", ILSE, "cayley_aggregation", "at most 0.1% extra parameters",
           "[...] while introducing at most 0.1% additional parameters relative to the LLM size.", "abstract (v3)",
           kind="demonstration", paper_effect="<= 0.1% (its 9 LLMs, 14M to 8B)", scope=_ILSE_PARAMS_SCOPE),
@@ -399,7 +382,7 @@ _CLAIMS = [
           "Strong few-shot learning: on Banking77 and MTOP, the Cayley-Encoder needs only 8-32 labelled examples "
           "per class for its accuracy to exceed the DWAtt and Last Layer baselines trained on the full data.",
           "Key findings (our translation of the digest)", paper_effect="8-32 shots > full-data DWAtt, Last",
-          scope=_ILSE_SIZE_SCOPE, panel=_ILSE_PANEL, sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
+          scope=_ILSE_SIZE_SCOPE, sweep=_sweep("cayley_aggregation", _ILSE_LLMS)),
     Claim("ilse.mapping", ILSE, "cayley_aggregation", "robust to the layer-to-node mapping (std <= 1.5 points)",
           "The layer-to-node mapping is robust to permutation: over 10 random layer-node mappings at fixed "
           "hyper-parameters, every standard deviation stays within 1.5%, so the gain comes from the graph's "
@@ -408,7 +391,6 @@ _CLAIMS = [
           scope=Scope("'over 10 random layer-node mappings at fixed hyper-parameters' (Key findings; our translation "
                       "of the digest; the models and tasks of this ablation are not named there), on the paper's "
                       + _ILSE_MODELS, params=ILSE_PARAMS_RANGE),
-          panel="at least 2 mappings x 2 seeds (variance component of the mapping; 10+ mappings for power)",
           sweep="lrd sweep cayley_aggregation -p n_mappings 20"),
 ]
 
