@@ -19,9 +19,10 @@
 #
 # > {glue:text}`mid_layer-claim_gain`
 #
-# They explain it with a suite of label-free representation metrics (abstract: "{glue:text}`mid_layer-claim_metrics_track`"),
-# among which a mid-depth drop of prompt entropy in autoregressive models, the "compression
-# valley" ("{glue:text}`mid_layer-claim_valley`").
+# They explain it with a suite of label-free representation metrics, among which a mid-depth drop
+# of prompt entropy in autoregressive models, the "compression valley" ("{glue:text}`mid_layer-claim_valley`",
+# abstract), which goes with their better layers ("{glue:text}`mid_layer-claim_metrics_track`",
+# report digest, our translation).
 #
 # This chapter scores every layer of our offline panel on {glue:text}`mid_layer-n_tasks` tasks
 # from one extraction per model and task, compares the best layer with the last, measures the
@@ -324,8 +325,8 @@ lrd.book.plots.variant_curves(norm.scores, "score", style="final norm", ylabel="
 # %% [markdown]
 # ## Do the metrics track the score?
 #
-# > {glue:text}`mid_layer-claim_metrics_track` ({cite:t}`skean2025layer`, abstract; the paper:
-# > {glue:text}`mid_layer-paper_metrics_track`)
+# > {glue:text}`mid_layer-claim_metrics_track` (report digest of {cite:t}`skean2025layer`, our
+# > translation; the paper: {glue:text}`mid_layer-paper_metrics_track`)
 #
 # Spearman correlation across layers between each metric and the score (mean of the two halves),
 # per task, averaged over each model's tasks; metrics measured on other prompts (the token and

@@ -31,7 +31,8 @@ def test_scaling_grows_each_kind_separately_and_keeps_the_uncounted_kinds():
 
 def test_the_counted_kinds_come_from_the_claim_s_scope_rule():
     assert counted_kinds_of("skean.choice") == ("decoder",)  # the book counts its language models only
-    assert counted_kinds_of("skean.gain") is None  # every model counted
+    assert counted_kinds_of("skean.gain") == ("decoder",)  # one rule for the Skean claims comparing layers
+    assert counted_kinds_of("lrd.architecture") is None  # every model counted
     for c in _planned_claims():
         assert unit_count(specification(c).null.design) > 0, c
 
@@ -107,6 +108,9 @@ def test_the_committed_plan_has_every_planned_claim_and_its_walk_is_consistent()
     assert set(got) == set(_planned_claims())
     for c in _planned_claims():
         assert set(got[c]["executed"]) == set(specification(c).null.design), f"{c}: rerun python -m lrd.units.plan"
+        kinds = counted_kinds_of(c)
+        assert got[c]["counted_kinds"] == (None if kinds is None else list(kinds)), \
+            f"{c}: its scope rule changed since the plan: python -m lrd.units.plan --claims {c}"
         assert got[c]["source"]
     for p in plan["plans"]:
         if p["reached"]:
@@ -117,7 +121,23 @@ def test_the_committed_plan_has_every_planned_claim_and_its_walk_is_consistent()
             assert low <= p["power"] <= high
         else:
             assert all(power < p["target"] or any(c[0] == f for c in p["checks"]) for f, power in p["curve"])
-    assert "+uncommitted" not in plan["commit"], "compute the plan from committed code"
+    for stamp in [plan, *plan.get("updates", [])]:
+        assert "+uncommitted" not in stamp["commit"], "compute the plan from committed code"
+
+
+def test_an_update_replaces_its_claims_plans_keeps_the_others_and_says_so():
+    from lrd.units.plan import merge_plans
+
+    settings = {"n_walk": 40, "n_draws": 100, "seed": 0, "target": 0.8}
+    old = {**settings, "date": "d0", "commit": "c0", "seconds": 60.0,
+           "plans": [{"claim": "a", "v": 0}, {"claim": "b", "v": 0}]}
+    new = {**settings, "date": "d1", "commit": "c1", "seconds": 6.0, "plans": [{"claim": "b", "v": 1}]}
+    merged = merge_plans(old, new)
+    assert merged["plans"] == [{"claim": "a", "v": 0}, {"claim": "b", "v": 1}] and merged["commit"] == "c0"
+    assert merged["updates"] == [{"date": "d1", "commit": "c1", "claims": ["b"], "seconds": 6.0}]
+    assert "Recomputed on d1 with the code of commit `c1`" in plan_markdown({**merged, "plans": []})
+    with pytest.raises(ValueError, match="n_draws"):
+        merge_plans(old, {**new, "n_draws": 50})
 
 
 def test_the_plan_s_recommended_design_reaches_its_power_on_a_fresh_seed():

@@ -166,7 +166,11 @@ def plan_markdown(plan: dict | None) -> str:
     lines = [f"Computed on {plan['date']} with the code of commit `{plan['commit']}` by `python -m lrd.units.plan` "
              f"({plan['n_walk']} simulated panels per step of the walk, {plan['n_draws']} fresh panels to confirm "
              f"a step's power and per error rate, seed {plan['seed']}; {plan['seconds'] / 60:.0f} minutes on 2 "
-             "cores).", ""]
+             "cores)."]
+    for u in plan.get("updates", []):
+        lines[0] += (f" Recomputed on {u['date']} with the code of commit `{u['commit']}`, the same settings: "
+                     + ", ".join(f"`{c}`" for c in u["claims"]) + ".")
+    lines.append("")
     by_claim = {p["claim"]: p for p in plan["plans"]}
     for claim_id in [c for c in CLAIMS if c in by_claim]:
         c = CLAIMS[claim_id]

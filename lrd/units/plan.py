@@ -15,6 +15,8 @@ Written to ``book/plan.json`` by::
     python -m lrd.units.plan --out book/plan.json --results <built book>/book/results --jobs 2
 
 and rendered by the ``{lrd-plan}`` directive on the appendix page "What would decide each claim".
+After a change to some claims only, ``--claims a,b`` recomputes theirs and keeps the others, noting the
+update (its date, commit and claims) in the plan's ``updates``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from lrd.units.panels import Panel, models_within, panel_parameters
 from lrd.verdicts.claims import CLAIMS, ILSE_PARAMS_RANGE
 from lrd.verdicts.planning import kind_counts, plan_all
 
-__all__ = ["MODEL_KINDS", "cost_of", "hub_models", "main", "make_plan"]
+__all__ = ["MODEL_KINDS", "cost_of", "hub_models", "main", "make_plan", "merge_plans"]
 
 #: The kind of hub model a claim's units are where its design counts "models" without a kind: "half"
 #: for a panel of encoders and decoders in equal numbers (as the book's), else one kind. A design's
@@ -125,22 +127,40 @@ def _commit() -> str:
 
 
 def make_plan(*, n_walk: int = 40, n_draws: int = 100, seed: int = 0, target: float = 0.8, jobs: int = 1,
-              progress=None, results: Path | None = None) -> dict:
-    """The whole plan: every claim's :func:`~lrd.verdicts.planning.plan_all` record with its cost, each
-    walk starting from the design the built book at ``results`` executed
+              progress=None, results: Path | None = None, claims: list[str] | None = None) -> dict:
+    """The whole plan: every claim's (or ``claims``') :func:`~lrd.verdicts.planning.plan_all` record
+    with its cost, each walk starting from the design the built book at ``results`` executed
     (:func:`lrd.book.designs.executed_designs`, as the null-calibration appendix), else from the
     claim's null model's."""
     from lrd.book.designs import executed_designs
 
+    unknown = sorted(set(claims or ()) - set(CLAIMS))
+    if unknown:
+        raise ValueError(f"unknown claims {unknown}; the claims are {', '.join(CLAIMS)}")
     started = time.perf_counter()
     designs = executed_designs(results) if results is not None else {}
-    plans = plan_all(n_walk=n_walk, n_draws=n_draws, seed=seed, target=target, jobs=jobs, progress=progress,
+    plans = plan_all(claims, n_walk=n_walk, n_draws=n_draws, seed=seed, target=target, jobs=jobs, progress=progress,
                      designs=designs)
     for p in plans:
         p["cost"] = cost_of(p)
     commit = _commit()
     return {"date": date.today().isoformat(), "commit": commit, "n_walk": n_walk, "n_draws": n_draws, "seed": seed,
             "target": target, "seconds": round(time.perf_counter() - started, 1), "plans": plans}
+
+
+def merge_plans(old: dict, new: dict) -> dict:
+    """``old`` with the plans of ``new`` in place of its own for the same claims (in ``old``'s order,
+    new claims last) and the update noted in ``updates``: date, commit, claims, seconds. The walk's
+    settings must be the same, or the page's one line on them would be wrong."""
+    settings = ("n_walk", "n_draws", "seed", "target")
+    if any(old[k] != new[k] for k in settings):
+        raise ValueError("the update's settings differ from the plan's "
+                         f"({ {k: (old[k], new[k]) for k in settings if old[k] != new[k]} }): recompute every claim")
+    fresh = {p["claim"]: p for p in new["plans"]}
+    plans = [fresh.pop(p["claim"], p) for p in old["plans"]] + list(fresh.values())
+    update = {"date": new["date"], "commit": new["commit"], "claims": [p["claim"] for p in new["plans"]],
+              "seconds": new["seconds"]}
+    return {**old, "plans": plans, "updates": [*old.get("updates", []), update]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,14 +173,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--results", type=Path, help="a built default book's results folder: each walk starts from the "
                     "design its chapters executed (default: each claim's null model's restated design)")
+    ap.add_argument("--claims", help="comma-separated claim ids: recompute these only and keep the others of --out")
     a = ap.parse_args(argv)
+    claims = [c.strip() for c in a.claims.split(",") if c.strip()] if a.claims else None
+    if claims and not a.out.exists():
+        ap.error(f"--claims updates an existing plan, and {a.out} does not exist")
 
     def progress(done, total, claim):
         print(f"\rplan: {done}/{total} ({claim})".ljust(60), end="", file=sys.stderr, flush=True)
 
     plan = make_plan(n_walk=a.n_walk, n_draws=a.n_draws, seed=a.seed, target=a.target, jobs=a.jobs, progress=progress,
-                     results=a.results)
+                     results=a.results, claims=claims)
     print(file=sys.stderr)
+    if claims:
+        plan = merge_plans(json.loads(a.out.read_text()), plan)
     tmp = a.out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(plan, indent=1, allow_nan=False) + "\n")
     tmp.replace(a.out)

@@ -159,21 +159,22 @@ _PRUNING_SWEEP = (_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")
 
 # --- the papers' scopes (quoted facts, not measurements) ----------------------------------------
 
-#: The book's one rule for contrastive sentence embedders in the claims of Skean et al. (ICML 2025):
-#: left out of skean.gain, skean.metrics_track and skean.choice (shown, labelled out of scope, never
-#: counted). Their last layer is trained contrastively *as the embedding*, so "an intermediate layer
-#: embeds better than the last" is a claim about models whose last layer was not fitted to be the
-#: embedding; the paper's models are "Transformers (Pythia, LLaMA3), SSMs (Mamba), BERT and
-#: bidirectional-attention models (LLM2vec)" (report digest ``shared/papers/002``, Sec. 2.1, our
-#: translation), none of them a contrastively trained sentence embedder. The rule is the book's: the
-#: paper states no exclusion (``lrd.verdicts.specifications.skean2025`` gives it as the rule
-#: ``scope`` with its alternative, every model counted). In this book's panel the results' ``kind``
-#: column says which: every ``"encoder"`` is a sentence embedder (all-MiniLM-L6-v2, all-mpnet-base-v2,
-#: e5-small, EmbeddingGemma), every ``"decoder"`` an autoregressive language model; a masked LM such
-#: as BERT, in the paper's scope, would need a kind of its own.
+#: The book's one rule for contrastive sentence embedders in the claims of Skean et al. (ICML 2025)
+#: that compare a model's layers, skean.gain, skean.metrics_track and skean.choice: shown, labelled
+#: out of scope, never counted (the rule ``scope`` of each, every model counted its alternative). Their last layer is trained contrastively *as the embedding*, which bears on which
+#: layer embeds best and on how a metric tracks the layers' scores. The paper's models are
+#: "Transformers (Pythia, LLaMA3), SSMs (Mamba), BERT and bidirectional-attention models (LLM2vec)"
+#: (report digest ``shared/papers/002``, Sec. 2.1, our translation), LLM2vec among them a
+#: bidirectional model trained contrastively (BehnamGhader et al., COLM 2024); the paper states no
+#: exclusion, so the rule is the book's (``lrd.verdicts.specifications.skean2025.embedder_rule``). In
+#: this book's panel the results' ``kind`` column says which: every ``"encoder"`` is a sentence
+#: embedder (all-MiniLM-L6-v2, all-mpnet-base-v2, e5-small, EmbeddingGemma), every ``"decoder"`` an
+#: autoregressive language model; a masked LM such as BERT, in the paper's scope, would need a kind of
+#: its own.
 SKEAN_LLM_SCOPE = Scope(
     "autoregressive language models only (the panel's decoders), as the paper's Pythia (its DiME number is "
-    "Pythia's, report digest 002, Sec. 3.1); the panel's contrastive sentence embedders (its encoders), whose last "
+    "Pythia's, report digest 002, Sec. 3.1) and its autoregressive models whose entropy valley goes with their "
+    "performance (Sec. 3.2); the panel's contrastive sentence embedders (its encoders), whose last "
     "layer is trained contrastively as the embedding, are shown and not counted. The book's rule: the paper's "
     "models also include BERT and LLM2vec (report digest 002, Sec. 2.1), a bidirectional model trained "
     "contrastively (BehnamGhader et al., COLM 2024)",
@@ -299,18 +300,20 @@ _CLAIMS = [
           "improving performance on a wide range of downstream tasks.", "abstract",
           paper_effect="intermediate layers (e.g. Pythia-410M's at 40%-60% depth) 2%-16% above the last on average "
                        "(Fig. 1; report digest, our translation)",
+          scope=SKEAN_LLM_SCOPE,
           sweep=_sweep("mid_layer", _BASE_LLMS)),
     Claim("skean.valley", SKEAN, "mid_layer", "decoders show a mid-depth entropy valley, encoders do not",
           "Our framework highlights how each model layer balances information compression and signal "
           "preservation, revealing why mid-depth embeddings can exceed the last layer's performance.", "abstract",
           paper_effect="valley in autoregressive models, flat in BERT (Fig. 2a)",
           sweep=_sweep("mid_layer", f"{_EMBEDDERS}, {_BASE_LLMS}")),
-    Claim("skean.metrics_track", SKEAN, "mid_layer", "prompt entropy or DiME ranks layers as scores do",
-          "To explain and quantify these hidden-layer properties, we propose a unified framework of representation "
-          "quality metrics based on information theory, geometry, and invariance to input perturbations.",
-          "abstract",
+    Claim("skean.metrics_track", SKEAN, "mid_layer", "in LLMs, prompt entropy or DiME ranks layers as scores do",
+          "The mid-layer entropy valley of autoregressive models (Fig. 2a) goes with their high downstream "
+          "performance, suggesting that moderate compression filters noise and keeps the key features.",
+          "report digest (shared/papers/002), main results 2 (our translation)",
           paper_effect="prompt entropy low (Fig. 2a) and DiME high at the better layers (report digest, our "
                        "translation)",
+          scope=SKEAN_LLM_SCOPE,
           sweep=_sweep("mid_layer", _BASE_LLMS)),
     Claim("skean.choice", SKEAN, "mid_layer", "in LLMs a DiME-chosen layer beats the last",
           "Pythia's intermediate layer chosen by DiME scores 3% above the final layer on the MTEB average.",

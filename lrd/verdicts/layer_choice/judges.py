@@ -295,10 +295,11 @@ def judge_metrics_track(results: pd.DataFrame, *, directions: dict[str, int] | N
     r"""``skean.metrics_track``: in the models of ``scope``, prompt entropy (low) or DiME (high)
     ranks the layers as their scores do.
 
-    **Scope** (default None: every model given, as the book's rule 'scope' of the claim's
-    specification; :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE` is its alternative, which leaves out
-    contrastive sentence embedders, whose last layer is trained as the embedding; those are then
-    named, never counted).
+    **Scope** (default None: the claim's, :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`, the
+    autoregressive language models for which the paper states the relation, report digest
+    ``shared/papers/002`` Sec. 3.2; contrastive sentence embedders, whose last layer is trained as
+    the embedding, are named, never counted; the book's rule 'scope', whose alternative
+    :data:`lrd.verdicts.specifications.skean2025.EVERY_MODEL` counts every model given).
 
     For each model :math:`m` and metric :math:`k` of ``directions`` (default
     :data:`PAPER_DIRECTIONS`: the metrics whose sign the paper states, prompt entropy negative

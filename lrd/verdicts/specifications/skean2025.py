@@ -45,7 +45,8 @@ _PAPER_MODELS = ("the models are \"Transformers (Pythia, LLaMA3), SSMs (Mamba), 
                  "models (LLM2vec), from the ten-million to the billion parameter scale\" (report digest 002, Sec. 2.1 "
                  f"{_T})")
 
-#: The alternative to the book's rule on contrastive sentence embedders: every model of the panel counted.
+#: The alternative to the book's rule on contrastive sentence embedders (:func:`embedder_rule`): every
+#: model of the panel counted.
 EVERY_MODEL = Scope("every model of the panel counted, contrastive sentence embedders included (the alternative "
                     "to the book's rule)")
 
@@ -56,27 +57,27 @@ def _alpha(judged: str) -> Rule:
                       "averages and curves, no p-value); 0.05 is the convention every verdict of the book uses")
 
 
-def embedder_rule(what: str, *, counted: bool) -> Rule:
-    """The book's rule on the panel's contrastive sentence embedders in a Skean claim, as the rule
-    ``scope`` of a judge (None: the claim's own :class:`~lrd.verdicts.claims.Scope`).
+def embedder_rule(what: str) -> Rule:
+    """The book's one rule on the panel's contrastive sentence embedders in the Skean claims that
+    compare a model's layers (skean.gain, skean.metrics_track, skean.choice), as the rule ``scope``
+    of their judges (None: the claim's own :class:`~lrd.verdicts.claims.Scope`,
+    :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`).
 
-    Where the claim's scope is every model (``counted``: skean.gain, skean.metrics_track), the
-    embedders count, as the paper's own models include contrastively trained bidirectional ones
-    (LLM2vec), and the alternative, :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`, leaves them out.
-    Where the claim is stated for Pythia (skean.choice), the language models count and the
-    alternative, :data:`EVERY_MODEL`, adds the embedders. ``what`` says what their contrastive
-    last layer would do in this claim."""
-    if counted:
-        return Rule("scope", None, "book",
-                    f"None means the claim's scope, every model of the panel: {_PAPER_MODELS}, among them LLM2vec, a "
-                    "bidirectional model trained contrastively (BehnamGhader et al., COLM 2024), so the panel's "
-                    "contrastive sentence embedders are of a kind the paper counts. Their last layer is trained as "
-                    f"the embedding, though; {what}. The alternative counts the autoregressive language models only "
-                    f"({SKEAN_LLM_SCOPE.text})",
-                    alternatives=(SKEAN_LLM_SCOPE,), label="models counted (every model, embedders included)")
+    The autoregressive language models count; the embedders are shown, never counted, because
+    their last layer is trained contrastively as the embedding, the very use on which these claims
+    compare the layers, and because the paper states each claim of LLMs (the abstract's subject is
+    LLMs' final layers; the entropy relation is stated for autoregressive models, report digest 002
+    Sec. 3.2; the DiME number is Pythia's, Sec. 3.1). The alternative, :data:`EVERY_MODEL`, counts
+    them, as the paper's own models include LLM2vec, a bidirectional model trained contrastively.
+    ``what`` says what their contrastive last layer would do in the claim. skean.valley does not
+    use the rule: its claim compares autoregressive with bidirectional models, its specification
+    says why."""
     return Rule("scope", None, "book",
-                f"None means the claim's scope ({SKEAN_LLM_SCOPE.text}); {what}. The alternative counts every model, "
-                "the contrastive sentence embedders included",
+                f"None means the claim's scope ({SKEAN_LLM_SCOPE.text}); {what}. The same rule for the three Skean "
+                "claims that compare a model's layers (gain, metrics_track, choice). The alternative counts every "
+                f"model, the contrastive sentence embedders included: {_PAPER_MODELS}, among them LLM2vec, a "
+                "bidirectional model trained contrastively (BehnamGhader et al., COLM 2024), so a contrastively "
+                "trained embedder is of a kind the paper studies",
                 alternatives=(EVERY_MODEL,), label="models counted (language models only)")
 
 
@@ -95,10 +96,12 @@ GAIN = Specification(
            f"(classification, clustering, reranking ...)\" (report digest 002, Sec. 2.1 {_T}). The abstract's subject "
            "is large language models ('the outputs of large language models (LLMs) typically rely on the final "
            "layers', abstract, digest 001); the digest gives the 40%-60% band and the 2%-16% range with "
-           "Pythia-410m as its example (Fig. 1). The paper's models include LLM2vec, a bidirectional model trained "
-           "contrastively, and BERT, so the book counts every model of its panel, its contrastive sentence embedders "
-           "included (the rule 'scope'; its alternative counts the autoregressive language models only). The abstract's 'often improving' is read as the mean gain over models (the book's reading, the "
-           "rule 'often')"),
+           "Pythia-410m as its example (Fig. 1). The book counts the autoregressive language models of its panel, "
+           "the abstract's subject, and shows its contrastive sentence embedders without counting them (the book's "
+           "rule 'scope', one rule for the Skean claims that compare a model's layers; its alternative counts every "
+           "model, as the paper's models include LLM2vec, a bidirectional model trained contrastively). The "
+           "abstract's 'often improving' is read as the mean gain over models (the book's reading, the rule "
+           "'often')"),
     estimand=(r"the mean over the models in the claim's scope of g_m = (b_m - l_m) / |l_m|, with b_m the task-mean score of model m's layers "
               r"at depth l/L in the band (their mean; the nearest intermediate layer where none falls in it) and "
               r"l_m its last layer's task-mean score, both through the final norm where the model has one (the "
@@ -128,7 +131,7 @@ GAIN = Specification(
         Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
              label="gain relative to the last layer (else in points)"),
         embedder_rule("in this claim it may make the last layer look better than in a model whose last layer was "
-                      "not fitted as the embedding, and the abstract's subject is LLMs' final layers", counted=True),
+                      "not fitted as the embedding, and the abstract's subject is LLMs' final layers"),
         Rule("estimator", "band", "book",
              f"{_FIG1}: the paper's estimator reads the band's layers, none chosen by its score. The alternative is "
              "the claim's words taken as 'some intermediate layer beats the last': the best intermediate layer, "
@@ -226,14 +229,14 @@ METRICS_TRACK = Specification(
     ),
     scope=("The paper proposes the metrics as a framework without a stated model scope: \"we propose a unified "
            "framework of representation quality metrics based on information theory, geometry, and invariance to "
-           "input perturbations\" (abstract, digest 001). The relation it states is for autoregressive models: "
-           f"\"the mid-layer entropy valley of autoregressive models (Fig. 2a) goes with their high downstream "
-           f"performance\" (report digest 002, Sec. 3.2 {_T}); DiME picks Pythia's better layer (Sec. 3.1). The "
-           "book counts every model of its panel, its contrastive sentence embedders included, as skean.gain does "
-           "(the book's rule 'scope'): the paper's models include LLM2vec, a bidirectional model trained "
-           "contrastively, and BERT. Its alternative counts the autoregressive language models only, for which "
-           "the paper states the relation, since an embedder's scores across layers are shaped by its "
-           f"contrastively trained last layer. {_PAPER_MODELS}"),
+           "input perturbations\" (abstract, digest 001). The relation between a metric and the layers' "
+           "performance, with its direction, is stated for autoregressive models: \"the mid-layer entropy valley "
+           "of autoregressive models (Fig. 2a) goes with their high downstream performance\" (report digest 002, "
+           f"Sec. 3.2 {_T}); DiME picks Pythia's better layer (Sec. 3.1). The book counts the autoregressive "
+           "language models of its panel, for which the paper states the relation and the signs the test reads, "
+           "and shows its contrastive sentence embedders without counting them (the book's rule 'scope'): an "
+           "embedder's scores across layers are shaped by its contrastively trained last layer. Its alternative "
+           f"counts every model, since the framework is proposed without a model scope. {_PAPER_MODELS}"),
     estimand=(r"per model m in the claim's scope and tested metric k, r_mk = s_k * (mean over tasks of the Spearman correlation across "
               r"layers between the metric and the score), s_k the paper's sign (directions); reported: the "
               r"smallest-p metric's mean r over models"),
@@ -252,7 +255,8 @@ METRICS_TRACK = Specification(
              alternatives=({"prompt entropy": -1}, {"DiME": +1}),
              label="tested metrics and their signs"),
         embedder_rule("in this claim their scores across layers, shaped by that training, are what the metrics are "
-                      "asked to track", counted=True),
+                      "asked to track, and the paper states the relation and its signs for autoregressive models "
+                      f"(report digest 002, Sec. 3.2 {_T})"),
         _alpha("the min-p sign-flip test over models (reproduced when p <= alpha; contradicted when every tested "
                "metric's reversed test gives p <= alpha, p_against their largest)"),
     ),
@@ -270,8 +274,7 @@ CHOICE = Specification(
     scope=(f"{_DIME}: one model family, Pythia, an autoregressive language model, on the MTEB average; the paper "
            "states it for no other model. The book tests it on its autoregressive language models and shows its "
            "contrastive sentence embedders, whose last layer is trained contrastively as the embedding, without "
-           "counting them (the book's rule 'scope'; skean.gain and skean.metrics_track count every model, since their "
-           "statements reach beyond Pythia); extending "
+           "counting them (the book's rule 'scope', as in skean.gain and skean.metrics_track); extending "
            "Pythia's number to every decoder is the book's reading"),
     estimand=(r"the mean over in-scope models of g_m = (c_m - l_m) / |l_m|, with c_m the task-mean score of the "
               r"intermediate layer (0 < l < L) of highest mean DiME and l_m the last layer's, both on the mean of "
@@ -298,7 +301,7 @@ CHOICE = Specification(
         Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
              label="gain relative to the last layer (else in points)"),
         embedder_rule("in this claim the paper states its number for Pythia only (report digest 002, Sec. "
-                      "3.1), and the book extends it to autoregressive language models", counted=False),
+                      "3.1), and the book extends it to autoregressive language models"),
         _alpha("the sign-flip test over models (reproduced when p <= alpha; contradicted when the test of the chosen "
                "layer below the last gives p_against <= alpha), of the power at paper_choice_gain and of the "
                "per-model count (Holm-adjusted p <= alpha)"),
