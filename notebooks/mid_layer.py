@@ -20,9 +20,9 @@
 # > {glue:text}`mid_layer-claim_gain`
 #
 # They explain it with a suite of label-free representation metrics, among which a mid-depth drop
-# of prompt entropy in autoregressive models, the "compression valley" ("{glue:text}`mid_layer-claim_valley`",
-# abstract), which goes with their better layers ("{glue:text}`mid_layer-claim_metrics_track`",
-# report digest, our translation).
+# of prompt entropy in autoregressive models, the "compression valley" (report digest, Sec. 2; the
+# abstract: "{glue:text}`mid_layer-claim_valley`"), which goes with their better layers
+# ("{glue:text}`mid_layer-claim_metrics_track`", report digest, our translation).
 #
 # This chapter scores every layer of our offline panel on {glue:text}`mid_layer-n_tasks` tasks
 # from one extraction per model and task, compares the best layer with the last, measures the
@@ -33,13 +33,17 @@
 # "contradicted" either: a test against the claim decides only where the claim's own test could
 # have said "reproduced".
 #
-# **Which models count.** {glue:text}`mid_layer-llm_scope`. This is one rule of the book, the
-# same for the gain, the metrics and the DiME choice (the rule `scope` of their specifications,
-# whose alternative counts every model): the paper's models are Pythia, LLaMA3, Mamba, BERT and
-# LLM2vec (report digest, Sec. 2.1, our translation), and a sentence embedder's last layer,
-# trained contrastively as the embedding, is fitted to the very use on which these claims compare
-# its layers. The valley claim keeps the sentence embedders: they are its bidirectional group
-# (below).
+# **Which models count.** One rule of the book for the three claims that compare a model's
+# layers (the rule `scope` of their specifications, each with the other reading as its
+# alternative): the sentence embedders count where the paper states the claim across
+# architectures, and not where it states it for autoregressive models. A sentence embedder's last
+# layer, trained contrastively as the embedding, is fitted to the very use on which these claims
+# compare its layers, yet the paper's own models (Pythia, LLaMA3, Mamba, BERT and LLM2vec, report
+# digest, Sec. 2.1, our translation) include LLM2vec, a bidirectional model trained contrastively.
+# The gain is stated across architectures (report digest, Sec. 3.1 and highlight 1), so every model
+# counts; the metrics' relation (stated for autoregressive models, Sec. 3.2) and the DiME choice
+# (Pythia's number) count the language models only: {glue:text}`mid_layer-llm_scope`. The valley
+# claim keeps the sentence embedders: they are its bidirectional group (below).
 #
 # **Per-layer evaluation.** {py:func}`lrd.evaluate_layers` takes the $(L+1, N, d)$ array of
 # {py:func}`lrd.extract` and applies MTEB's protocol for the task type with the same scikit-learn
@@ -139,13 +143,14 @@ for name, value in lrd.book.designs.mid_layer_panel(results).items():  # the pan
     glue(name, value)
 glue("panel_note", note)
 glue("llm_scope", SKEAN_LLM_SCOPE.text[0].upper() + SKEAN_LLM_SCOPE.text[1:])
-glue("n_gain_models", sum(in_scope_models(results, SKEAN_LLM_SCOPE).values()))
+glue("n_gain_models", sum(in_scope_models(results, claim("skean.gain").scope).values()))
 csv_path = save_results(results, "mid_layer", results_dir)
 
 # %% [markdown]
 # **Which models each test uses.** The valley claim contrasts causal (autoregressive) models
-# with bidirectional ones, the paper's grouping; the three other claims count the causal
-# language models, each one unit, and show the sentence embedders without counting them:
+# with bidirectional ones, the paper's grouping; the gain counts every model, each one unit; the
+# metrics and the DiME choice count the causal language models and show the sentence embedders
+# without counting them:
 
 # %% tags=["hide-input"]
 grouping_table(model_kind, "mid_layer")
@@ -196,16 +201,16 @@ lrd.tables.rounded(chance.set_index(["model", "task"]), digits=2)
 # reconstruction: the paper's averaging is not stated beyond its Figure 1), the gain is
 # relative to the task-mean score of the last layer. The abstract's "often improving" is read
 # as **the mean gain over models** (the book's reading, not the paper's words). **Test**: exact
-# one-sided sign-flip test over the {glue:text}`mid_layer-n_gain_models` language models (the
-# sentence embedders shown, not counted; null: each model's gain is symmetric about 0; the
-# smallest attainable p is $2^{-n}$), and a sign-flip non-superiority test of "the mean gain is
-# below the paper's {glue:text}`mid_layer-paper_gain_low`". The verdict also gives the test's
-# **power**: the probability of "reproduced" if every language model gained the paper's
+# one-sided sign-flip test over the {glue:text}`mid_layer-n_gain_models` models of the claim's
+# scope (every model, the sentence embedders included; null: each model's gain is symmetric
+# about 0; the smallest attainable p is $2^{-n}$), and a sign-flip non-superiority test of "the
+# mean gain is below the paper's {glue:text}`mid_layer-paper_gain_low`". The verdict also gives
+# the test's **power**: the probability of "reproduced" if every counted model gained the paper's
 # {glue:text}`mid_layer-paper_gain_low`, with the spread across models observed here. The
 # book's readings have alternatives the judge honours, each shown in the null-calibration
 # appendix's sensitivity table: the cross-fitted best intermediate layer instead of the band
 # (`estimator`), "often" as the share of a model's tasks where the band beats the last, against
-# one half (`often`), the gain in points (`relative`), and every model counted (`scope`).
+# one half (`often`), the gain in points (`relative`), and the language models only (`scope`).
 #
 # Shown beside it, not tested: the best intermediate layer, **cross-fitted** (chosen on one half
 # of a task's evaluation rows, scored on the other, and swapped,
@@ -221,13 +226,13 @@ lrd.tables.rounded(band.set_index(["model", "task"]))
 
 # %% [markdown]
 # Per model, the task-mean scores of the band and of the last layer, and the relative gain (the
-# test's unit; `counted` false for the sentence embedders, shown only):
+# test's unit; `counted`: in the claim's scope, every model):
 
 # %% tags=["hide-input"]
 _ = glue.judge("skean.gain", {"results": results}, note=note, section="best-layer-against-the-last")
 per_model = model_gains(band, chosen="band")
 per_model["kind"] = per_model.index.map(kinds)
-per_model["counted"] = per_model.index.map(in_scope_models(results, SKEAN_LLM_SCOPE))
+per_model["counted"] = per_model.index.map(in_scope_models(results, claim("skean.gain").scope))
 lrd.tables.rounded(per_model)
 
 # %% [markdown]
@@ -337,8 +342,9 @@ lrd.book.plots.variant_curves(norm.scores, "score", style="final norm", ylabel="
 # only the metrics whose sign the paper states are tested, prompt entropy (low where the score
 # is high) and DiME (high where it is high), so the claim tested is "prompt entropy or DiME
 # ranks a language model's layers as its score does", narrower than the paper's framework: a
-# sign-flip test over those models of the larger of their two mean signed correlations, the maximum taken inside every
-# sign pattern, so choosing the better of the two is accounted for. The effect shown is that
+# min-p sign-flip test over those models (Westfall-Young): each metric's own sign-flip p-value,
+# the smallest adjusted over the same sign flips, so choosing the better of the two is accounted
+# for. The effect shown is that
 # metric's mean correlation, whose interval is biased upward by the choice (the p-value is not).
 # The other metrics are shown, not tested.
 

@@ -25,7 +25,8 @@ counts them (mutation control: the scope rule's other value, a wider ``params_ra
 ``kinds``, ``alpha`` above the pairs' ``p_chance``, no ``informative`` column or chance table).
 
 How each claim leaves models out (see each case's ``how``): the Skean claims by the rule
-``scope`` (:func:`lrd.verdicts.specifications.skean2025.embedder_rule`, the claims' own
+``scope`` (:func:`lrd.verdicts.specifications.skean2025.embedder_rule`: skean.metrics_track and
+skean.choice by default, skean.gain, which counts every model, under its alternative
 :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`),
 skean.valley by kind (neither "encoder" nor "decoder"), the ILSE claims by size and kind
 (:func:`lrd.verdicts.fusion.panel.size_scope`: ``params_range`` on ``base_params``, ``kinds`` on
@@ -54,7 +55,7 @@ import pandas as pd
 import pytest
 
 from lrd.verdicts import judge, simulate
-from lrd.verdicts.claims import ILSE_PARAMS_RANGE
+from lrd.verdicts.claims import ILSE_PARAMS_RANGE, SKEAN_LLM_SCOPE
 
 SEEDS = (0, 1, 2)
 #: The controls' draw: a seed whose panels carry no per-item outcomes (the slow per-model tests).
@@ -453,8 +454,8 @@ _PRUNING_COLUMNS = {"changes": ("change",), "items": ("correct",)}
 CASES = [
     Case("skean.choice", "rule scope (default None: the claim's SKEAN_LLM_SCOPE, kinds=('decoder',)); "
          "the results' kind column", _skean("skean.choice", {}), _SKEAN_COLUMNS, _skean_favour),
-    Case("skean.gain", "rule scope (default None: the claim's SKEAN_LLM_SCOPE, kinds=('decoder',)); "
-         "the results' kind column", _skean("skean.gain", {}), _SKEAN_COLUMNS, _skean_favour),
+    Case("skean.gain", "rule scope at its alternative SKEAN_LLM_SCOPE (default None counts every model)",
+         _skean("skean.gain", {"scope": SKEAN_LLM_SCOPE}), _SKEAN_COLUMNS, _skean_favour),
     Case("skean.metrics_track", "rule scope (default None: the claim's SKEAN_LLM_SCOPE, kinds=('decoder',)); "
          "the results' kind column", _skean("skean.metrics_track", {}), _SKEAN_COLUMNS, _skean_favour),
     Case("skean.valley", "kinds other than 'encoder' and 'decoder' (an SSM, a model grouped() leaves unlabelled)",
@@ -549,9 +550,11 @@ def _counting(case: Case, panel: Panel) -> Panel | None:
     mutation control, showing that the exclusion, not the judge's indifference to the values, keeps
     the verdict still. None where no rule counts them (ilse.cayley_efficiency: arithmetic)."""
     c, tables = case.claim, dict(panel.tables)
-    if c in ("skean.choice", "skean.gain", "skean.metrics_track"):
+    if c in ("skean.choice", "skean.metrics_track"):
         from lrd.verdicts.specifications.skean2025 import EVERY_MODEL
         return dataclasses.replace(panel, choices={"scope": EVERY_MODEL})
+    if c == "skean.gain":
+        return dataclasses.replace(panel, choices={})  # the book's default: every model counted
     if c == "skean.valley":
         for name in ("results", "prompts"):
             frame = tables[name].copy()
@@ -609,8 +612,8 @@ def test_every_claim_is_classified():
 
 # ---- an out-of-scope model never stops the judge -----------------------------------------------------
 
-@pytest.mark.parametrize("claim, choices", [("skean.choice", {}), ("skean.gain", {})],
-                         ids=["skean.choice", "skean.gain"])
+@pytest.mark.parametrize("claim, choices", [("skean.choice", {}), ("skean.gain", {"scope": SKEAN_LLM_SCOPE})],
+                         ids=["skean.choice", "skean.gain[llm scope]"])
 def test_an_out_of_scope_model_whose_last_layer_scores_zero_is_shown_and_never_stops_the_judge(claim, choices):
     panel = _skean(claim, choices)(0, "edge")
     base = numbers(judge(claim, panel.tables, **panel.choices))

@@ -31,8 +31,8 @@ def test_scaling_grows_each_kind_separately_and_keeps_the_uncounted_kinds():
 
 def test_the_counted_kinds_come_from_the_claim_s_scope_rule():
     assert counted_kinds_of("skean.choice") == ("decoder",)  # the book counts its language models only
-    assert counted_kinds_of("skean.gain") == ("decoder",)  # one rule for the Skean claims comparing layers
-    assert counted_kinds_of("lrd.architecture") is None  # every model counted
+    assert counted_kinds_of("skean.metrics_track") == ("decoder",)  # stated for autoregressive models
+    assert counted_kinds_of("skean.gain") is None  # stated across architectures: every model counted
     for c in _planned_claims():
         assert unit_count(specification(c).null.design) > 0, c
 

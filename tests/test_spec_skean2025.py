@@ -209,40 +209,41 @@ def test_choice_paper_gain_moves_the_power_only():
 # --- the one rule on contrastive sentence embedders (issue 48) -------------------------------------
 
 def test_one_scope_rule_for_the_embedders_counts_them_where_the_paper_s_models_would():
-    """One rule, stated once: the three claims that compare a model's layers (gain, metrics_track,
-    choice) count the language models and show the embedders; every model counted is the one
-    alternative (the paper's models include LLM2vec, a contrastively trained bidirectional model);
-    the valley keeps its groups."""
+    """One rule, stated once, with one criterion: the embedders count where the paper states the
+    claim across architectures (gain: Sec. 3.1 and highlight 1), not where it states it for
+    autoregressive models (metrics_track: Sec. 3.2; choice: Pythia); the other reading is the
+    alternative; the valley keeps its groups."""
     from lrd.verdicts.claims import CLAIMS, SKEAN_LLM_SCOPE
     from lrd.verdicts.specifications.skean2025 import EVERY_MODEL
 
-    assert SKEAN_LLM_SCOPE.kinds == ("decoder",)
-    rules = [specification(c).rule("scope") for c in ("skean.gain", "skean.metrics_track", "skean.choice")]
-    for c, rule in zip(("skean.gain", "skean.metrics_track", "skean.choice"), rules):
-        assert CLAIMS[c].scope is SKEAN_LLM_SCOPE and rule.origin == "book" and rule.value is None
-        assert rule.alternatives == (EVERY_MODEL,) and EVERY_MODEL.kinds is None
-        assert "LLM2vec" in rule.reason and "Sec. 2.1" in rule.reason
-    shared = rules[0].reason.split("; ", 1)[0]
-    assert all(r.reason.startswith(shared) for r in rules) and len({r.label for r in rules}) == 1
+    assert SKEAN_LLM_SCOPE.kinds == ("decoder",) and SKEAN_LLM_SCOPE.text.startswith("the book's rule")
+    rules = {c: specification(c).rule("scope") for c in ("skean.gain", "skean.metrics_track", "skean.choice")}
+    criterion = rules["skean.gain"].reason.split(". ", 1)[0]
+    for c, rule in rules.items():
+        assert rule.origin == "book" and rule.value is None and rule.reason.startswith(criterion)
+        assert "LLM2vec" in rule.reason
+    assert CLAIMS["skean.gain"].scope is None and rules["skean.gain"].alternatives == (SKEAN_LLM_SCOPE,)
+    assert "highlight 1" in rules["skean.gain"].reason and "Sec. 3.1" in rules["skean.gain"].reason
+    for c in ("skean.metrics_track", "skean.choice"):
+        assert CLAIMS[c].scope is SKEAN_LLM_SCOPE and rules[c].alternatives == (EVERY_MODEL,)
+    assert "Sec. 3.2" in rules["skean.metrics_track"].reason
     valley = specification("skean.valley")
     assert "scope" not in {r.name for r in valley.rules} and "is not applied here" in valley.scope
 
 
-def test_gain_counts_the_language_models_and_the_alternative_every_model():
-    """Five decoders gain 10%, three embedders lose 20%: the book counts the decoders only (p = 1/32,
-    reproduced) and names the embedders; the alternative counts all eight (their mean)."""
-    from lrd.verdicts.specifications.skean2025 import EVERY_MODEL
-
+def test_gain_counts_every_model_and_the_alternative_the_language_models_only():
+    """Five decoders gain 10%, three embedders lose 20%: the book counts all eight (their mean), the
+    alternative counts the decoders only (p = 1/32, reproduced) and names the embedders."""
     table = {"results": pd.concat([_gain_table([0.5] * 5, [0.05] * 5),
                                    _gain_table([0.5] * 3, [-0.1] * 3, kind="encoder", prefix="e")])}
-    decoders, every = judge("skean.gain", table), judge("skean.gain", table, scope=EVERY_MODEL)
+    book, decoders = judge("skean.gain", table), judge("skean.gain", table, scope=SKEAN_LLM_SCOPE)
     assert decoders.p_value == decoders.p_min == 1 / 32 and decoders.effect == pytest.approx(0.1)
     assert decoders.outcome == "reproduced"
     assert "e0 -20.0%" in decoders.evidence and "left out by the book's scope rule" in decoders.evidence
-    assert every.p_min == 1 / 256 and every.effect == pytest.approx((5 * 0.1 - 3 * 0.2) / 8)
+    assert book.p_min == 1 / 256 and book.effect == pytest.approx((5 * 0.1 - 3 * 0.2) / 8)
     embedders_only = {"results": _gain_table([0.5] * 5, [0.05] * 5, kind="encoder")}
-    assert judge("skean.gain", embedders_only).outcome == "not testable"
-    assert judge("skean.gain", embedders_only, scope=EVERY_MODEL).outcome == "reproduced"
+    assert judge("skean.gain", embedders_only, scope=SKEAN_LLM_SCOPE).outcome == "not testable"
+    assert judge("skean.gain", embedders_only).outcome == "reproduced"
 
 
 def test_gain_often_as_a_share_of_tasks():

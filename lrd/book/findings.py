@@ -170,7 +170,9 @@ def summary(records: list[dict], *, n_models: int | None = None) -> dict[str, An
     records say whether the book's rules decide them (:func:`robustness_checked`), the adjusted
     counts are the headline's (:func:`headline_outcomes`): a decision that an alternative of the
     book's rules changes is counted apart, under :data:`NOT_ROBUST` (``not_robust`` lists them;
-    ``not_checked``, the decisions whose records do not say)."""
+    ``not_checked``, the decisions whose records do not say; ``decided_elsewhere``, the claims left
+    undecided at the book's rules that an alternative of them would decide, never counted:
+    :func:`decided_by_an_alternative`)."""
     total = Counter(r["outcome"] for r in records)
     checked = robustness_checked(records)
     outcomes, m = adjusted(records)
@@ -182,7 +184,9 @@ def summary(records: list[dict], *, n_models: int | None = None) -> dict[str, An
     extra = {} if not checked else {
         "robustness": True, "holm_moved": holm_moved,
         "not_robust": [r for r in records if outcomes.get(r["claim"]) == NOT_ROBUST],
-        "not_checked": [r["claim"] for r in records if r.get("robust") is None and outcomes.get(r["claim"]) in DECIDED]}
+        "not_checked": [r["claim"] for r in records if r.get("robust") is None and outcomes.get(r["claim"]) in DECIDED],
+        "decided_elsewhere": [r for r in records if outcomes.get(r["claim"], r["outcome"]) not in (*DECIDED, NOT_ROBUST)
+                              and decided_by_an_alternative(r)]}
     return {**extra, "n_claims": len(records), "n_models": n_models, "total": {o: total[o] for o in OUTCOMES},
             "adjusted": {o: after[o] for o in kinds}, "outcomes_adjusted": outcomes,
             "p_holm": m["p_holm"], "p_against_holm": m["p_against_holm"], "n_tested": m["n_tested"],
@@ -190,6 +194,19 @@ def summary(records: list[dict], *, n_models: int | None = None) -> dict[str, An
             "papers_adjusted": {k: {o: c[o] for o in kinds} for k, c in counts(records, outcomes).items()},
             "decisive": [r for r in records if r["outcome"] in ("reproduced", "contradicted")],
             "reason": undecided_reason(records, n_models)}
+
+
+def decided_by_an_alternative(record: dict) -> list[dict]:
+    """The flips of a verdict (its record's ``flips``: the book's alternative rules that change its
+    outcome) that reach a decision (:data:`DECIDED`): for an undecided verdict, what a referee who
+    preferred that reading would call it.
+
+    >>> decided_by_an_alternative({"outcome": "not testable", "flips": [
+    ...     {"rule": "scope", "value": "every model", "outcome": "contradicted"},
+    ...     {"rule": "band", "value": "(0.3, 0.7)", "outcome": "inconclusive"}]})
+    [{'rule': 'scope', 'value': 'every model', 'outcome': 'contradicted'}]
+    """
+    return [f for f in record.get("flips") or [] if f.get("outcome") in DECIDED]
 
 
 def n_models_of(results: Path) -> int | None:
@@ -257,6 +274,10 @@ def sentences(s: dict, cite=paper_name, link=None) -> list[str]:
     if s.get("not_robust"):
         decided.append(f"{NOT_ROBUST.capitalize()} (each decided alone, changed by one of the book's alternative "
                        "rules): " + "; ".join(_fragile_text(r, cite, link) for r in s["not_robust"]) + ".")
+    if s.get("decided_elsewhere"):
+        decided.append("Undecided at the book's rules, decided under one of their alternatives (not counted): "
+                       + "; ".join(_fragile_text({**r, "flips": decided_by_an_alternative(r)}, cite, link)
+                                   for r in s["decided_elsewhere"]) + ".")
     if s.get("not_checked"):
         n = len(s["not_checked"])
         decided.append(f"For {n} decision{'s' if n > 1 else ''} the record does not say whether the book's rules "

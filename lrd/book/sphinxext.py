@@ -289,7 +289,7 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, 
     order = [k for k in PAPERS if k in groups] + [k for k in groups if k not in PAPERS]
     lines: list[str] = []
     todo: list[str] = []
-    from lrd.book.findings import NOT_ROBUST, headline_outcomes, robustness_checked
+    from lrd.book.findings import NOT_ROBUST, decided_by_an_alternative, headline_outcomes, robustness_checked
     from lrd.book.plan import anchor as plan_anchor
     from lrd.book.plan import claim_plan_text, plan_claims
     from lrd.book.tested import fold_html
@@ -343,6 +343,10 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, 
                     flips = "; ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"
                                       for f in r.get("flips") or [])
                     outcome += f" {{abbr}}`not robust (a book choice changes it: {_role_text(flips)})`"
+                elif decided_by_an_alternative(r):
+                    flips = "; ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"
+                                      for f in decided_by_an_alternative(r))
+                    outcome += f" {{abbr}}`not robust (a book choice would decide it, not counted: {_role_text(flips)})`"
                 decided = after.get(r.get("claim"), r["outcome"]) in ("reproduced", "contradicted", "demonstrated")
                 planned = r.get("claim") in planned_claims
                 if planned and not decided:

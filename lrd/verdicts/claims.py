@@ -46,10 +46,14 @@ OUT_OF_SCOPE = "out of the paper's scope"
 
 @dataclass(frozen=True)
 class Scope:
-    """The scope a paper states for a claim, as data: a judge counts only what lies inside it.
+    """The scope a judge counts for a claim, as data: what the paper states, or, where the book adds
+    a cut of its own (a kind of model, a graph's sparsity), that cut: its ``text`` says which part is
+    the book's ("the book's rule", "a restriction of the book's") and the claim's specification
+    gives it as a rule of origin "book" with its alternatives. A judge counts only what lies inside it.
 
-    Models or cells outside the scope are shown, labelled "out of the paper's scope", and never
-    counted for or against the claim (a claim stated for 14M-8B models says nothing about a 70B one).
+    Models or cells outside the scope are shown, labelled out of scope (the paper's or the book's
+    rule's, as the verdict says), and never counted for or against the claim (a claim stated for
+    14M-8B models says nothing about a 70B one).
 
     Attributes
     ----------
@@ -102,7 +106,8 @@ class Claim:
     sweep : str, optional
         The ``lrd sweep`` command that would run such a panel (needs the hub).
     scope : Scope, optional
-        The scope the paper states (models, cells, layer counts); None: every model of the panel.
+        The scope the judge counts (models, cells, layer counts): the paper's, or a book rule's
+        cut, which :class:`Scope` says how to tell apart; None: every model of the panel.
     """
 
     id: str
@@ -160,8 +165,10 @@ _PRUNING_SWEEP = (_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")
 # --- the papers' scopes (quoted facts, not measurements) ----------------------------------------
 
 #: The book's one rule for contrastive sentence embedders in the claims of Skean et al. (ICML 2025)
-#: that compare a model's layers, skean.gain, skean.metrics_track and skean.choice: shown, labelled
-#: out of scope, never counted (the rule ``scope`` of each, every model counted its alternative). Their last layer is trained contrastively *as the embedding*, which bears on which
+#: that compare a model's layers: they count where the paper states the claim across architectures
+#: (skean.gain, whose own scope is None), and where it states it for autoregressive models
+#: (skean.metrics_track, skean.choice) they are shown, labelled out of scope, never counted: this
+#: scope (the rule ``scope`` of each, the other reading its alternative). Their last layer is trained contrastively *as the embedding*, which bears on which
 #: layer embeds best and on how a metric tracks the layers' scores. The paper's models are
 #: "Transformers (Pythia, LLaMA3), SSMs (Mamba), BERT and bidirectional-attention models (LLM2vec)"
 #: (report digest ``shared/papers/002``, Sec. 2.1, our translation), LLM2vec among them a
@@ -172,7 +179,7 @@ _PRUNING_SWEEP = (_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")
 #: autoregressive language model; a masked LM such as BERT, in the paper's scope, would need a kind of
 #: its own.
 SKEAN_LLM_SCOPE = Scope(
-    "autoregressive language models only (the panel's decoders), as the paper's Pythia (its DiME number is "
+    "the book's rule: autoregressive language models only (the panel's decoders), as the paper's Pythia (its DiME number is "
     "Pythia's, report digest 002, Sec. 3.1) and its autoregressive models whose entropy valley goes with their "
     "performance (Sec. 3.2); the panel's contrastive sentence embedders (its encoders), whose last "
     "layer is trained contrastively as the embedding, are shown and not counted. The book's rule: the paper's "
@@ -300,7 +307,6 @@ _CLAIMS = [
           "improving performance on a wide range of downstream tasks.", "abstract",
           paper_effect="intermediate layers (e.g. Pythia-410M's at 40%-60% depth) 2%-16% above the last on average "
                        "(Fig. 1; report digest, our translation)",
-          scope=SKEAN_LLM_SCOPE,
           sweep=_sweep("mid_layer", _BASE_LLMS)),
     Claim("skean.valley", SKEAN, "mid_layer", "decoders show a mid-depth entropy valley, encoders do not",
           "Our framework highlights how each model layer balances information compression and signal "

@@ -125,9 +125,11 @@ def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
     r"""``skean.gain``: in the models of ``scope``, the layers at 40-60% depth score above the last
     layer (the paper's estimator), read as the mean gain over models.
 
-    **Scope** (default the claim's, :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`): the book's rule
-    leaves out contrastive sentence embedders, whose last layer is trained as the embedding; they
-    are shown with their gains and never counted (:func:`in_scope_models`).
+    **Scope** (default None: the claim's, every model, as the paper states the gain across
+    architectures; the book's rule 'scope', whose alternative
+    :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE` leaves out contrastive sentence embedders, whose last
+    layer is trained as the embedding: they are then shown with their gains and never counted,
+    :func:`in_scope_models`).
 
     For each model :math:`m` in scope, :math:`g_m = (\bar b_m - \bar\ell_m)/|\bar\ell_m|`, the relative
     gain of the task-mean score of the layers at depth ``band`` over the last layer's
@@ -160,8 +162,8 @@ def judge_gain(results: pd.DataFrame, *, paper_low: float = SKEAN_GAIN_RANGE[0],
     ``alpha``: the test's level (the book's 0.05, :data:`lrd.verdicts.record.ALPHA`; the paper states
     no test): of the verdict, of the power and of the per-model count (Holm-adjusted p <= alpha).
 
-    Paper: Section 4, Figure 1 ("intermediate layers, e.g. Pythia-410M's at 40%-60% depth, score
-    2%-16% above the final layer on average", report digest ``shared/papers/002``).
+    Paper: report digest ``shared/papers/002``, Sec. 2 step 1, Fig. 1 ("intermediate layers, e.g.
+    Pythia-410M's at 40%-60% depth, score 2%-16% above the final layer on average", our translation).
     """
     return wording.gain(gain_result(results, paper_low=paper_low, band=band, relative=relative, scope=scope,
                                     estimator=estimator, often=often, alpha=alpha, note=note))

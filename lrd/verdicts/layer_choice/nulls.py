@@ -158,9 +158,10 @@ def _simulate_gain(rng, **panel):
 
 
 #: How much the contrastive sentence embedders gain in the edge simulation of ``skean.gain``, where
-#: every decoder gains exactly the paper's lower end: less (none), the referee's mixed panel of
-#: issue 48. Under the book's rule they are not counted, so the edge of "at least 2%" is the
-#: decoders' 2%; counted (the rule's alternative), they pull the mean below it.
+#: every decoder gains exactly the paper's lower end: the same, since the book's rule counts them
+#: (the claim is stated across architectures), so the edge of "at least 2%" is every model at 2%.
+#: Less (e.g. 0) gives a mixed panel whose counted mean lies below the edge; under the rule's
+#: alternative (decoders only) it is the edge again, whatever the embedders gain.
 EMBEDDER_EDGE_GAIN = SKEAN_GAIN_RANGE[0]
 
 

@@ -57,27 +57,43 @@ def _alpha(judged: str) -> Rule:
                       "averages and curves, no p-value); 0.05 is the convention every verdict of the book uses")
 
 
-def embedder_rule(what: str) -> Rule:
-    """The book's one rule on the panel's contrastive sentence embedders in the Skean claims that
-    compare a model's layers (skean.gain, skean.metrics_track, skean.choice), as the rule ``scope``
-    of their judges (None: the claim's own :class:`~lrd.verdicts.claims.Scope`,
-    :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`).
+#: Where the paper states the mid-layer advantage across architectures (report digest 002).
+_ACROSS = ("report digest 002, Sec. 3.1: \"in every architecture tested, intermediate layers beat the final layer "
+           "on at least some tasks (Fig. 1)\" and research highlight 1: \"consistency across architectures: the "
+           f"mid-layer advantage is verified in Transformers, SSMs and vision models\" {_T}")
 
-    The autoregressive language models count; the embedders are shown, never counted, because
-    their last layer is trained contrastively as the embedding, the very use on which these claims
-    compare the layers, and because the paper states each claim of LLMs (the abstract's subject is
-    LLMs' final layers; the entropy relation is stated for autoregressive models, report digest 002
-    Sec. 3.2; the DiME number is Pythia's, Sec. 3.1). The alternative, :data:`EVERY_MODEL`, counts
-    them, as the paper's own models include LLM2vec, a bidirectional model trained contrastively.
-    ``what`` says what their contrastive last layer would do in the claim. skean.valley does not
-    use the rule: its claim compares autoregressive with bidirectional models, its specification
-    says why."""
+
+def embedder_rule(what: str, *, across_architectures: bool) -> Rule:
+    """The book's one rule on the panel's contrastive sentence embedders in the three Skean claims
+    that compare a model's layers, as the rule ``scope`` of their judges (None: the claim's own
+    :class:`~lrd.verdicts.claims.Scope`).
+
+    The criterion is the paper's statement of each claim. Where the paper states it across
+    architectures (``across_architectures``: skean.gain, :data:`_ACROSS`), every model counts, the
+    embedders included, as the paper's own models include a contrastively trained bidirectional
+    one (LLM2vec), and the alternative, :data:`lrd.verdicts.claims.SKEAN_LLM_SCOPE`, counts the
+    language models only. Where the paper states it for autoregressive models (skean.metrics_track:
+    the entropy valley of autoregressive models, report digest 002 Sec. 3.2; skean.choice: Pythia's
+    number, Sec. 3.1), the language models count and the alternative, :data:`EVERY_MODEL`, adds the
+    embedders. Either way the embedders' last layer is trained contrastively as the embedding, the
+    use on which the claims compare the layers: ``what`` says what that would do in the claim.
+    skean.valley does not use the rule (its claim contrasts autoregressive with bidirectional
+    models; its specification says why)."""
+    criterion = ("The book's rule, one for the three Skean claims that compare a model's layers: the embedders "
+                 "count where the paper states the claim across architectures, and not where it states it for "
+                 "autoregressive models")
+    if across_architectures:
+        return Rule("scope", None, "book",
+                    f"{criterion}. This claim is stated across architectures ({_ACROSS}; {_PAPER_MODELS}, among "
+                    "them LLM2vec, a bidirectional model trained contrastively, BehnamGhader et al., COLM 2024), so "
+                    f"None means every model of the panel, its contrastive sentence embedders included. Their last "
+                    f"layer is trained as the embedding, though; {what}. The alternative counts the autoregressive "
+                    f"language models only ({SKEAN_LLM_SCOPE.text})",
+                    alternatives=(SKEAN_LLM_SCOPE,), label="models counted (every model, embedders included)")
     return Rule("scope", None, "book",
-                f"None means the claim's scope ({SKEAN_LLM_SCOPE.text}); {what}. The same rule for the three Skean "
-                "claims that compare a model's layers (gain, metrics_track, choice). The alternative counts every "
-                f"model, the contrastive sentence embedders included: {_PAPER_MODELS}, among them LLM2vec, a "
-                "bidirectional model trained contrastively (BehnamGhader et al., COLM 2024), so a contrastively "
-                "trained embedder is of a kind the paper studies",
+                f"{criterion}. This claim is stated for autoregressive models, so None means the claim's scope "
+                f"({SKEAN_LLM_SCOPE.text}); {what}. The alternative counts every model, the contrastive sentence "
+                f"embedders included, as the paper's models include LLM2vec ({_PAPER_MODELS})",
                 alternatives=(EVERY_MODEL,), label="models counted (language models only)")
 
 
@@ -96,12 +112,12 @@ GAIN = Specification(
            f"(classification, clustering, reranking ...)\" (report digest 002, Sec. 2.1 {_T}). The abstract's subject "
            "is large language models ('the outputs of large language models (LLMs) typically rely on the final "
            "layers', abstract, digest 001); the digest gives the 40%-60% band and the 2%-16% range with "
-           "Pythia-410m as its example (Fig. 1). The book counts the autoregressive language models of its panel, "
-           "the abstract's subject, and shows its contrastive sentence embedders without counting them (the book's "
-           "rule 'scope', one rule for the Skean claims that compare a model's layers; its alternative counts every "
-           "model, as the paper's models include LLM2vec, a bidirectional model trained contrastively). The "
-           "abstract's 'often improving' is read as the mean gain over models (the book's reading, the rule "
-           "'often')"),
+           f"Pythia-410m as its example (Fig. 1), and states the advantage across architectures ({_ACROSS}). The book "
+           "counts every model of its panel, its contrastive sentence embedders included (the book's rule 'scope', "
+           "one rule for the Skean claims that compare a model's layers: the embedders count where the paper states "
+           "the claim across architectures; its alternative counts the autoregressive language models only, the "
+           "abstract's subject). The abstract's 'often improving' is read as the mean gain over models (the book's "
+           "reading, the rule 'often')"),
     estimand=(r"the mean over the models in the claim's scope of g_m = (b_m - l_m) / |l_m|, with b_m the task-mean score of model m's layers "
               r"at depth l/L in the band (their mean; the nearest intermediate layer where none falls in it) and "
               r"l_m its last layer's task-mean score, both through the final norm where the model has one (the "
@@ -131,7 +147,7 @@ GAIN = Specification(
         Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
              label="gain relative to the last layer (else in points)"),
         embedder_rule("in this claim it may make the last layer look better than in a model whose last layer was "
-                      "not fitted as the embedding, and the abstract's subject is LLMs' final layers"),
+                      "not fitted as the embedding, and the abstract's subject is LLMs' final layers", across_architectures=True),
         Rule("estimator", "band", "book",
              f"{_FIG1}: the paper's estimator reads the band's layers, none chosen by its score. The alternative is "
              "the claim's words taken as 'some intermediate layer beats the last': the best intermediate layer, "
@@ -256,7 +272,7 @@ METRICS_TRACK = Specification(
              label="tested metrics and their signs"),
         embedder_rule("in this claim their scores across layers, shaped by that training, are what the metrics are "
                       "asked to track, and the paper states the relation and its signs for autoregressive models "
-                      f"(report digest 002, Sec. 3.2 {_T})"),
+                      f"(report digest 002, Sec. 3.2 {_T})", across_architectures=False),
         _alpha("the min-p sign-flip test over models (reproduced when p <= alpha; contradicted when every tested "
                "metric's reversed test gives p <= alpha, p_against their largest)"),
     ),
@@ -274,7 +290,8 @@ CHOICE = Specification(
     scope=(f"{_DIME}: one model family, Pythia, an autoregressive language model, on the MTEB average; the paper "
            "states it for no other model. The book tests it on its autoregressive language models and shows its "
            "contrastive sentence embedders, whose last layer is trained contrastively as the embedding, without "
-           "counting them (the book's rule 'scope', as in skean.gain and skean.metrics_track); extending "
+           "counting them (the book's rule 'scope', as in skean.metrics_track; skean.gain, stated across "
+           "architectures, counts every model); extending "
            "Pythia's number to every decoder is the book's reading"),
     estimand=(r"the mean over in-scope models of g_m = (c_m - l_m) / |l_m|, with c_m the task-mean score of the "
               r"intermediate layer (0 < l < L) of highest mean DiME and l_m the last layer's, both on the mean of "
@@ -301,7 +318,7 @@ CHOICE = Specification(
         Rule("relative", True, "book", _RELATIVE_REASON, alternatives=(False,),
              label="gain relative to the last layer (else in points)"),
         embedder_rule("in this claim the paper states its number for Pythia only (report digest 002, Sec. "
-                      "3.1), and the book extends it to autoregressive language models"),
+                      "3.1), and the book extends it to autoregressive language models", across_architectures=False),
         _alpha("the sign-flip test over models (reproduced when p <= alpha; contradicted when the test of the chosen "
                "layer below the last gives p_against <= alpha), of the power at paper_choice_gain and of the "
                "per-model count (Holm-adjusted p <= alpha)"),
