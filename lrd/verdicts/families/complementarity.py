@@ -305,7 +305,10 @@ def complementarity_result(correlations: pd.DataFrame, *, margin: float = COMPLE
     (each pair's mean over models of the models' mean :math:`|\rho|`), ``worst`` (the largest's
     pair), ``margin``, ``corrected`` (whether the noise-corrected correlations were read),
     ``n_by_model`` (models in the per-model count), ``skipped`` and ``n_correlations`` (NaN
-    correlations left out, of all).
+    correlations left out, of all) and ``dropped`` (the models left out of the test over models:
+    no defined correlation for some pair in any task, e.g. a curve constant in every task; they
+    stay in the per-model count, where their p is 1). ``"no complete model"`` carries ``dropped``,
+    ``skipped`` and ``n_correlations`` too.
 
     Examples
     --------
@@ -320,14 +323,17 @@ def complementarity_result(correlations: pd.DataFrame, *, margin: float = COMPLE
     claim = "lrd.complementarity"
     if not 0 < margin < 1:
         raise ValueError(f"margin must lie in (0, 1), got {margin}")
-    table, _, pairs = _redundancy(correlations, undefined_rho)
+    table, models, pairs = _redundancy(correlations, undefined_rho)
     skipped = int(np.isnan(correlations["rho"].to_numpy(dtype=float)).sum())
     if len(pairs) == 0:
         return Result(claim, "test", case="no pairs")
-    table = table[~np.isnan(table).any(1)]  # models with a correlation for every pair
+    complete = ~np.isnan(table).any(1)  # models with a correlation for every pair
+    dropped = [str(m) for m, ok in zip(models, complete) if not ok]
+    table = table[complete]
     n = len(table)
     if n == 0:
-        return Result(claim, "test", case="no complete model")
+        return Result(claim, "test", case="no complete model",
+                      facts={"dropped": dropped, "skipped": skipped, "n_correlations": len(correlations)})
     below = [equivalence_sign_flip_test(x, margin, lower=-math.inf) for x in table.T]
     above = sign_flip_min_p_test(table - margin)
     p_value, p_min = max(t.p_value for t in below), max(t.p_min for t in below)
@@ -342,4 +348,5 @@ def complementarity_result(correlations: pd.DataFrame, *, margin: float = COMPLE
                   per_model=(sum(x <= alpha for x in p_models), len(p_models)) if p_models else None,
                   facts={"n_models": n, "pairs": [str(p) for p in pairs], "means": [float(m) for m in means],
                          "worst": str(pairs[j]), "margin": margin, "corrected": "rho_corrected" in correlations,
-                         "n_by_model": len(by_model), "skipped": skipped, "n_correlations": len(correlations)})
+                         "n_by_model": len(by_model), "skipped": skipped, "n_correlations": len(correlations),
+                         "dropped": dropped})

@@ -165,6 +165,10 @@ def complementarity(r: Result) -> Verdict:
         evidence += f" (with {_plural(n, 'model')} no result can have p below {r.p_min:.2g})"
     if f["skipped"]:
         evidence += f"; {f['skipped']} of {f['n_correlations']} correlations skipped (constant curve)"
+    if f.get("dropped"):
+        evidence += (f"; {_plural(len(f['dropped']), 'model')} left out of the test over models, no defined "
+                     f"correlation for some pair in any task (a constant curve): {', '.join(f['dropped'])} "
+                     f"(counted in the per-model count as not below the margin)")
     return r.verdict(evidence, per_model_label=per_model_label,
                      test=f"intersection-union of {len(pairs)} one-sided equivalence sign-flip tests (margin "
                           f"{margin:g}, unit: model)",
