@@ -409,7 +409,7 @@ lrd.tables.rounded(variant_differences(results).set_index(["measurement", "model
 #
 # | Claim (Skean et al.) | Verdict |
 # |---|---|
-# | In the language models, the layers at 40-60% depth beat the last (mean gain) | {glue:text}`mid_layer-verdict_gain` |
+# | The layers at 40-60% depth beat the last (mean gain over every model) | {glue:text}`mid_layer-verdict_gain` |
 # | Decoders show a mid-depth entropy valley, encoders do not | {glue:text}`mid_layer-verdict_valley` |
 # | In the language models, prompt entropy or DiME ranks the layers as the score does | {glue:text}`mid_layer-verdict_metrics_track` |
 # | In the language models, a DiME-chosen layer beats the last | {glue:text}`mid_layer-verdict_choice` |

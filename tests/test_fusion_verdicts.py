@@ -392,7 +392,7 @@ def test_efficiency_counts_edges_and_reads_measured_memory():
     # 7 states: more edges than FC, but below the layer counts where the graph is meant to gain (old: contradicted)
     v = judge_cayley_efficiency(layer_graphs({"deep": 25, "shallow": 7}), memory)
     assert v.outcome == "demonstrated" and "shallow: 7 states give 24 nodes and 96 edges against 42" in v.evidence
-    assert "out of the paper's scope" in v.evidence and "from 11 states on" in v.evidence
+    assert "left out by the book's rule sparser_graph" in v.evidence and "from 11 states on" in v.evidence
     heavy = memory.assign(peak_bytes=[1e6, 2e6, np.nan, 3e6])
     assert judge_cayley_efficiency(layer_graphs({"deep": 25}), heavy).outcome == "contradicted"
 

@@ -572,3 +572,35 @@ def test_the_dashboard_fold_renders_what_is_tested_in_a_built_book(tmp_path):
     assert "<strong>The paper.</strong>" in fold and "<strong>Tested here.</strong>" in fold
     assert "<strong>Its rules.</strong>" in fold and "<strong>Sensitivity.</strong>" in fold
     assert "<li>" in fold and "the book" in fold
+
+
+def test_an_undecided_verdict_that_a_book_choice_would_decide_is_flagged_and_never_counted(tmp_path):
+    """Inconclusive at the book's rules, contradicted under an alternative: the dashboard says "not
+    robust" with the choice on hover, the findings list it apart, and the counts keep it undecided;
+    a decision not kept after Holm that a book choice also changes shows both."""
+    from lrd.book.findings import decided_by_an_alternative, sentences, summary
+
+    site = _site(tmp_path, ["lrd_families"])
+    undecided = Verdict("lrd.task", "test", "x", test="t", p_value=0.5, p_min=0.001)
+    weak = Verdict("lrd.complementarity", "test", "y", test="t", p_value=0.03, p_min=0.001)
+    other = Verdict("lrd.architecture", "test", "z", test="t", p_value=0.001, p_min=0.001)
+    _fake_chapter(site, "lrd_families", verdicts=[undecided, weak, other])
+    path = site / "book" / "results" / "lrd_families.json"
+    record = json.loads(path.read_text())
+    flips = {"lrd.task": [{"rule": "margin", "label": "margin", "value": "0.9", "outcome": "contradicted"}],
+             "lrd.complementarity": [{"rule": "band", "label": "band", "value": "0.3", "outcome": "inconclusive"}],
+             "lrd.architecture": []}
+    for v in record["verdicts"]:
+        v.update(robust=not flips[v["claim"]], n_alternatives=2, rules=[], llm_panel=None, flips=flips[v["claim"]])
+    path.write_text(json.dumps(record))
+    text = table_markdown(dashboard_rows(site), "book/intro")
+    task = next(x for x in text.splitlines() if "`inconclusive`" in x and "would decide" in x)
+    assert "not robust (a book choice would decide it, not counted: margin = 0.9 gives contradicted)" in task
+    both = next(x for x in text.splitlines() if "not kept after Holm" in x)
+    assert "not robust (a book choice changes it: band = 0.3 gives inconclusive)" in both
+    s = summary(record["verdicts"])
+    assert [r["claim"] for r in s["decided_elsewhere"]] == ["lrd.task"]
+    assert s["adjusted"]["inconclusive"] == 2 and s["adjusted"]["reproduced"] == 1  # never counted
+    words = " ".join(sentences(s))
+    assert "under one of their alternatives, not counted" in words and "margin = 0.9 gives contradicted" in words
+    assert decided_by_an_alternative(record["verdicts"][1]) == []

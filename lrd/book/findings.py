@@ -228,6 +228,9 @@ def _decisive_text(r: dict, cite, link=None, holm: dict | None = None) -> str:
     holm = (holm or {}).get(r["claim"])
     after = "" if holm is None else (f", {_p(holm)} after Holm's adjustment"
                                      + ("" if holm <= ALPHA else ": not kept"))
+    if r.get("robust") is False and r.get("flips"):
+        after += "; not robust: " + ", ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"
+                                             for f in r["flips"])
     if r["outcome"] == "contradicted" and r.get("p_against") is not None:
         return f"{label} ({cite(r['paper'])}, p against the claim = {_p(r['p_against'])}{after})"
     if r.get("p_value") is not None:
@@ -275,7 +278,8 @@ def sentences(s: dict, cite=paper_name, link=None) -> list[str]:
         decided.append(f"{NOT_ROBUST.capitalize()} (each decided alone, changed by one of the book's alternative "
                        "rules): " + "; ".join(_fragile_text(r, cite, link) for r in s["not_robust"]) + ".")
     if s.get("decided_elsewhere"):
-        decided.append("Undecided at the book's rules, decided under one of their alternatives (not counted): "
+        decided.append("Undecided at the book's rules, decided (judged alone, before Holm's adjustment) under one "
+                       "of their alternatives, not counted: "
                        + "; ".join(_fragile_text({**r, "flips": decided_by_an_alternative(r)}, cite, link)
                                    for r in s["decided_elsewhere"]) + ".")
     if s.get("not_checked"):

@@ -336,12 +336,14 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, 
                     beside = f"{{abbr}}`{_role_text(ours)} ({_role_text(explained)})`" + (
                         f" · {{abbr}}`{_role_text(paper)} ({said})`" if paper else "")
                 outcome = f"{{{BADGES.get(r['outcome'], 'bdg-dark')}}}`{r['outcome']}`" + per_model_text(r)
+                flips = "; ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"
+                                  for f in r.get("flips") or [])
                 if kept.get(r.get("claim"), r["outcome"]) != r["outcome"]:
                     outcome += (f" {{abbr}}`not kept after Holm (its Holm-adjusted p is above {ALPHA:g}: "
                                 f"see Many claims at once, below)`")
+                    if r.get("robust") is False and flips:  # and a book choice changes it too
+                        outcome += f" {{abbr}}`not robust (a book choice changes it: {_role_text(flips)})`"
                 elif after.get(r.get("claim")) == NOT_ROBUST:
-                    flips = "; ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"
-                                      for f in r.get("flips") or [])
                     outcome += f" {{abbr}}`not robust (a book choice changes it: {_role_text(flips)})`"
                 elif decided_by_an_alternative(r):
                     flips = "; ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"

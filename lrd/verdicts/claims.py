@@ -179,12 +179,12 @@ _PRUNING_SWEEP = (_sweep("selection_and_pruning", f"{_EMBEDDERS}, {_DECODERS}")
 #: autoregressive language model; a masked LM such as BERT, in the paper's scope, would need a kind of
 #: its own.
 SKEAN_LLM_SCOPE = Scope(
-    "the book's rule: autoregressive language models only (the panel's decoders), as the paper's Pythia (its DiME number is "
+    "autoregressive language models only (the panel's decoders), as the paper's Pythia (its DiME number is "
     "Pythia's, report digest 002, Sec. 3.1) and its autoregressive models whose entropy valley goes with their "
-    "performance (Sec. 3.2); the panel's contrastive sentence embedders (its encoders), whose last "
-    "layer is trained contrastively as the embedding, are shown and not counted. The book's rule: the paper's "
-    "models also include BERT and LLM2vec (report digest 002, Sec. 2.1), a bidirectional model trained "
-    "contrastively (BehnamGhader et al., COLM 2024)",
+    "performance (Sec. 3.2); the panel's contrastive sentence embedders (its encoders), whose last layer is "
+    "trained contrastively as the embedding, are shown and not counted. A reading of the book's: the paper states "
+    "no exclusion, and its models also include BERT and LLM2vec (report digest 002, Sec. 2.1), a bidirectional "
+    "model trained contrastively (BehnamGhader et al., COLM 2024)",
     kinds=("decoder",))
 
 
@@ -511,7 +511,7 @@ def claims_of(chapter: str) -> dict[str, Claim]:
 # --- the papers' numbers (quoted; the unit the paper states) -----------------------------------
 
 #: Range of the average gain of intermediate layers over the last layer across Skean et al.'s
-#: models on 32 MTEB tasks (Section 4, Fig. 1; the report digest ``shared/papers/002``: "2%-16%").
+#: models on 32 MTEB tasks (Fig. 1; the report digest ``shared/papers/002``, Sec. 2 step 1: "2%-16%").
 SKEAN_GAIN_RANGE = (0.02, 0.16)
 #: Hinostroza et al., Introduction: cosine over- or under-estimates relevance in "more than 90%" of the
 #: cases studied (digest: "在我们研究的超过90%的案例中").

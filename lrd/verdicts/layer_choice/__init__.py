@@ -42,7 +42,8 @@ and effect models). Every name is importable from here.
 References
 ----------
 Skean et al., "Layer by Layer: Uncovering Hidden Representations in Language Models", ICML 2025:
-Section 4 and Figure 1 (the gain), Figure 2a (the valley), Sections 3 and 5 (the metrics, DiME).
+Figure 1 (the gain; report digest Sec. 2 step 1), Figure 2a (the valley), the metrics and DiME (report
+digest Sec. 2.1 and 3).
 """
 
 from __future__ import annotations

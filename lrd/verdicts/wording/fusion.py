@@ -207,8 +207,9 @@ def mapping(r: Result) -> Verdict:
             f"models whose mapping component is below {c:g} points on their own mapping x seed grid "
             f"({n_maps} mappings x {n_grid_seeds} seeds; the same chi-square bound per model; "
             f"{holm_over(r.per_model[1], 'model', ' whose encoder learns the task')}"
-            + (f"; {OUT_OF_SCOPE} (mean score not {f['learns_pp']:g} points above the majority class, or a model the "
-               f"claim does not count: sizes, kinds): {', '.join(out)}" if out else "") + ")")}
+            + (f"; left out, shown, not counted (the book's rule: mean score not {f['learns_pp']:g} points above the "
+               f"majority class; or a model the claim does not count: the paper's sizes, the book's kinds): "
+               f"{', '.join(out)}" if out else "") + ")")}
     scope = claim_entry(r.claim).scope
     if r.case == "too few mappings":
         return r.verdict(f"{m} random mapping{'s were' if m != 1 else ' was'} trained; a spread needs at least 2 (the "
@@ -293,7 +294,8 @@ def cayley_efficiency(r: Result) -> Verdict:
     if denser:
         text += " (not on " + ", ".join(f"{model}: {cayley} against {fc}" for model, cayley, fc in denser) + ")"
     if outside:
-        text += (f"; {OUT_OF_SCOPE} (fewer states, shown, not counted): "
+        text += ("; left out by the book's rule sparser_graph (fewer states, where the Cayley graph is not the "
+                 "sparser one; shown, not counted): "
                  + ", ".join(f"{model}: {states} states give {nodes} nodes and {cayley} edges against {fc}"
                              for model, states, nodes, cayley, fc in outside))
     if token is not None and f["memory_at"] == "longest":
