@@ -97,8 +97,7 @@ def test_dashboard_gathers_verdicts_and_flags_missing_ones(tmp_path):
     assert all("no verdict recorded" in r for r in rest) and len(rest) == n_mid - 2
     board = html[html.index("lrd-verdicts-box"):]
     assert board.index("Jiang") < board.index("Skean")  # the papers' headings, in the papers' order
-    todo = re.sub(r"<.*?>", "", html[html.index("What would decide the claims"):])  # folded under the tables
-    assert "at least 4 encoders and 5 decoders" in todo and "lrd sweep mid_layer -p models" in todo
+    assert "What would decide the claims" not in html  # no appendix page here: no plan to show, and no typed panel
     findings = html[html.index('class="lrd-findings'):html.index('class="lrd-verdicts')]
     assert "Of the 2 judged claims of the four papers, the book reproduced 1" in findings
     assert f"{n_mid + n_fam - 2} of the {n_mid + n_fam} claims have no verdict in this build" in findings
@@ -604,3 +603,17 @@ def test_an_undecided_verdict_that_a_book_choice_would_decide_is_flagged_and_nev
     words = " ".join(sentences(s))
     assert "under one of their alternatives, not counted" in words and "margin = 0.9 gives contradicted" in words
     assert decided_by_an_alternative(record["verdicts"][1]) == []
+
+
+def test_what_would_decide_an_untestable_claim_is_its_computed_plan(tmp_path):
+    """The dashboard's fold of undecided claims gives each not-testable claim's decisive panel from
+    the committed plan (no hand-typed panel for a claim the planner reaches)."""
+    from lrd.book.plan import claim_plan_text, load_plan
+
+    site = _site(tmp_path, ["mid_layer"])
+    _fake_chapter(site, "mid_layer", verdicts=[_gain(), Verdict.untestable("skean.valley", "one encoder")])
+    plan = load_plan()
+    text = table_markdown(dashboard_rows(site), "book/intro", plan=plan, decide_page="book/decide")
+    todo = text[text.index("What would decide the claims"):]
+    assert claim_plan_text(plan, "skean.valley") in todo
+    assert CLAIMS["skean.valley"].panel is None  # computed, never typed
