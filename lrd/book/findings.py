@@ -196,6 +196,15 @@ def summary(records: list[dict], *, n_models: int | None = None) -> dict[str, An
             "reason": undecided_reason(records, n_models)}
 
 
+def flips_text(flips, sep: str = "; ") -> str:
+    """Alternatives of the book's rules in words, ``label = value gives outcome`` joined by ``sep``.
+
+    >>> flips_text([{"rule": "band", "value": "0.3", "outcome": "inconclusive"}])
+    'band = 0.3 gives inconclusive'
+    """
+    return sep.join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}" for f in flips or [])
+
+
 def decided_by_an_alternative(record: dict) -> list[dict]:
     """The flips of a verdict (its record's ``flips``: the book's alternative rules that change its
     outcome) that reach a decision (:data:`DECIDED`): for an undecided verdict, what a referee who
@@ -229,8 +238,7 @@ def _decisive_text(r: dict, cite, link=None, holm: dict | None = None) -> str:
     after = "" if holm is None else (f", {_p(holm)} after Holm's adjustment"
                                      + ("" if holm <= ALPHA else ": not kept"))
     if r.get("robust") is False and r.get("flips"):
-        after += "; not robust: " + ", ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"
-                                             for f in r["flips"])
+        after += "; not robust: " + flips_text(r["flips"], ", ")
     if r["outcome"] == "contradicted" and r.get("p_against") is not None:
         return f"{label} ({cite(r['paper'])}, p against the claim = {_p(r['p_against'])}{after})"
     if r.get("p_value") is not None:
@@ -293,7 +301,7 @@ def _fragile_text(r: dict, cite, link=None) -> str:
     """A decision that an alternative of the book's rules changes: its label, paper, outcome and
     the alternatives that change it (``rule = value gives 'outcome'``)."""
     label = f"[{r['label']}]({link(r)})" if link else f"*{r['label']}*"
-    flips = ", ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}" for f in r.get("flips") or [])
+    flips = flips_text(r.get("flips"), ", ")
     return f"{label} ({cite(r['paper'])}, {r['outcome']}; {flips})"
 
 

@@ -289,7 +289,7 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, 
     order = [k for k in PAPERS if k in groups] + [k for k in groups if k not in PAPERS]
     lines: list[str] = []
     todo: list[str] = []
-    from lrd.book.findings import NOT_ROBUST, decided_by_an_alternative, headline_outcomes, robustness_checked
+    from lrd.book.findings import NOT_ROBUST, decided_by_an_alternative, flips_text, headline_outcomes, robustness_checked
     from lrd.book.plan import anchor as plan_anchor
     from lrd.book.plan import claim_plan_text, plan_claims
     from lrd.book.tested import fold_html
@@ -336,8 +336,7 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, 
                     beside = f"{{abbr}}`{_role_text(ours)} ({_role_text(explained)})`" + (
                         f" · {{abbr}}`{_role_text(paper)} ({said})`" if paper else "")
                 outcome = f"{{{BADGES.get(r['outcome'], 'bdg-dark')}}}`{r['outcome']}`" + per_model_text(r)
-                flips = "; ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"
-                                  for f in r.get("flips") or [])
+                flips = flips_text(r.get("flips"))
                 if kept.get(r.get("claim"), r["outcome"]) != r["outcome"]:
                     outcome += (f" {{abbr}}`not kept after Holm (its Holm-adjusted p is above {ALPHA:g}: "
                                 f"see Many claims at once, below)`")
@@ -346,8 +345,7 @@ def table_markdown(rows: list[dict], fromdoc: str, *, specs_page: bool = False, 
                 elif after.get(r.get("claim")) == NOT_ROBUST:
                     outcome += f" {{abbr}}`not robust (a book choice changes it: {_role_text(flips)})`"
                 elif decided_by_an_alternative(r):
-                    flips = "; ".join(f"{f.get('label') or f['rule']} = {f['value']} gives {f['outcome']}"
-                                      for f in decided_by_an_alternative(r))
+                    flips = flips_text(decided_by_an_alternative(r))
                     outcome += f" {{abbr}}`not robust (a book choice would decide it, not counted: {_role_text(flips)})`"
                 decided = after.get(r.get("claim"), r["outcome"]) in ("reproduced", "contradicted", "demonstrated")
                 planned = r.get("claim") in planned_claims
